@@ -1,0 +1,23 @@
+# Writes OUT: a C++ file defining PostgresMigrations() and SqliteMigrations() from the
+# files migrations/<dialect>/NNNN_name.sql under SRC. Run at build time by CMake.
+function(emit_dialect dialect fn out_var)
+  file(GLOB files "${SRC}/migrations/${dialect}/*.sql")
+  list(SORT files)
+  set(body "const std::vector<Migration>& ${fn}() {\n  static const std::vector<Migration> k = {\n")
+  foreach(f ${files})
+    get_filename_component(base "${f}" NAME_WE)
+    string(REGEX MATCH "^([0-9]+)_(.*)$" _ "${base}")
+    set(version "${CMAKE_MATCH_1}")
+    set(name "${CMAKE_MATCH_2}")
+    math(EXPR version "${version} + 0")
+    file(READ "${f}" sql)
+    string(APPEND body "    {${version}, \"${name}\", R\"boxoffice_sql(${sql})boxoffice_sql\"},\n")
+  endforeach()
+  string(APPEND body "  };\n  return k;\n}\n\n")
+  set(${out_var} "${body}" PARENT_SCOPE)
+endfunction()
+
+emit_dialect(postgres PostgresMigrations pg)
+emit_dialect(sqlite SqliteMigrations lite)
+file(WRITE "${OUT}.tmp" "// Generated from migrations/ by cmake/embed_migrations.cmake. Do not edit.\n#include \"store/migrations.h\"\n\nnamespace boxoffice {\n\n${pg}${lite}}  // namespace boxoffice\n")
+file(COPY_FILE "${OUT}.tmp" "${OUT}" ONLY_IF_DIFFERENT)

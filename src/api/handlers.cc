@@ -1,0 +1,250 @@
+#include "api/handlers.h"
+
+#include <charconv>
+#include <nlohmann/json.hpp>
+#include <strings.h>
+#include <variant>
+
+#include "api/json_io.h"
+#include "core/crypto.h"
+#include "core/jwt.h"
+#include "core/log.h"
+#include "core/time_format.h"
+
+namespace boxoffice::api {
+namespace {
+
+using http::ErrorResponse;
+using http::Request;
+using http::Response;
+
+constexpr int kDefaultListLimit = 100;
+constexpr int kMaxListLimit = 500;
+
+Response Json(int status, std::string body) {
+  Response r;
+  r.status = status;
+  r.body = std::move(body);
+  return r;
+}
+
+std::string SeatsDetail(const std::vector<std::string>& seats) {
+  return nlohmann::json{{"seats", seats}}.dump();
+}
+
+Response Unauthenticated(const std::string& why) {
+  return ErrorResponse(401, "UNAUTHENTICATED", why)
+      .Header("WWW-Authenticate", "Bearer error=\"invalid_token\"");
+}
+
+Response BadBody(const ParseError& e) {
+  return ErrorResponse(400, e.bad_json ? "BAD_JSON" : "VALIDATION_FAILED", e.message);
+}
+
+// A positive decimal id without sign or leading zero; anything else is no id.
+std::optional<int64_t> ParseId(const std::string& text) {
+  if (text.empty() || text[0] == '0' || text.size() > 19) return std::nullopt;
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v <= 0) return std::nullopt;
+  return v;
+}
+
+class Api {
+ public:
+  explicit Api(const ApiDeps& deps) : d_(deps) {}
+
+  // The customer behind the bearer token, or the 401 to send.
+  std::variant<Principal, Response> Authenticate(const Request& req) const {
+    const std::string* header = req.headers.Find("Authorization");
+    if (!header) return Unauthenticated("missing bearer token");
+    constexpr std::string_view kBearer = "Bearer ";
+    if (header->size() <= kBearer.size() ||
+        strncasecmp(header->c_str(), kBearer.data(), kBearer.size()) != 0) {
+      return Unauthenticated("missing bearer token");
+    }
+    auto who = VerifyJwt(std::string_view(*header).substr(kBearer.size()), d_.jwt_secret, d_.clock->Now());
+    if (!who.ok()) return Unauthenticated(who.status().message());
+    return who.value();
+  }
+
+  Response Healthz(Request&) { return Json(200, R"({"status":"ok"})"); }
+
+  Response Readyz(Request&) {
+    Status s = d_.store->Ping();
+    if (!s.ok()) return ErrorResponse(503, "UNAVAILABLE", "database: " + s.message());
+    return Json(200, R"({"status":"ready","database":"ok"})");
+  }
+
+  Response MetricsText(Request&) {
+    Response r;
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    r.body = d_.metrics->Render();
+    return r;
+  }
+
+  Response ListShowtimes(Request& req) {
+    ShowtimeQuery q;
+    q.limit = kDefaultListLimit;
+    if (auto from = req.QueryParam("from")) {
+      q.from = ParseRfc3339(*from);
+      if (!q.from) return ErrorResponse(400, "VALIDATION_FAILED", "from must be an RFC 3339 time");
+    }
+    if (auto to = req.QueryParam("to")) {
+      q.to = ParseRfc3339(*to);
+      if (!q.to) return ErrorResponse(400, "VALIDATION_FAILED", "to must be an RFC 3339 time");
+    }
+    if (auto cinema = req.QueryParam("cinema")) q.cinema = *cinema;
+    if (auto limit = req.QueryParam("limit")) {
+      auto n = ParseId(*limit);
+      if (!n || *n > kMaxListLimit) {
+        return ErrorResponse(400, "VALIDATION_FAILED", "limit must be 1 to " + std::to_string(kMaxListLimit));
+      }
+      q.limit = static_cast<int>(*n);
+    }
+    if (auto cursor = req.QueryParam("cursor")) {
+      q.after = DecodeCursor(*cursor);
+      if (!q.after) return ErrorResponse(400, "VALIDATION_FAILED", "cursor is not valid");
+    }
+    const int limit = q.limit;
+    q.limit = limit + 1;  // one more tells whether there is a next page
+    auto list = d_.store->ListShowtimes(q);
+    if (!list.ok()) return StatusResponse(list.status());
+    std::string next;
+    if (list->size() > static_cast<size_t>(limit)) {
+      list->resize(static_cast<size_t>(limit));
+      next = EncodeCursor(list->back().starts_at, list->back().id);
+    }
+    return Json(200, ShowtimeListJson(list.value(), next));
+  }
+
+  Response GetShowtime(Request& req) {
+    auto id = ParseId(req.params["showtimeId"]);
+    if (!id) return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    auto s = d_.store->GetShowtime(*id);
+    if (!s.ok()) return StatusResponse(s.status());
+    return Json(200, ShowtimeJson(s.value()));
+  }
+
+  Response GetSeats(Request& req) {
+    auto id = ParseId(req.params["showtimeId"]);
+    if (!id) return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    auto map = d_.store->GetSeatMap(*id);
+    if (!map.ok()) return StatusResponse(map.status());
+    const std::string etag = SeatMapEtag(map.value());
+    Response r;
+    r.Header("ETag", etag).Header("Cache-Control", "public, max-age=1");
+    if (const std::string* inm = req.headers.Find("If-None-Match"); inm && *inm == etag) {
+      r.status = 304;
+      return r;
+    }
+    r.body = SeatMapJson(map.value());
+    return r;
+  }
+
+  Response CreateHold(Request& req) {
+    auto auth = Authenticate(req);
+    if (auto* denied = std::get_if<Response>(&auth)) return std::move(*denied);
+    const Principal who = std::get<Principal>(auth);
+    auto id = ParseId(req.params["showtimeId"]);
+    if (!id) return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    std::vector<std::string> seats;
+    if (auto e = ParseHoldBody(req.body, &seats)) return BadBody(*e);
+    auto hold = d_.holds->HoldSeats(*id, who.customer_id, seats);
+    if (!hold.ok()) return StatusResponse(hold.status());
+    return Json(201, HoldCreatedJson(hold.value())).Header("Location", "/holds/" + hold->hold_id);
+  }
+
+  // Runs f(customer, holdId) for an authenticated request on a well-formed hold id.
+  template <class F>
+  Response WithHold(Request& req, F f) {
+    auto auth = Authenticate(req);
+    if (auto* denied = std::get_if<Response>(&auth)) return std::move(*denied);
+    const std::string& hold_id = req.params["holdId"];
+    if (!IsUuid(hold_id)) return ErrorResponse(404, "NOT_FOUND", "hold not found");
+    return f(std::get<Principal>(auth).customer_id, hold_id);
+  }
+
+  Response GetHold(Request& req) {
+    return WithHold(req, [&](int64_t customer, const std::string& hold_id) {
+      auto hold = d_.holds->GetHold(hold_id, customer);
+      return hold.ok() ? Json(200, HoldJson(hold.value())) : StatusResponse(hold.status());
+    });
+  }
+
+  Response DeleteHold(Request& req) {
+    return WithHold(req, [&](int64_t customer, const std::string& hold_id) {
+      Status s = d_.holds->ReleaseHold(hold_id, customer);
+      if (!s.ok()) return StatusResponse(s);
+      Response r;
+      r.status = 204;
+      return r;
+    });
+  }
+
+  Response ExtendHold(Request& req) {
+    return WithHold(req, [&](int64_t customer, const std::string& hold_id) {
+      auto hold = d_.holds->ExtendHold(hold_id, customer);
+      if (!hold.ok()) return StatusResponse(hold.status());
+      return Json(200, nlohmann::json{{"holdId", hold->hold_id},
+                                      {"expiresAt", FormatRfc3339(hold->expires_at)}}
+                           .dump());
+    });
+  }
+
+  Response CreateShowtime(Request& req) {
+    auto auth = Authenticate(req);
+    if (auto* denied = std::get_if<Response>(&auth)) return std::move(*denied);
+    if (!std::get<Principal>(auth).admin) return ErrorResponse(403, "FORBIDDEN", "admin scope required");
+    NewShowtime showtime;
+    if (auto e = ParseNewShowtime(req.body, &showtime)) return BadBody(*e);
+    auto id = d_.store->CreateShowtime(showtime);
+    if (!id.ok()) return StatusResponse(id.status());
+    LogInfo("showtime created", {{"showtimeId", id.value()}, {"requestId", req.request_id}});
+    return Json(201, nlohmann::json{{"showtimeId", id.value()}}.dump())
+        .Header("Location", "/showtimes/" + std::to_string(id.value()));
+  }
+
+ private:
+  ApiDeps d_;
+};
+
+}  // namespace
+
+Response StatusResponse(const Status& s) {
+  switch (s.code()) {
+    case Code::kOk: return Json(200, "{}");
+    case Code::kInvalid: return ErrorResponse(400, "VALIDATION_FAILED", s.message());
+    case Code::kNotFound: return ErrorResponse(404, "NOT_FOUND", s.message());
+    case Code::kConflict: return ErrorResponse(409, "SEATS_UNAVAILABLE", s.message(), SeatsDetail(s.seats()));
+    case Code::kUnknownSeats: return ErrorResponse(400, "UNKNOWN_SEATS", s.message(), SeatsDetail(s.seats()));
+    case Code::kNotActive: return ErrorResponse(409, "HOLD_NOT_ACTIVE", "the hold is no longer active: " + s.message());
+    case Code::kUnavailable:
+      LogWarn("dependency unavailable", {{"error", s.message()}});
+      return ErrorResponse(503, "UNAVAILABLE", "temporarily unavailable, retry shortly").Header("Retry-After", "1");
+    case Code::kInternal:
+      LogError("internal error", {{"error", s.message()}});
+      return ErrorResponse(500, "INTERNAL", "internal error");
+  }
+  return ErrorResponse(500, "INTERNAL", "internal error");
+}
+
+void RegisterRoutes(http::Router* router, const ApiDeps& deps) {
+  auto api = std::make_shared<Api>(deps);
+  auto bind = [api](Response (Api::*method)(Request&)) {
+    return [api, method](Request& r) { return ((*api).*method)(r); };
+  };
+  router->Add("GET", "/healthz", bind(&Api::Healthz), /*blocking=*/false);
+  router->Add("GET", "/readyz", bind(&Api::Readyz));
+  router->Add("GET", "/metrics", bind(&Api::MetricsText), /*blocking=*/false);
+  router->Add("GET", "/showtimes", bind(&Api::ListShowtimes));
+  router->Add("GET", "/showtimes/{showtimeId}", bind(&Api::GetShowtime));
+  router->Add("GET", "/showtimes/{showtimeId}/seats", bind(&Api::GetSeats));
+  router->Add("POST", "/showtimes/{showtimeId}/holds", bind(&Api::CreateHold));
+  router->Add("GET", "/holds/{holdId}", bind(&Api::GetHold));
+  router->Add("DELETE", "/holds/{holdId}", bind(&Api::DeleteHold));
+  router->Add("POST", "/holds/{holdId}/extend", bind(&Api::ExtendHold));
+  router->Add("POST", "/admin/showtimes", bind(&Api::CreateShowtime));
+}
+
+}  // namespace boxoffice::api

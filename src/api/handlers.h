@@ -1,0 +1,29 @@
+// The HTTP API of API.md: routes, authentication, and the one place where a Status becomes
+// an HTTP status code and error body. Handlers are plain functions of a request.
+#pragma once
+
+#include <string>
+
+#include "core/clock.h"
+#include "core/metrics.h"
+#include "holds/hold_service.h"
+#include "http/router.h"
+#include "store/store.h"
+
+namespace boxoffice::api {
+
+struct ApiDeps {
+  Store* store = nullptr;
+  HoldService* holds = nullptr;
+  Metrics* metrics = nullptr;
+  const Clock* clock = nullptr;  // for token expiry
+  std::string jwt_secret;
+};
+
+// Adds every route to router; deps must outlive it.
+void RegisterRoutes(http::Router* router, const ApiDeps& deps);
+
+// The mapping of expected outcomes to HTTP (exposed for tests).
+http::Response StatusResponse(const Status& status);
+
+}  // namespace boxoffice::api

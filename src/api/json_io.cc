@@ -1,0 +1,205 @@
+#include "api/json_io.h"
+
+#include <charconv>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "core/crypto.h"
+#include "core/seats.h"
+#include "core/time_format.h"
+
+namespace boxoffice::api {
+namespace {
+
+using nlohmann::json;
+
+json PriceJson(const Price& p) { return {{"amount", p.amount}, {"currency", p.currency}}; }
+
+json ShowtimeObject(const Showtime& s) {
+  json prices = json::object();
+  for (const auto& [category, price] : s.prices) prices[category] = PriceJson(price);
+  return {{"showtimeId", s.id},          {"title", s.title},
+          {"cinema", s.cinema},          {"hall", s.hall},
+          {"startsAt", FormatRfc3339(s.starts_at)}, {"prices", prices},
+          {"seatCount", s.seat_count}};
+}
+
+std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+ParseError Invalid(std::string message) { return ParseError{false, std::move(message)}; }
+
+bool IsCategory(const std::string& c) {
+  if (c.empty() || c.size() > kMaxCategoryLength) return false;
+  for (char ch : c) {
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-')) return false;
+  }
+  return true;
+}
+
+bool IsCurrency(const std::string& c) {
+  return c.size() == 3 && std::all_of(c.begin(), c.end(), [](char ch) { return ch >= 'A' && ch <= 'Z'; });
+}
+
+std::optional<ParseError> RequireText(const json& body, const char* field, std::string* out) {
+  auto it = body.find(field);
+  if (it == body.end() || !it->is_string() || it->get<std::string>().empty()) {
+    return Invalid(std::string(field) + " must be a non-empty string");
+  }
+  *out = it->get<std::string>();
+  if (out->size() > kMaxTextField) {
+    return Invalid(std::string(field) + " is longer than " + std::to_string(kMaxTextField) + " bytes");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string ShowtimeJson(const Showtime& s) { return Dump(ShowtimeObject(s)); }
+
+std::string ShowtimeListJson(const std::vector<Showtime>& list, const std::string& next_cursor) {
+  json items = json::array();
+  for (const auto& s : list) items.push_back(ShowtimeObject(s));
+  return Dump({{"showtimes", items}, {"nextCursor", next_cursor.empty() ? json() : json(next_cursor)}});
+}
+
+std::string SeatMapJson(const SeatMap& map) {
+  json seats = json::array();
+  for (const auto& s : map.seats) {
+    seats.push_back({{"code", s.code}, {"row", s.row}, {"number", s.number},
+                     {"category", s.category}, {"status", SeatStatusName(s.status)}});
+  }
+  return Dump({{"showtimeId", map.showtime_id}, {"asOf", FormatRfc3339(map.as_of)}, {"seats", seats}});
+}
+
+std::string SeatMapEtag(const SeatMap& map) {
+  // FNV-1a over the seats and their states: equal maps, equal tags, whatever asOf says.
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](std::string_view s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    h ^= 0xff;
+    h *= 1099511628211ull;
+  };
+  mix(std::to_string(map.showtime_id));
+  for (const auto& s : map.seats) {
+    mix(s.code);
+    mix(s.category);
+    mix(SeatStatusName(s.status));
+  }
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "\"%016llx\"", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::string HoldJson(const Hold& hold) {
+  return Dump({{"holdId", hold.hold_id}, {"showtimeId", hold.showtime_id}, {"seats", hold.seats},
+               {"status", HoldStateName(hold.state)}, {"expiresAt", FormatRfc3339(hold.expires_at)}});
+}
+
+std::string HoldCreatedJson(const Hold& hold) {
+  return Dump({{"holdId", hold.hold_id}, {"showtimeId", hold.showtime_id}, {"seats", hold.seats},
+               {"expiresAt", FormatRfc3339(hold.expires_at)}});
+}
+
+std::optional<ParseError> ParseHoldBody(const std::string& body, std::vector<std::string>* seats) {
+  const json j = json::parse(body, nullptr, false);
+  if (j.is_discarded()) return ParseError{true, "request body is not valid JSON"};
+  if (!j.is_object()) return Invalid("request body must be a JSON object");
+  auto it = j.find("seats");
+  if (it == j.end()) return Invalid("seats is required");
+  if (!it->is_array()) return Invalid("seats must be an array of seat codes");
+  if (it->size() > kMaxSeatsPerHold) {
+    return Invalid("at most " + std::to_string(kMaxSeatsPerHold) + " seats can be held at once");
+  }
+  for (const auto& s : *it) {
+    if (!s.is_string()) return Invalid("seats must be an array of seat codes");
+    seats->push_back(s.get<std::string>());
+  }
+  return std::nullopt;
+}
+
+std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime* out) {
+  const json j = json::parse(body, nullptr, false);
+  if (j.is_discarded()) return ParseError{true, "request body is not valid JSON"};
+  if (!j.is_object()) return Invalid("request body must be a JSON object");
+  if (auto e = RequireText(j, "title", &out->title)) return e;
+  if (auto e = RequireText(j, "cinema", &out->cinema)) return e;
+  if (auto e = RequireText(j, "hall", &out->hall)) return e;
+  auto starts = j.find("startsAt");
+  if (starts == j.end() || !starts->is_string()) return Invalid("startsAt must be an RFC 3339 time");
+  auto when = ParseRfc3339(starts->get<std::string>());
+  if (!when) return Invalid("startsAt must be an RFC 3339 time");
+  out->starts_at = *when;
+
+  auto prices = j.find("prices");
+  if (prices == j.end() || !prices->is_object() || prices->empty()) {
+    return Invalid("prices must map each category to {amount, currency}");
+  }
+  for (const auto& [category, price] : prices->items()) {
+    if (!IsCategory(category)) return Invalid("category \"" + category.substr(0, 40) + "\" is not a valid name");
+    if (!price.is_object()) return Invalid("price of " + category + " must be {amount, currency}");
+    auto amount = price.find("amount");
+    auto currency = price.find("currency");
+    if (amount == price.end() || !amount->is_number_integer() || amount->get<int64_t>() < 0) {
+      return Invalid("price of " + category + " needs a non-negative integer amount (minor units)");
+    }
+    if (currency == price.end() || !currency->is_string() || !IsCurrency(currency->get<std::string>())) {
+      return Invalid("price of " + category + " needs a 3-letter currency code");
+    }
+    out->prices[category] = Price{amount->get<int64_t>(), currency->get<std::string>()};
+  }
+
+  auto rows = j.find("rows");
+  if (rows == j.end() || !rows->is_array() || rows->empty()) return Invalid("rows must list at least one row");
+  if (rows->size() > kMaxRowsPerShowtime) return Invalid("too many rows");
+  std::set<std::string> seen;
+  int total = 0;
+  for (const auto& r : *rows) {
+    if (!r.is_object()) return Invalid("each row must be {row, seats, category}");
+    auto label = r.find("row");
+    auto seats = r.find("seats");
+    auto category = r.find("category");
+    if (label == r.end() || !label->is_string() || !IsValidRowLabel(label->get<std::string>())) {
+      return Invalid("row must be 1-3 upper-case letters");
+    }
+    const std::string row = label->get<std::string>();
+    if (!seen.insert(row).second) return Invalid("row " + row + " is listed twice");
+    if (seats == r.end() || !seats->is_number_integer() || seats->get<int64_t>() < 1 ||
+        seats->get<int64_t>() > kMaxSeatNumber) {
+      return Invalid("row " + row + " must have 1 to 999 seats");
+    }
+    if (category == r.end() || !category->is_string()) return Invalid("row " + row + " needs a category");
+    const std::string cat = category->get<std::string>();
+    if (!out->prices.count(cat)) return Invalid("category of row " + row + " has no price");
+    total += static_cast<int>(seats->get<int64_t>());
+    if (total > kMaxSeatsPerShowtime) {
+      return Invalid("a showtime has at most " + std::to_string(kMaxSeatsPerShowtime) + " seats");
+    }
+    out->rows.push_back(RowLayout{row, static_cast<int>(seats->get<int64_t>()), cat});
+  }
+  return std::nullopt;
+}
+
+std::string EncodeCursor(Instant starts_at, int64_t id) {
+  return Base64UrlEncode(std::to_string(ToEpochMs(starts_at)) + ":" + std::to_string(id));
+}
+
+std::optional<std::pair<Instant, int64_t>> DecodeCursor(const std::string& cursor) {
+  auto raw = Base64UrlDecode(cursor);
+  if (!raw) return std::nullopt;
+  const size_t colon = raw->find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  int64_t ms = 0, id = 0;
+  const char* b = raw->data();
+  auto r1 = std::from_chars(b, b + colon, ms);
+  auto r2 = std::from_chars(b + colon + 1, b + raw->size(), id);
+  if (r1.ec != std::errc() || r1.ptr != b + colon || r2.ec != std::errc() ||
+      r2.ptr != b + raw->size() || id <= 0) {
+    return std::nullopt;
+  }
+  return std::make_pair(FromEpochMs(ms), id);
+}
+
+}  // namespace boxoffice::api

@@ -1,0 +1,42 @@
+// JSON in and out for the API: the field names of API.md, camelCase, times in RFC 3339.
+// Parsers return kInvalid with a message fit for the client; a body that is not JSON at
+// all is reported apart (BadJson) because API.md gives it its own code.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "store/store.h"
+
+namespace boxoffice::api {
+
+// Limits of the admin layout (API.md: at most 1,000 seats per showtime).
+inline constexpr int kMaxSeatsPerShowtime = 1000;
+inline constexpr size_t kMaxRowsPerShowtime = 200;
+inline constexpr size_t kMaxTextField = 200;       // title, cinema, hall
+inline constexpr size_t kMaxCategoryLength = 32;
+
+std::string ShowtimeJson(const Showtime& s);
+std::string ShowtimeListJson(const std::vector<Showtime>& list, const std::string& next_cursor);
+// The seat map body and its ETag (which depends on the seats' states only, not on asOf).
+std::string SeatMapJson(const SeatMap& map);
+std::string SeatMapEtag(const SeatMap& map);
+std::string HoldJson(const Hold& hold);  // GET /holds/{id}
+std::string HoldCreatedJson(const Hold& hold);  // 201 of POST …/holds
+
+// Result of parsing a request body.
+struct ParseError {
+  bool bad_json = false;  // not JSON at all: BAD_JSON; else VALIDATION_FAILED
+  std::string message;
+};
+
+// {"seats": ["F5", "F6"]} → the raw list (ValidateHoldSeats checks the codes).
+std::optional<ParseError> ParseHoldBody(const std::string& body, std::vector<std::string>* seats);
+std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime* out);
+
+// Opaque list cursors: base64url of "startsAtMs:showtimeId".
+std::string EncodeCursor(Instant starts_at, int64_t id);
+std::optional<std::pair<Instant, int64_t>> DecodeCursor(const std::string& cursor);
+
+}  // namespace boxoffice::api

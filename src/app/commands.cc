@@ -1,0 +1,272 @@
+#include "app/commands.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include "api/handlers.h"
+#include "app/config.h"
+#include "core/jwt.h"
+#include "core/log.h"
+#include "core/time_format.h"
+#include "holds/hold_service.h"
+#include "http/server.h"
+#include "jobs/sweeper.h"
+
+namespace boxoffice::app {
+namespace {
+
+// A JWT secret shorter than this is refused: HS256 wants at least 256 bits of key, and a
+// short secret can be brute-forced offline from any token.
+constexpr size_t kMinJwtSecretLength = 32;
+constexpr int kSweepBatchLimit = 1000;  // rows per sweep statement: a short transaction
+
+std::string EnvName(const std::string& flag) {
+  std::string env = "BOXOFFICE_";
+  for (char c : flag) env += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return env;
+}
+
+// Every flag is also BOXOFFICE_<FLAG>.
+template <class T>
+CLI::Option* Flag(CLI::App* cmd, const std::string& name, T* target, const std::string& help) {
+  return cmd->add_option("--" + name, *target, help)->envname(EnvName(name))->capture_default_str();
+}
+
+// A duration flag ("500ms", "15s", "10m", "1h").
+CLI::Option* DurationFlag(CLI::App* cmd, const std::string& name, Millis* target, const std::string& text,
+                          const std::string& help) {
+  auto* storage = new std::string(text);  // lives as long as the process, like the App
+  return cmd
+      ->add_option_function<std::string>(
+          "--" + name,
+          [target, name](const std::string& value) {
+            auto d = ParseDuration(value);
+            if (!d) throw CLI::ValidationError("--" + name, "expected a duration like 500ms, 15s, 10m, 1h");
+            *target = *d;
+          },
+          help + " (default " + *storage + ")")
+      ->envname(EnvName(name));
+}
+
+struct Common {
+  StoreConfig store;
+  std::string jwt_secret;
+};
+
+void AddDbFlag(CLI::App* cmd, Common* c) {
+  Flag(cmd, "db", &c->store.url, "sqlite:PATH (default) or postgresql://USER@HOST:PORT/DB");
+  Flag(cmd, "db-pool", &c->store.pool_size, "PostgreSQL connections per process")->check(CLI::Range(1, 256));
+}
+
+Result<std::unique_ptr<Store>> OpenAndMigrate(const StoreConfig& config, const Clock* clock) {
+  auto store = OpenStore(config, clock);
+  if (!store.ok()) return store.status();
+  if (Status s = store.value()->Migrate(); !s.ok()) return s;
+  return store;
+}
+
+int Fail(const std::string& what, const Status& s) {
+  LogError(what, {{"error", s.message()}});
+  return 1;
+}
+
+struct ServeFlags {
+  Common common;
+  std::string listen = "127.0.0.1:8080";
+  Millis hold_ttl{10 * 60'000};
+  Millis hold_max_lifetime{20 * 60'000};
+  Millis sweep_interval{15'000};
+  size_t io_threads = std::max(1u, std::thread::hardware_concurrency());
+  size_t workers = 8;
+  size_t max_connections = 10'000;
+};
+
+int Serve(const ServeFlags& f) {
+  if (f.common.jwt_secret.size() < kMinJwtSecretLength) {
+    LogError("--jwt-secret must be at least 32 characters");
+    return 2;
+  }
+  if (f.hold_ttl <= Millis(0) || f.hold_max_lifetime < f.hold_ttl) {
+    LogError("--hold-ttl must be positive and at most --hold-max-lifetime");
+    return 2;
+  }
+  const size_t colon = f.listen.rfind(':');
+  if (colon == std::string::npos) {
+    LogError("--listen must be HOST:PORT");
+    return 2;
+  }
+  http::ServerOptions options;
+  options.host = f.listen.substr(0, colon);
+  try {
+    const int port = std::stoi(f.listen.substr(colon + 1));
+    if (port < 0 || port > 65535) throw std::out_of_range("port");
+    options.port = static_cast<unsigned short>(port);
+  } catch (const std::exception&) {
+    LogError("--listen must be HOST:PORT");
+    return 2;
+  }
+  options.io_threads = f.io_threads;
+  options.worker_threads = f.workers;
+  options.max_connections = f.max_connections;
+
+  // Block the stop signals in every thread; main waits for them with sigwait.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  SystemClock clock;
+  auto store = OpenAndMigrate(f.common.store, &clock);
+  if (!store.ok()) return Fail("cannot open the database", store.status());
+  Metrics metrics;
+  HoldService holds(store.value().get(), HoldPolicy{f.hold_ttl, f.hold_max_lifetime}, &metrics);
+  http::Router router;
+  api::RegisterRoutes(&router, api::ApiDeps{store.value().get(), &holds, &metrics, &clock, f.common.jwt_secret});
+  http::Server server(options, &router, &metrics);
+  if (!server.Start()) return 1;
+  Sweeper sweeper(store.value().get(), f.sweep_interval, kSweepBatchLimit, &metrics);
+  sweeper.Start();
+  LogInfo("listening", {{"host", options.host}, {"port", server.port()},
+                        {"db", f.common.store.url.substr(0, f.common.store.url.find(':'))},
+                        {"ioThreads", options.io_threads}, {"workers", options.worker_threads}});
+  int sig = 0;
+  sigwait(&signals, &sig);
+  LogInfo("stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  server.Stop();
+  sweeper.Stop();
+  LogInfo("stopped");
+  return 0;
+}
+
+// Demo and chain-scale data: cinemas × halls × days, four showtimes a day per hall.
+struct SeedFlags {
+  Common common;
+  bool demo = false;
+  int cinemas = 1;
+  int halls_per_cinema = 3;
+  int days = 2;
+};
+
+NewShowtime HallShowtime(int cinema, int hall, Instant starts_at) {
+  static const char* kTitles[] = {"Dune: Part Three", "The Last Projectionist", "Paddington in Peru",
+                                  "Night Train to Lisbon", "Coraline (re-release)"};
+  NewShowtime s;
+  s.title = kTitles[(cinema + hall + ToEpochMs(starts_at) / 3'600'000) % 5];
+  s.cinema = cinema == 1 ? "Boxoffice Demo Cinema" : "Boxoffice Cinema " + std::to_string(cinema);
+  s.hall = "Screen " + std::to_string(hall);
+  s.starts_at = starts_at;
+  // Halls grow with their number: 100, 150, 200… seats, the back three rows premium.
+  const int rows = 8 + 2 * ((hall - 1) % 5);
+  const int per_row = 12 + 2 * ((hall - 1) % 5);
+  for (int r = 0; r < rows; ++r) {
+    s.rows.push_back(RowLayout{std::string(1, static_cast<char>('A' + r)), per_row,
+                               r >= rows - 3 ? "premium" : "standard"});
+  }
+  s.prices["standard"] = Price{1250, "EUR"};
+  s.prices["premium"] = Price{1650, "EUR"};
+  return s;
+}
+
+int Seed(const SeedFlags& f) {
+  SystemClock clock;
+  auto store = OpenAndMigrate(f.common.store, &clock);
+  if (!store.ok()) return Fail("cannot open the database", store.status());
+  if (f.demo) {
+    auto count = store.value()->CountShowtimes();
+    if (!count.ok()) return Fail("cannot count showtimes", count.status());
+    if (count.value() > 0) {
+      LogInfo("demo data already present", {{"showtimes", count.value()}});
+      return 0;
+    }
+  }
+  using namespace std::chrono;
+  const auto today = floor<days>(clock.Now());
+  const int total = f.cinemas * f.halls_per_cinema * f.days * 4;
+  int done = 0;
+  const bool tty = isatty(STDERR_FILENO);
+  for (int c = 1; c <= f.cinemas; ++c) {
+    for (int h = 1; h <= f.halls_per_cinema; ++h) {
+      for (int d = 1; d <= f.days; ++d) {
+        for (int slot = 0; slot < 4; ++slot) {
+          const Instant starts = time_point_cast<Millis>(today + days{d} + hours{14 + 3 * slot} + minutes{15 * (h % 4)});
+          auto id = store.value()->CreateShowtime(HallShowtime(c, h, starts));
+          if (!id.ok()) return Fail("cannot create showtime", id.status());
+          ++done;
+          if (tty && (done % 10 == 0 || done == total)) {
+            const int width = 40;
+            const int filled = width * done / total;
+            std::fprintf(stderr, "\r[%s%s] %d/%d showtimes", std::string(filled, '#').c_str(),
+                         std::string(width - filled, ' ').c_str(), done, total);
+            if (done == total) std::fprintf(stderr, "\n");
+          }
+        }
+      }
+    }
+  }
+  LogInfo("seeded", {{"showtimes", done}, {"cinemas", f.cinemas}, {"hallsPerCinema", f.halls_per_cinema},
+                     {"days", f.days}});
+  return 0;
+}
+
+}  // namespace
+
+void AddCommands(CLI::App* app, int* exit_code) {
+  auto* serve_flags = new ServeFlags();  // owned for the life of the process, like app
+  auto* serve = app->add_subcommand("serve", "Run the HTTP service");
+  AddDbFlag(serve, &serve_flags->common);
+  Flag(serve, "listen", &serve_flags->listen, "HOST:PORT to listen on (port 0: any)");
+  Flag(serve, "jwt-secret", &serve_flags->common.jwt_secret, "HS256 secret for customer tokens (32+ chars)");
+  DurationFlag(serve, "hold-ttl", &serve_flags->hold_ttl, "10m", "How long a hold lasts");
+  DurationFlag(serve, "hold-max-lifetime", &serve_flags->hold_max_lifetime, "20m",
+               "Extensions never keep a hold past this age");
+  DurationFlag(serve, "sweep-interval", &serve_flags->sweep_interval, "15s", "How often expired holds are tidied");
+  Flag(serve, "io-threads", &serve_flags->io_threads, "I/O threads (one io_context each)")->check(CLI::Range(1, 64));
+  Flag(serve, "workers", &serve_flags->workers, "Threads for database work")->check(CLI::Range(1, 256));
+  Flag(serve, "max-connections", &serve_flags->max_connections, "Open connections at most")
+      ->check(CLI::Range(1, 1'000'000));
+  serve->callback([=] { *exit_code = Serve(*serve_flags); });
+
+  auto* migrate_common = new Common();
+  auto* migrate = app->add_subcommand("migrate", "Apply pending database migrations and exit");
+  AddDbFlag(migrate, migrate_common);
+  migrate->callback([=] {
+    SystemClock clock;
+    auto store = OpenAndMigrate(migrate_common->store, &clock);
+    *exit_code = store.ok() ? 0 : Fail("migration failed", store.status());
+    if (store.ok()) LogInfo("migrations up to date");
+  });
+
+  auto* seed_flags = new SeedFlags();
+  auto* seed = app->add_subcommand("seed", "Load showtimes: --demo, or chain scale with --cinemas …");
+  AddDbFlag(seed, &seed_flags->common);
+  seed->add_flag("--demo", seed_flags->demo, "A demo cinema (skipped if showtimes exist)")->envname("BOXOFFICE_DEMO");
+  Flag(seed, "cinemas", &seed_flags->cinemas, "Cinemas to generate")->check(CLI::Range(1, 10'000));
+  Flag(seed, "halls-per-cinema", &seed_flags->halls_per_cinema, "Halls per cinema")->check(CLI::Range(1, 50));
+  Flag(seed, "days", &seed_flags->days, "Days of showtimes from tomorrow")->check(CLI::Range(1, 365));
+  seed->callback([=] { *exit_code = Seed(*seed_flags); });
+
+  struct TokenFlags {
+    std::string secret;
+    int64_t customer = 0;
+    bool admin = false;
+    Millis ttl{3'600'000};
+  };
+  auto* token_flags = new TokenFlags();
+  auto* token = app->add_subcommand("token", "Print a customer token signed with the secret");
+  Flag(token, "jwt-secret", &token_flags->secret, "HS256 secret")->required();
+  Flag(token, "customer", &token_flags->customer, "Customer id (the sub claim)")->required()->check(CLI::PositiveNumber);
+  token->add_flag("--admin", token_flags->admin, "Add scope admin")->envname("BOXOFFICE_ADMIN");
+  DurationFlag(token, "ttl", &token_flags->ttl, "1h", "Token lifetime");
+  token->callback([=] {
+    const Instant exp = SystemClock().Now() + token_flags->ttl;
+    std::cout << SignJwt(Principal{token_flags->customer, token_flags->admin}, exp, token_flags->secret) << "\n";
+  });
+}
+
+}  // namespace boxoffice::app

@@ -1,0 +1,13 @@
+// boxoffice: a cinema ticketing service. See README.md and API.md.
+#include <CLI/CLI.hpp>
+
+#include "app/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"boxoffice: cinema ticketing that never sells a seat twice"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  boxoffice::app::AddCommands(&app, &exit_code);
+  CLI11_PARSE(app, argc, argv);
+  return exit_code;
+}

@@ -1,0 +1,93 @@
+#include "core/jwt.h"
+
+#include <charconv>
+#include <nlohmann/json.hpp>
+
+#include "core/crypto.h"
+
+namespace boxoffice {
+namespace {
+
+Status Bad(const char* why) { return Status(Code::kInvalid, why); }
+
+std::optional<nlohmann::json> DecodePart(std::string_view part) {
+  auto raw = Base64UrlDecode(part);
+  if (!raw) return std::nullopt;
+  auto j = nlohmann::json::parse(*raw, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  return j;
+}
+
+bool ScopeHasAdmin(const nlohmann::json& scope) {
+  if (scope.is_string()) {
+    const std::string s = scope.get<std::string>();
+    size_t pos = 0;
+    while (pos <= s.size()) {
+      size_t end = s.find(' ', pos);
+      if (end == std::string::npos) end = s.size();
+      if (s.compare(pos, end - pos, "admin") == 0) return true;
+      pos = end + 1;
+    }
+    return false;
+  }
+  if (scope.is_array()) {
+    for (const auto& item : scope) {
+      if (item.is_string() && item.get<std::string>() == "admin") return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<Principal> VerifyJwt(std::string_view token, std::string_view secret, Instant now) {
+  if (token.size() > kMaxJwtLength) return Bad("token too long");
+  const size_t dot1 = token.find('.');
+  if (dot1 == std::string_view::npos) return Bad("malformed token");
+  const size_t dot2 = token.find('.', dot1 + 1);
+  if (dot2 == std::string_view::npos || token.find('.', dot2 + 1) != std::string_view::npos) {
+    return Bad("malformed token");
+  }
+  auto header = DecodePart(token.substr(0, dot1));
+  if (!header) return Bad("malformed token header");
+  const auto alg = header->find("alg");
+  if (alg == header->end() || !alg->is_string() || alg->get<std::string>() != "HS256") {
+    return Bad("unsupported token algorithm");
+  }
+  auto signature = Base64UrlDecode(token.substr(dot2 + 1));
+  if (!signature) return Bad("malformed token signature");
+  const std::string expected = HmacSha256(secret, token.substr(0, dot2));
+  if (!ConstantTimeEquals(*signature, expected)) return Bad("bad token signature");
+
+  auto claims = DecodePart(token.substr(dot1 + 1, dot2 - dot1 - 1));
+  if (!claims) return Bad("malformed token claims");
+  const auto exp = claims->find("exp");
+  if (exp == claims->end() || !exp->is_number()) return Bad("token has no exp");
+  const double exp_s = exp->get<double>();
+  if (!(exp_s * 1000.0 + static_cast<double>(kJwtLeeway.count()) > static_cast<double>(ToEpochMs(now)))) {
+    return Bad("token expired");
+  }
+  const auto sub = claims->find("sub");
+  if (sub == claims->end() || !sub->is_string()) return Bad("token has no sub");
+  const std::string sub_text = sub->get<std::string>();
+  int64_t customer = 0;
+  auto [end, ec] = std::from_chars(sub_text.data(), sub_text.data() + sub_text.size(), customer);
+  if (ec != std::errc() || end != sub_text.data() + sub_text.size() || customer <= 0 ||
+      sub_text[0] == '0') {
+    return Bad("token sub is not a customer id");
+  }
+  Principal who{customer, false};
+  if (auto scope = claims->find("scope"); scope != claims->end()) who.admin = ScopeHasAdmin(*scope);
+  return who;
+}
+
+std::string SignJwt(const Principal& who, Instant expires_at, std::string_view secret) {
+  nlohmann::json claims = {{"sub", std::to_string(who.customer_id)},
+                           {"exp", ToEpochMs(expires_at) / 1000}};
+  if (who.admin) claims["scope"] = "admin";
+  const std::string signing_input = Base64UrlEncode(R"({"alg":"HS256","typ":"JWT"})") + "." +
+                                    Base64UrlEncode(claims.dump());
+  return signing_input + "." + Base64UrlEncode(HmacSha256(secret, signing_input));
+}
+
+}  // namespace boxoffice

@@ -1,0 +1,81 @@
+// Status and Result: expected outcomes as values.
+//
+// Every operation that can fail for a reason a caller must handle (a seat is taken, a hold
+// is gone, the database is down) returns a Status or a Result<T>. The set of codes is small
+// and closed; drivers translate their errors into it at the edge (store/, gate/), and only
+// api/ maps a code to an HTTP status. Programmer errors are not Statuses: they abort.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace boxoffice {
+
+enum class Code {
+  kOk,
+  kInvalid,        // the request is malformed; nothing was changed
+  kNotFound,       // no such thing, or not visible to this caller
+  kConflict,       // some requested seats are held or booked by someone else
+  kUnknownSeats,   // some requested seat codes are not in the showtime
+  kNotActive,      // the hold expired, was released, or is booked
+  kUnavailable,    // a dependency did not answer in time; safe to retry
+  kInternal,       // a bug or a broken invariant reported by a dependency
+};
+
+const char* CodeName(Code code);
+
+class Status {
+ public:
+  Status() = default;
+  Status(Code code, std::string message, std::vector<std::string> seats = {})
+      : code_(code), message_(std::move(message)), seats_(std::move(seats)) {}
+
+  static Status Ok() { return {}; }
+  bool ok() const { return code_ == Code::kOk; }
+  Code code() const { return code_; }
+  const std::string& message() const { return message_; }
+  // The seats a kConflict or kUnknownSeats status is about, sorted.
+  const std::vector<std::string>& seats() const { return seats_; }
+
+ private:
+  Code code_ = Code::kOk;
+  std::string message_;
+  std::vector<std::string> seats_;
+};
+
+// A value or the Status that explains why there is none.
+template <class T>
+class Result {
+ public:
+  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(Status status) : status_(std::move(status)) {  // NOLINT
+    if (status_.ok()) {
+      std::fprintf(stderr, "Result constructed from an OK status without a value\n");
+      std::abort();
+    }
+  }
+
+  bool ok() const { return value_.has_value(); }
+  const Status& status() const { return status_; }
+  T& value() { return *value_; }
+  const T& value() const { return *value_; }
+  T& operator*() { return *value_; }
+  const T& operator*() const { return *value_; }
+  T* operator->() { return &*value_; }
+  const T* operator->() const { return &*value_; }
+
+ private:
+  Status status_;
+  std::optional<T> value_;
+};
+
+// Aborts with context when an invariant is broken (a programmer error, never input).
+[[noreturn]] void AssertFail(const char* expr, const char* file, int line);
+#define BOX_ASSERT(expr) \
+  ((expr) ? static_cast<void>(0) : ::boxoffice::AssertFail(#expr, __FILE__, __LINE__))
+
+}  // namespace boxoffice

@@ -1,0 +1,41 @@
+// HoldService: carries a customer's hold request across the parts that decide it.
+//
+// Today the path is validation (core/seats.h) then the store's conditional UPDATE; the rate
+// limit, the waiting room and the Redis gate slot in here, in front of the store, without
+// the HTTP layer changing. It owns the hold policy (TTL, lifetime cap) and counts outcomes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/metrics.h"
+#include "store/store.h"
+
+namespace boxoffice {
+
+struct HoldPolicy {
+  Millis ttl{10 * 60'000};           // API.md: a hold lasts 10 minutes
+  Millis max_lifetime{20 * 60'000};  // and never more than 20 minutes after it was made
+};
+
+class HoldService {
+ public:
+  HoldService(Store* store, HoldPolicy policy, Metrics* metrics);
+
+  // kInvalid for bad seats (nothing touched), else as Store::HoldSeats.
+  Result<Hold> HoldSeats(int64_t showtime_id, int64_t customer_id, const std::vector<std::string>& seats);
+  Result<Hold> GetHold(const std::string& hold_id, int64_t customer_id);
+  Status ReleaseHold(const std::string& hold_id, int64_t customer_id);
+  Result<Hold> ExtendHold(const std::string& hold_id, int64_t customer_id);
+
+  const HoldPolicy& policy() const { return policy_; }
+
+ private:
+  Store* store_;
+  HoldPolicy policy_;
+  Counter& won_;
+  Counter& lost_;
+  Counter& released_;
+};
+
+}  // namespace boxoffice

@@ -1,0 +1,292 @@
+#include "http/server.h"
+
+// Boost 1.74's awaitable.hpp uses std::exchange without including <utility>.
+#include <utility>
+#include <boost/asio.hpp>
+#include <boost/beast.hpp>
+#include <chrono>
+#include <thread>
+
+#include "core/crypto.h"
+#include "core/log.h"
+
+namespace boxoffice::http {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = beast::http;
+using tcp = asio::ip::tcp;
+
+struct Server::Impl {
+  ServerOptions options;
+  const Router* router;
+  Metrics* metrics;
+  std::vector<std::unique_ptr<asio::io_context>> contexts;
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;
+  std::vector<std::thread> threads;
+  asio::thread_pool workers;
+  std::unique_ptr<tcp::acceptor> acceptor;
+  std::atomic<size_t> next_context{0};
+  std::atomic<size_t> connections{0};
+  std::atomic<size_t> pending_jobs{0};
+  std::atomic<size_t> active_requests{0};
+  std::atomic<bool> stopping{false};
+  Counter& rejected_connections;
+  Counter& overloaded;
+  bool stopped = false;
+
+  Impl(ServerOptions o, const Router* r, Metrics* m)
+      : options(std::move(o)),
+        router(r),
+        metrics(m),
+        workers(options.worker_threads),
+        rejected_connections(m->GetCounter("boxoffice_http_rejected_connections_total",
+                                           "Connections closed at once: max_connections reached.")),
+        overloaded(m->GetCounter("boxoffice_http_overloaded_total",
+                                 "Requests answered 503: the worker queue was full.")) {
+    for (size_t i = 0; i < std::max<size_t>(1, options.io_threads); ++i) {
+      contexts.push_back(std::make_unique<asio::io_context>(1));
+      guards.push_back(asio::make_work_guard(*contexts.back()));
+    }
+  }
+
+  asio::io_context& NextContext() {
+    return *contexts[next_context.fetch_add(1, std::memory_order_relaxed) % contexts.size()];
+  }
+
+  void Record(const std::string& route, const std::string& method, int status, double seconds) {
+    metrics
+        ->GetCounter("boxoffice_http_requests_total", "HTTP requests by route, method and status.",
+                     "route=\"" + route + "\",method=\"" + method + "\",status=\"" +
+                         std::to_string(status) + "\"")
+        .Inc();
+    metrics->GetLatency("boxoffice_http_request_duration_seconds", "HTTP request latency by route.",
+                        "route=\"" + route + "\"")
+        .Observe(seconds);
+  }
+
+  asio::awaitable<void> Accept();
+  asio::awaitable<void> Session(beast::tcp_stream stream);
+  asio::awaitable<Response> Dispatch(Request& request, std::string* route_label);
+};
+
+namespace {
+
+Response Invoke(const Route& route, Request& request) {
+  try {
+    return route.handler(request);
+  } catch (const std::exception& e) {
+    LogError("handler threw", {{"route", route.pattern}, {"error", e.what()},
+                               {"requestId", request.request_id}});
+    return ErrorResponse(500, "INTERNAL", "internal error");
+  }
+}
+
+// A client's X-Request-Id is echoed when it is short and printable; otherwise we make one.
+std::string RequestIdFor(const Headers& headers) {
+  if (const std::string* given = headers.Find("X-Request-Id")) {
+    bool ok = !given->empty() && given->size() <= 128;
+    for (char c : *given) ok = ok && c > 32 && c < 127;
+    if (ok) return *given;
+  }
+  return NewUuid();
+}
+
+}  // namespace
+
+asio::awaitable<Response> Server::Impl::Dispatch(Request& request, std::string* route_label) {
+  Match match = router->Find(request);
+  if (!match.route) {
+    if (!match.allow.empty()) {
+      *route_label = "method_not_allowed";
+      co_return ErrorResponse(405, "METHOD_NOT_ALLOWED", "method not allowed").Header("Allow", match.allow);
+    }
+    *route_label = "not_found";
+    co_return ErrorResponse(404, "NOT_FOUND", "no such route");
+  }
+  const Route& route = *match.route;
+  *route_label = route.pattern;
+  if (!route.blocking) co_return Invoke(route, request);
+  if (pending_jobs.fetch_add(1) >= options.max_pending_jobs) {
+    pending_jobs.fetch_sub(1);
+    overloaded.Inc();
+    co_return ErrorResponse(503, "UNAVAILABLE", "server busy, retry shortly").Header("Retry-After", "1");
+  }
+  co_return co_await asio::co_spawn(
+      workers,
+      [this, &route, &request]() -> asio::awaitable<Response> {
+        pending_jobs.fetch_sub(1);
+        co_return Invoke(route, request);
+      },
+      asio::use_awaitable);
+}
+
+asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
+  beast::flat_buffer buffer;
+  beast::error_code ec;
+  bool first = true;
+  while (!stopping.load()) {
+    // Wait for the next request's first bytes (idle), then for its header (header timeout).
+    if (buffer.size() == 0) {
+      stream.expires_after(first ? options.header_timeout : options.idle_timeout);
+      const size_t n = co_await stream.async_read_some(buffer.prepare(4096),
+                                                       asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) break;
+      buffer.commit(n);
+    }
+    first = false;
+    bhttp::request_parser<bhttp::string_body> parser;
+    parser.header_limit(static_cast<uint32_t>(options.header_limit_bytes));
+    parser.body_limit(options.body_limit_bytes);
+    stream.expires_after(options.header_timeout);
+    co_await bhttp::async_read_header(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+    if (!ec && !parser.is_done()) {
+      stream.expires_after(options.read_timeout);
+      co_await bhttp::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+    }
+    const auto started = std::chrono::steady_clock::now();
+    Response response;
+    std::string route_label;
+    Request request;
+    bool keep_alive = false;
+    bool counted = false;  // whether this request is in active_requests
+    if (ec == bhttp::error::body_limit) {
+      response = ErrorResponse(413, "PAYLOAD_TOO_LARGE",
+                               "request body exceeds " + std::to_string(options.body_limit_bytes) + " bytes");
+      route_label = "payload_too_large";
+    } else if (ec == bhttp::error::header_limit) {
+      response = ErrorResponse(431, "VALIDATION_FAILED", "request header too large");
+      route_label = "header_too_large";
+    } else if (ec == beast::error::timeout || ec == bhttp::error::end_of_stream ||
+               ec == asio::error::eof || ec == asio::error::connection_reset ||
+               ec == asio::error::operation_aborted) {
+      break;
+    } else if (ec) {
+      response = ErrorResponse(400, "VALIDATION_FAILED", "malformed HTTP request");
+      route_label = "bad_request";
+    } else {
+      auto& req = parser.get();
+      request.method = std::string(req.method_string());
+      const std::string target(req.target());
+      const size_t q = target.find('?');
+      request.path = target.substr(0, q);
+      if (q != std::string::npos) request.query = target.substr(q + 1);
+      for (const auto& field : req) request.headers.Add(std::string(field.name_string()), std::string(field.value()));
+      request.body = std::move(req.body());
+      keep_alive = req.keep_alive();
+      request.request_id = RequestIdFor(request.headers);
+      active_requests.fetch_add(1);
+      counted = true;
+      response = co_await Dispatch(request, &route_label);
+    }
+    if (request.request_id.empty()) request.request_id = NewUuid();
+
+    bhttp::response<bhttp::string_body> res;
+    res.version(11);
+    res.result(static_cast<unsigned>(response.status));
+    if (response.status != 204 && response.status != 304) {
+      res.set(bhttp::field::content_type, response.content_type);
+    }
+    for (auto& [name, value] : response.headers) res.set(name, value);
+    res.set("X-Request-Id", request.request_id);
+    res.body() = std::move(response.body);
+    res.keep_alive(keep_alive && !stopping.load());
+    res.prepare_payload();
+    stream.expires_after(options.read_timeout);
+    co_await bhttp::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
+    if (counted) active_requests.fetch_sub(1);
+    Record(route_label, request.method.empty() ? "-" : request.method, response.status,
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    if (response.status >= 500) {
+      LogWarn("request failed", {{"requestId", request.request_id}, {"route", route_label},
+                                 {"status", response.status}});
+    }
+    if (ec || !res.keep_alive()) break;
+  }
+  beast::error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  connections.fetch_sub(1);
+}
+
+asio::awaitable<void> Server::Impl::Accept() {
+  for (;;) {
+    beast::error_code ec;
+    asio::io_context& target = NextContext();
+    tcp::socket socket = co_await acceptor->async_accept(target, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) {
+      if (stopping.load() || ec == asio::error::operation_aborted) co_return;
+      LogWarn("accept failed", {{"error", ec.message()}});
+      // Out of file descriptors and the like: back off briefly instead of spinning.
+      asio::steady_timer pause(acceptor->get_executor(), std::chrono::milliseconds(50));
+      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      continue;
+    }
+    if (connections.load() >= options.max_connections) {
+      rejected_connections.Inc();
+      socket.close(ec);
+      continue;
+    }
+    connections.fetch_add(1);
+    socket.set_option(tcp::no_delay(true), ec);
+    asio::co_spawn(target, Session(beast::tcp_stream(std::move(socket))), asio::detached);
+  }
+}
+
+Server::Server(ServerOptions options, const Router* router, Metrics* metrics)
+    : impl_(std::make_unique<Impl>(std::move(options), router, metrics)) {
+  metrics->AddGauge("boxoffice_http_open_connections", "Open HTTP connections.",
+                    [impl = impl_.get()] { return static_cast<double>(impl->connections.load()); });
+}
+
+Server::~Server() { Stop(); }
+
+bool Server::Start() {
+  beast::error_code ec;
+  const auto address = asio::ip::make_address(impl_->options.host, ec);
+  if (ec) {
+    LogError("bad listen address", {{"host", impl_->options.host}});
+    return false;
+  }
+  impl_->acceptor = std::make_unique<tcp::acceptor>(*impl_->contexts[0]);
+  const tcp::endpoint endpoint(address, impl_->options.port);
+  impl_->acceptor->open(endpoint.protocol(), ec);
+  if (!ec) impl_->acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) impl_->acceptor->bind(endpoint, ec);
+  if (!ec) impl_->acceptor->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    LogError("cannot listen", {{"host", impl_->options.host}, {"port", impl_->options.port},
+                               {"error", ec.message()}});
+    return false;
+  }
+  asio::co_spawn(*impl_->contexts[0], impl_->Accept(), asio::detached);
+  for (auto& ctx : impl_->contexts) {
+    impl_->threads.emplace_back([c = ctx.get()] { c->run(); });
+  }
+  return true;
+}
+
+unsigned short Server::port() const {
+  return impl_->acceptor ? impl_->acceptor->local_endpoint().port() : 0;
+}
+
+void Server::Stop() {
+  if (impl_->stopped) return;
+  impl_->stopped = true;
+  impl_->stopping = true;
+  if (impl_->acceptor) {
+    asio::post(*impl_->contexts[0], [a = impl_->acceptor.get()] {
+      beast::error_code ec;
+      a->close(ec);
+    });
+  }
+  // Let requests already being handled finish and answer.
+  const auto deadline = std::chrono::steady_clock::now() + impl_->options.drain_timeout;
+  while (impl_->active_requests.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  for (auto& ctx : impl_->contexts) ctx->stop();
+  for (auto& t : impl_->threads) t.join();
+  impl_->workers.join();
+}
+
+}  // namespace boxoffice::http

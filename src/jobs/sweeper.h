@@ -1,0 +1,43 @@
+// Sweeper: tidies expired holds in the background (the seeds' ExpiredHoldSweeper).
+//
+// Correctness never depends on it: expiry is lazy in every statement. It only makes the
+// stored state match what readers already see, in batches of at most batch_limit rows per
+// statement and at most kMaxBatchesPerRun statements per run, so one run is bounded even
+// after a long outage. Safe on many instances at once (the store's sweep is idempotent).
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "core/metrics.h"
+#include "store/store.h"
+
+namespace boxoffice {
+
+class Sweeper {
+ public:
+  // A run ends after this many full batches; the rest waits for the next interval.
+  static constexpr int kMaxBatchesPerRun = 100;
+
+  Sweeper(Store* store, Millis interval, int batch_limit, Metrics* metrics);
+  ~Sweeper();  // stops and joins
+
+  // One run now: returns the seats freed, or the first error.
+  Result<int> RunOnce();
+  void Start();
+  void Stop();
+
+ private:
+  Store* store_;
+  Millis interval_;
+  int batch_limit_;
+  Counter& released_;
+  Counter& errors_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace boxoffice

@@ -1,0 +1,659 @@
+#include "store/pg_store.h"
+
+#include <libpq-fe.h>
+
+#include <algorithm>
+#include <optional>
+#include <unordered_set>
+
+#include "core/crypto.h"
+#include "core/log.h"
+#include "core/seats.h"
+#include "store/migrations.h"
+#include "store/pool.h"
+
+namespace boxoffice {
+namespace {
+
+// A deadlock or serialization failure is retried this often before it reaches a caller.
+constexpr int kMaxTxAttempts = 3;
+
+struct Sql {
+  const char* name;
+  const char* text;
+};
+
+// $1 of every statement that needs the time: NULL for the database clock, or epoch ms.
+#define BOX_NOW "COALESCE(to_timestamp($1::bigint / 1000.0), statement_timestamp())"
+#define BOX_MS(x) "(extract(epoch FROM " x ") * 1000)::bigint"
+#define BOX_TS(p) "to_timestamp(" p "::bigint / 1000.0)"
+// Locks the requested seats of a showtime in seat-code order before anything changes them.
+#define BOX_LOCK_SEATS(showtime, seats)                                                  \
+  "WITH locked AS MATERIALIZED (SELECT seat_code FROM show_seat WHERE showtime_id = " \
+  showtime " AND seat_code = ANY(" seats "::text[]) ORDER BY seat_code FOR UPDATE) "
+
+constexpr const char* kMigrationLock = "SELECT pg_advisory_xact_lock(7283945012)";
+constexpr const char* kCreateMigrationTable =
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT "
+    "NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())";
+constexpr Sql kAppliedVersions{"applied_versions", "SELECT version FROM schema_migrations"};
+constexpr Sql kRecordMigration{"record_migration",
+                               "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)"};
+
+constexpr Sql kInsertShowtime{
+    "insert_showtime",
+    "INSERT INTO showtime (title, cinema, hall, starts_at, seat_count)"
+    " VALUES ($1, $2, $3, " BOX_TS("$4") ", $5) RETURNING showtime_id"};
+constexpr Sql kInsertPrices{
+    "insert_prices",
+    "INSERT INTO price (showtime_id, category, amount, currency)"
+    " SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::text[])"};
+constexpr Sql kInsertSeats{
+    "insert_seats",
+    "INSERT INTO show_seat (showtime_id, seat_code, row_label, seat_number, seat_order, category)"
+    " SELECT $1, * FROM unnest($2::text[], $3::text[], $4::int[], $5::int[], $6::text[])"};
+constexpr Sql kSelectShowtime{
+    "select_showtime",
+    "SELECT showtime_id, title, cinema, hall, " BOX_MS("starts_at") ", seat_count"
+    "  FROM showtime WHERE showtime_id = $1"};
+constexpr Sql kSelectPrices{
+    "select_prices",
+    "SELECT showtime_id, category, amount, currency FROM price"
+    " WHERE showtime_id = ANY($1::bigint[])"};
+constexpr Sql kListShowtimes{
+    "list_showtimes",
+    "SELECT showtime_id, title, cinema, hall, " BOX_MS("starts_at") ", seat_count FROM showtime"
+    " WHERE ($1::bigint IS NULL OR starts_at >= " BOX_TS("$1") ")"
+    "   AND ($2::bigint IS NULL OR starts_at < " BOX_TS("$2") ")"
+    "   AND ($3::text IS NULL OR cinema = $3::text)"
+    "   AND ($4::bigint IS NULL OR (starts_at, showtime_id) > (" BOX_TS("$4") ", $5::bigint))"
+    " ORDER BY starts_at, showtime_id LIMIT $6"};
+constexpr Sql kCountShowtimes{"count_showtimes", "SELECT count(*) FROM showtime"};
+constexpr Sql kPing{"ping", "SELECT 1"};
+
+constexpr Sql kSelectSeatMap{
+    "select_seat_map",
+    "SELECT seat_code, row_label, seat_number, category,"
+    "       CASE WHEN status = 'HELD' AND hold_expires_at < " BOX_NOW " THEN 'AVAILABLE'"
+    "            ELSE status END,"
+    "       " BOX_MS(BOX_NOW)
+    "  FROM show_seat WHERE showtime_id = $2 ORDER BY seat_order"};
+constexpr Sql kSelectSeatOwners{
+    "select_seat_owners",
+    "SELECT seat_code, expired, CASE WHEN expired THEN 'AVAILABLE' ELSE status END,"
+    "       CASE WHEN expired THEN NULL ELSE hold_id::text END,"
+    "       CASE WHEN expired THEN NULL ELSE customer_id END"
+    "  FROM (SELECT *, (status = 'HELD' AND hold_expires_at < " BOX_NOW ") AS expired"
+    "          FROM show_seat WHERE showtime_id = $2) s ORDER BY seat_order"};
+
+// The seeds' conditional UPDATE, with the lock order made explicit. The availability check
+// (expired holds count as free) is in the WHERE clause; the caller compares the number of
+// returned rows to the number of seats and rolls back when short.
+constexpr Sql kHoldSeats{
+    "hold_seats",
+    BOX_LOCK_SEATS("$2", "$3")
+    "UPDATE show_seat s"
+    "   SET status = 'HELD', hold_id = $4::uuid, customer_id = $5,"
+    "       hold_expires_at = date_trunc('milliseconds', " BOX_NOW ") + $6::bigint * interval '1 ms',"
+    "       booking_id = NULL"
+    "  FROM locked"
+    " WHERE s.showtime_id = $2 AND s.seat_code = locked.seat_code"
+    "   AND (s.status = 'AVAILABLE' OR (s.status = 'HELD' AND s.hold_expires_at < " BOX_NOW "))"
+    " RETURNING " BOX_MS("date_trunc('milliseconds', " BOX_NOW ")") ", " BOX_MS("s.hold_expires_at")};
+// Which requested seats exist and which are free (or already ours), to explain a refusal.
+constexpr Sql kExplainHold{
+    "explain_hold",
+    "SELECT seat_code, status = 'AVAILABLE' OR (status = 'HELD' AND hold_expires_at < " BOX_NOW ")"
+    "       OR hold_id = $4::uuid"
+    "  FROM show_seat WHERE showtime_id = $2 AND seat_code = ANY($3::text[])"};
+constexpr Sql kShowtimeExists{"showtime_exists", "SELECT 1 FROM showtime WHERE showtime_id = $1"};
+constexpr Sql kInsertHold{
+    "insert_hold",
+    "INSERT INTO seat_hold (hold_id, showtime_id, customer_id, seats, status, created_at,"
+    " expires_at) VALUES ($1::uuid, $2, $3, $4::text[], 'HELD', " BOX_TS("$5") ", " BOX_TS("$6") ")"};
+#define BOX_HOLD_COLUMNS                                                                      \
+  "SELECT hold_id::text, showtime_id, customer_id, seats, status, " BOX_MS("created_at") ", " \
+  BOX_MS("expires_at") ", expires_at < " BOX_NOW                                              \
+  "  FROM seat_hold WHERE hold_id = $2::uuid AND customer_id = $3"
+constexpr Sql kSelectHold{"select_hold", BOX_HOLD_COLUMNS};
+constexpr Sql kLockHold{"lock_hold", BOX_HOLD_COLUMNS " FOR UPDATE"};
+constexpr Sql kReleaseSeats{
+    "release_seats",
+    BOX_LOCK_SEATS("$1", "$2")
+    "UPDATE show_seat s SET status = 'AVAILABLE', hold_id = NULL, customer_id = NULL,"
+    "       hold_expires_at = NULL"
+    "  FROM locked"
+    " WHERE s.showtime_id = $1 AND s.seat_code = locked.seat_code"
+    "   AND s.hold_id = $3::uuid AND s.status = 'HELD'"};
+constexpr Sql kMarkHoldReleased{
+    "mark_hold_released",
+    "UPDATE seat_hold SET status = 'RELEASED' WHERE hold_id = $1::uuid AND status = 'HELD'"};
+constexpr Sql kExtendSeats{
+    "extend_seats",
+    BOX_LOCK_SEATS("$2", "$3")
+    "UPDATE show_seat s SET hold_expires_at = GREATEST(s.hold_expires_at, LEAST("
+    "         date_trunc('milliseconds', " BOX_NOW ") + $5::bigint * interval '1 ms',"
+    "         " BOX_TS("$6") " + $7::bigint * interval '1 ms'))"
+    "  FROM locked"
+    " WHERE s.showtime_id = $2 AND s.seat_code = locked.seat_code"
+    "   AND s.hold_id = $4::uuid AND s.status = 'HELD' AND s.hold_expires_at >= " BOX_NOW
+    " RETURNING " BOX_MS("s.hold_expires_at")};
+constexpr Sql kSetHoldExpiry{
+    "set_hold_expiry",
+    "UPDATE seat_hold SET expires_at = " BOX_TS("$1") " WHERE hold_id = $2::uuid"};
+// The seeds' sweeper, batched; SKIP LOCKED means it never waits, on any number of instances.
+constexpr Sql kSweepExpired{
+    "sweep_expired",
+    "WITH expired AS MATERIALIZED (SELECT showtime_id, seat_code FROM show_seat"
+    "  WHERE status = 'HELD' AND hold_expires_at < " BOX_NOW " LIMIT $2 FOR UPDATE SKIP LOCKED) "
+    "UPDATE show_seat s SET status = 'AVAILABLE', hold_id = NULL, customer_id = NULL,"
+    "       hold_expires_at = NULL"
+    "  FROM expired"
+    " WHERE s.showtime_id = expired.showtime_id AND s.seat_code = expired.seat_code"
+    "   AND s.status = 'HELD' AND s.hold_expires_at < " BOX_NOW};
+
+using Param = std::optional<std::string>;
+using PgResultPtr = std::unique_ptr<PGresult, decltype(&PQclear)>;
+
+Param P(int64_t v) { return std::to_string(v); }
+Param P(const std::string& v) { return v; }
+
+// A PostgreSQL array literal with every element quoted.
+std::string ArrayLiteral(const std::vector<std::string>& items) {
+  std::string out = "{";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    out += '"';
+    for (char c : items[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  return out + "}";
+}
+
+std::string IntArrayLiteral(const std::vector<int64_t>& items) {
+  std::string out = "{";
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ',';
+    out += std::to_string(items[i]);
+  }
+  return out + "}";
+}
+
+// Parses the text form of a text[] whose elements need no quoting (seat codes).
+std::vector<std::string> ParseArray(std::string_view text) {
+  std::vector<std::string> out;
+  if (text.size() < 2) return out;
+  text = text.substr(1, text.size() - 2);
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find(',', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string item(text.substr(pos, end - pos));
+    if (item.size() >= 2 && item.front() == '"') item = item.substr(1, item.size() - 2);
+    out.push_back(item);
+    pos = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+// One libpq connection with the statements it has prepared; used by one thread at a time.
+class PgConnection {
+ public:
+  explicit PgConnection(PGconn* conn) : conn_(conn) {}
+  ~PgConnection() { PQfinish(conn_); }
+
+  bool broken() const { return PQstatus(conn_) != CONNECTION_OK; }
+  const std::string& last_sqlstate() const { return last_sqlstate_; }
+
+  Status Simple(const char* command) {
+    PgResultPtr res(PQexec(conn_, command), &PQclear);
+    const auto st = PQresultStatus(res.get());
+    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return Status::Ok();
+    return Fail(res.get());
+  }
+
+  Result<PgResultPtr> Exec(const Sql& sql, const std::vector<Param>& params) {
+    if (!prepared_.count(sql.name)) {
+      PgResultPtr prep(PQprepare(conn_, sql.name, sql.text, static_cast<int>(params.size()), nullptr),
+                       &PQclear);
+      if (PQresultStatus(prep.get()) != PGRES_COMMAND_OK) return Fail(prep.get());
+      prepared_.insert(sql.name);
+    }
+    std::vector<const char*> values;
+    values.reserve(params.size());
+    for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+    PgResultPtr res(PQexecPrepared(conn_, sql.name, static_cast<int>(values.size()), values.data(),
+                                   nullptr, nullptr, 0),
+                    &PQclear);
+    const auto st = PQresultStatus(res.get());
+    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return res;
+    return Fail(res.get());
+  }
+
+  void ResetError() { last_sqlstate_.clear(); }
+
+ private:
+  Status Fail(const PGresult* res) {
+    const char* state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
+    last_sqlstate_ = state ? state : "";
+    std::string message = res ? PQresultErrorMessage(res) : PQerrorMessage(conn_);
+    if (message.empty()) message = PQerrorMessage(conn_);
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    if (broken()) return Status(Code::kUnavailable, "database connection lost: " + message);
+    // 57014 statement timeout, 55P03 lock timeout, 53xxx out of resources, 08xxx connection.
+    if (last_sqlstate_ == "57014" || last_sqlstate_ == "55P03" ||
+        last_sqlstate_.rfind("53", 0) == 0 || last_sqlstate_.rfind("08", 0) == 0 ||
+        last_sqlstate_ == "40P01" || last_sqlstate_ == "40001") {
+      return Status(Code::kUnavailable, "database busy: " + message);
+    }
+    if (last_sqlstate_.rfind("23", 0) == 0 || last_sqlstate_.rfind("22", 0) == 0) {
+      return Status(Code::kInvalid, message);
+    }
+    return Status(Code::kInternal, "postgresql: " + message);
+  }
+
+  PGconn* conn_;
+  std::unordered_set<const char*> prepared_;
+  std::string last_sqlstate_;
+};
+
+struct PgStore::Impl {
+  PgOptions options;
+  Pool<PgConnection> pool;
+
+  explicit Impl(PgOptions o)
+      : options(std::move(o)), pool(options.pool_size, options.acquire_timeout, [this] {
+          return Connect();
+        }) {}
+
+  Result<std::unique_ptr<PgConnection>> Connect() {
+    const std::string timeout_s = std::to_string(std::max<int64_t>(1, options.connect_timeout.count() / 1000));
+    const char* keys[] = {"dbname", "connect_timeout", "application_name", nullptr};
+    const char* values[] = {options.url.c_str(), timeout_s.c_str(), "boxoffice", nullptr};
+    auto conn = std::make_unique<PgConnection>(PQconnectdbParams(keys, values, 1));
+    if (conn->broken()) {
+      return Status(Code::kUnavailable, "cannot connect to postgresql");
+    }
+    const std::string setup = "SET statement_timeout = " + std::to_string(options.statement_timeout.count()) +
+                              "; SET lock_timeout = " + std::to_string(options.lock_timeout.count()) +
+                              "; SET idle_in_transaction_session_timeout = 60000";
+    if (Status s = conn->Simple(setup.c_str()); !s.ok()) return s;
+    return conn;
+  }
+
+  Param Now() const {
+    return options.test_clock ? P(ToEpochMs(options.test_clock->Now())) : Param();
+  }
+
+  // Runs body(connection) with no transaction, on a pooled connection.
+  template <class T, class F>
+  Result<T> Run(F body) {
+    auto lease = pool.Acquire();
+    if (!lease.ok()) return lease.status();
+    PgConnection& c = *lease.value();
+    Result<T> r = body(c);
+    if (c.broken()) lease.value().Discard();
+    return r;
+  }
+
+  // Runs body(connection) inside BEGIN … COMMIT. A failed body or an error status rolls
+  // back. Deadlocks and serialization failures are retried up to kMaxTxAttempts times.
+  template <class T, class F>
+  Result<T> InTx(std::atomic<uint64_t>* retried, F body) {
+    for (int attempt = 1;; ++attempt) {
+      auto lease = pool.Acquire();
+      if (!lease.ok()) return lease.status();
+      PgConnection& c = *lease.value();
+      c.ResetError();
+      Status s = c.Simple("BEGIN");
+      std::optional<Result<T>> r;
+      if (s.ok()) {
+        r.emplace(body(c));
+        if (r->ok()) {
+          s = c.Simple("COMMIT");
+          if (s.ok()) return std::move(*r);
+        }
+        c.Simple("ROLLBACK");
+      }
+      const std::string state = c.last_sqlstate();
+      if (c.broken()) lease.value().Discard();
+      if ((state == "40P01" || state == "40001") && attempt < kMaxTxAttempts) {
+        retried->fetch_add(1);
+        LogWarn("transaction retried", {{"sqlstate", state}, {"attempt", attempt}});
+        continue;
+      }
+      if (!s.ok()) return s;
+      return std::move(*r);
+    }
+  }
+};
+
+PgStore::PgStore(PgOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+PgStore::~PgStore() = default;
+
+namespace {
+
+int64_t Int(const PGresult* r, int row, int col) {
+  return std::strtoll(PQgetvalue(r, row, col), nullptr, 10);
+}
+std::string Text(const PGresult* r, int row, int col) {
+  return std::string(PQgetvalue(r, row, col), static_cast<size_t>(PQgetlength(r, row, col)));
+}
+bool Bool(const PGresult* r, int row, int col) { return PQgetvalue(r, row, col)[0] == 't'; }
+
+SeatStatus ParseSeatStatus(std::string_view s) {
+  if (s == "HELD") return SeatStatus::kHeld;
+  if (s == "BOOKED") return SeatStatus::kBooked;
+  return SeatStatus::kAvailable;
+}
+
+Showtime ReadShowtime(const PGresult* r, int row) {
+  Showtime s;
+  s.id = Int(r, row, 0);
+  s.title = Text(r, row, 1);
+  s.cinema = Text(r, row, 2);
+  s.hall = Text(r, row, 3);
+  s.starts_at = FromEpochMs(Int(r, row, 4));
+  s.seat_count = static_cast<int>(Int(r, row, 5));
+  return s;
+}
+
+Hold ReadHold(const PGresult* r) {
+  Hold h;
+  h.hold_id = Text(r, 0, 0);
+  h.showtime_id = Int(r, 0, 1);
+  h.customer_id = Int(r, 0, 2);
+  h.seats = ParseArray(Text(r, 0, 3));
+  const std::string status = Text(r, 0, 4);
+  h.created_at = FromEpochMs(Int(r, 0, 5));
+  h.expires_at = FromEpochMs(Int(r, 0, 6));
+  if (status == "RELEASED") {
+    h.state = HoldState::kReleased;
+  } else if (status == "BOOKED") {
+    h.state = HoldState::kBooked;
+  } else {
+    h.state = Bool(r, 0, 7) ? HoldState::kExpired : HoldState::kHeld;
+  }
+  return h;
+}
+
+Status NotFoundHold(const std::string& hold_id) {
+  return Status(Code::kNotFound, "hold " + hold_id + " not found");
+}
+
+Status LoadPrices(PgConnection& c, std::vector<Showtime>* list) {
+  if (list->empty()) return Status::Ok();
+  std::vector<int64_t> ids;
+  for (const auto& s : *list) ids.push_back(s.id);
+  auto res = c.Exec(kSelectPrices, {IntArrayLiteral(ids)});
+  if (!res.ok()) return res.status();
+  const PGresult* r = res.value().get();
+  for (int i = 0; i < PQntuples(r); ++i) {
+    const int64_t id = Int(r, i, 0);
+    for (auto& s : *list) {
+      if (s.id == id) s.prices[Text(r, i, 1)] = Price{Int(r, i, 2), Text(r, i, 3)};
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status PgStore::Migrate() {
+  auto r = impl_->InTx<bool>(&retried_, [](PgConnection& c) -> Result<bool> {
+    // Several instances may start at once: one migrates, the others wait, then see it done.
+    if (Status s = c.Simple(kMigrationLock); !s.ok()) return s;
+    if (Status s = c.Simple(kCreateMigrationTable); !s.ok()) return s;
+    auto applied = c.Exec(kAppliedVersions, {});
+    if (!applied.ok()) return applied.status();
+    std::unordered_set<int64_t> done;
+    for (int i = 0; i < PQntuples(applied.value().get()); ++i) done.insert(Int(applied.value().get(), i, 0));
+    for (const Migration& m : PostgresMigrations()) {
+      if (done.count(m.version)) continue;
+      if (Status s = c.Simple(std::string(m.sql).c_str()); !s.ok()) {
+        return Status(Code::kInternal, "migration " + std::to_string(m.version) + ": " + s.message());
+      }
+      if (auto rec = c.Exec(kRecordMigration, {P(int64_t{m.version}), std::string(m.name)}); !rec.ok()) {
+        return rec.status();
+      }
+      LogInfo("migration applied", {{"version", m.version}, {"name", m.name}, {"store", "postgresql"}});
+    }
+    return true;
+  });
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+Status PgStore::Ping() {
+  auto r = impl_->Run<bool>([](PgConnection& c) -> Result<bool> {
+    auto res = c.Exec(kPing, {});
+    if (!res.ok()) return res.status();
+    return true;
+  });
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+Result<int64_t> PgStore::CreateShowtime(const NewShowtime& st) {
+  return impl_->InTx<int64_t>(&retried_, [&](PgConnection& c) -> Result<int64_t> {
+    int64_t seat_count = 0;
+    for (const auto& r : st.rows) seat_count += r.seats;
+    auto ins = c.Exec(kInsertShowtime,
+                      {st.title, st.cinema, st.hall, P(ToEpochMs(st.starts_at)), P(seat_count)});
+    if (!ins.ok()) return ins.status();
+    const int64_t id = Int(ins.value().get(), 0, 0);
+    std::vector<std::string> categories, currencies;
+    std::vector<int64_t> amounts;
+    for (const auto& [category, price] : st.prices) {
+      categories.push_back(category);
+      amounts.push_back(price.amount);
+      currencies.push_back(price.currency);
+    }
+    auto prices = c.Exec(kInsertPrices, {P(id), ArrayLiteral(categories), IntArrayLiteral(amounts),
+                                         ArrayLiteral(currencies)});
+    if (!prices.ok()) return prices.status();
+    std::vector<std::string> codes, rows, seat_categories;
+    std::vector<int64_t> numbers, orders;
+    for (const auto& row : st.rows) {
+      for (int n = 1; n <= row.seats; ++n) {
+        orders.push_back(static_cast<int64_t>(codes.size()));
+        codes.push_back(row.row + std::to_string(n));
+        rows.push_back(row.row);
+        numbers.push_back(n);
+        seat_categories.push_back(row.category);
+      }
+    }
+    auto seats = c.Exec(kInsertSeats, {P(id), ArrayLiteral(codes), ArrayLiteral(rows),
+                                       IntArrayLiteral(numbers), IntArrayLiteral(orders),
+                                       ArrayLiteral(seat_categories)});
+    if (!seats.ok()) return seats.status();
+    return id;
+  });
+}
+
+Result<Showtime> PgStore::GetShowtime(int64_t showtime_id) {
+  return impl_->Run<Showtime>([&](PgConnection& c) -> Result<Showtime> {
+    auto res = c.Exec(kSelectShowtime, {P(showtime_id)});
+    if (!res.ok()) return res.status();
+    if (PQntuples(res.value().get()) == 0) {
+      return Status(Code::kNotFound, "showtime " + std::to_string(showtime_id) + " not found");
+    }
+    std::vector<Showtime> one{ReadShowtime(res.value().get(), 0)};
+    if (Status s = LoadPrices(c, &one); !s.ok()) return s;
+    return one[0];
+  });
+}
+
+Result<std::vector<Showtime>> PgStore::ListShowtimes(const ShowtimeQuery& q) {
+  return impl_->Run<std::vector<Showtime>>([&](PgConnection& c) -> Result<std::vector<Showtime>> {
+    auto opt = [](const std::optional<Instant>& t) { return t ? P(ToEpochMs(*t)) : Param(); };
+    auto res = c.Exec(kListShowtimes,
+                      {opt(q.from), opt(q.to), q.cinema ? P(*q.cinema) : Param(),
+                       q.after ? P(ToEpochMs(q.after->first)) : Param(),
+                       q.after ? P(q.after->second) : Param(), P(int64_t{q.limit})});
+    if (!res.ok()) return res.status();
+    std::vector<Showtime> out;
+    for (int i = 0; i < PQntuples(res.value().get()); ++i) out.push_back(ReadShowtime(res.value().get(), i));
+    if (Status s = LoadPrices(c, &out); !s.ok()) return s;
+    return out;
+  });
+}
+
+Result<int64_t> PgStore::CountShowtimes() {
+  return impl_->Run<int64_t>([&](PgConnection& c) -> Result<int64_t> {
+    auto res = c.Exec(kCountShowtimes, {});
+    if (!res.ok()) return res.status();
+    return Int(res.value().get(), 0, 0);
+  });
+}
+
+Result<SeatMap> PgStore::GetSeatMap(int64_t showtime_id) {
+  return impl_->Run<SeatMap>([&](PgConnection& c) -> Result<SeatMap> {
+    auto res = c.Exec(kSelectSeatMap, {impl_->Now(), P(showtime_id)});
+    if (!res.ok()) return res.status();
+    const PGresult* r = res.value().get();
+    if (PQntuples(r) == 0) {
+      return Status(Code::kNotFound, "showtime " + std::to_string(showtime_id) + " not found");
+    }
+    SeatMap map;
+    map.showtime_id = showtime_id;
+    map.as_of = FromEpochMs(Int(r, 0, 5));
+    map.seats.reserve(static_cast<size_t>(PQntuples(r)));
+    for (int i = 0; i < PQntuples(r); ++i) {
+      map.seats.push_back(SeatView{Text(r, i, 0), Text(r, i, 1), static_cast<int>(Int(r, i, 2)),
+                                   Text(r, i, 3), ParseSeatStatus(PQgetvalue(r, i, 4))});
+    }
+    return map;
+  });
+}
+
+Result<std::vector<SeatOwner>> PgStore::GetSeatOwners(int64_t showtime_id) {
+  return impl_->Run<std::vector<SeatOwner>>([&](PgConnection& c) -> Result<std::vector<SeatOwner>> {
+    auto res = c.Exec(kSelectSeatOwners, {impl_->Now(), P(showtime_id)});
+    if (!res.ok()) return res.status();
+    const PGresult* r = res.value().get();
+    std::vector<SeatOwner> out;
+    for (int i = 0; i < PQntuples(r); ++i) {
+      out.push_back(SeatOwner{Text(r, i, 0), ParseSeatStatus(PQgetvalue(r, i, 2)),
+                              PQgetisnull(r, i, 3) ? "" : Text(r, i, 3),
+                              PQgetisnull(r, i, 4) ? 0 : Int(r, i, 4)});
+    }
+    return out;
+  });
+}
+
+Result<Hold> PgStore::HoldSeats(const HoldRequest& req) {
+  const std::string seats = ArrayLiteral(req.seats);
+  return impl_->InTx<Hold>(&retried_, [&](PgConnection& c) -> Result<Hold> {
+    const Param now = impl_->Now();
+    auto res = c.Exec(kHoldSeats, {now, P(req.showtime_id), seats, req.hold_id, P(req.customer_id),
+                                   P(req.ttl.count())});
+    if (!res.ok()) return res.status();
+    const PGresult* r = res.value().get();
+    if (static_cast<size_t>(PQntuples(r)) != req.seats.size()) {
+      // Short: explain inside the transaction (our locks still pin the seats), then roll back.
+      auto why = c.Exec(kExplainHold, {now, P(req.showtime_id), seats, req.hold_id});
+      if (!why.ok()) return why.status();
+      const PGresult* w = why.value().get();
+      std::vector<std::string> found, taken;
+      for (int i = 0; i < PQntuples(w); ++i) {
+        found.push_back(Text(w, i, 0));
+        if (!Bool(w, i, 1)) taken.push_back(Text(w, i, 0));
+      }
+      if (found.size() != req.seats.size()) {
+        auto exists = c.Exec(kShowtimeExists, {P(req.showtime_id)});
+        if (!exists.ok()) return exists.status();
+        if (PQntuples(exists.value().get()) == 0) {
+          return Status(Code::kNotFound, "showtime " + std::to_string(req.showtime_id) + " not found");
+        }
+        std::vector<std::string> unknown;
+        for (const auto& s : req.seats) {
+          if (std::find(found.begin(), found.end(), s) == found.end()) unknown.push_back(s);
+        }
+        return Status(Code::kUnknownSeats,
+                      "Seats " + JoinSeats(unknown) + " do not exist in showtime " +
+                          std::to_string(req.showtime_id),
+                      unknown);
+      }
+      std::sort(taken.begin(), taken.end());
+      return Status(Code::kConflict,
+                    "Seats " + JoinSeats(req.seats) + " of showtime " +
+                        std::to_string(req.showtime_id) + " are not available",
+                    taken);
+    }
+    const int64_t created_ms = Int(r, 0, 0);
+    const int64_t expires_ms = Int(r, 0, 1);
+    auto ins = c.Exec(kInsertHold, {req.hold_id, P(req.showtime_id), P(req.customer_id), seats,
+                                    P(created_ms), P(expires_ms)});
+    if (!ins.ok()) return ins.status();
+    return Hold{req.hold_id, req.showtime_id, req.customer_id, req.seats, HoldState::kHeld,
+                FromEpochMs(created_ms), FromEpochMs(expires_ms)};
+  });
+}
+
+Result<Hold> PgStore::GetHold(const std::string& hold_id, int64_t customer_id) {
+  if (!IsUuid(hold_id)) return NotFoundHold(hold_id);
+  return impl_->Run<Hold>([&](PgConnection& c) -> Result<Hold> {
+    auto res = c.Exec(kSelectHold, {impl_->Now(), hold_id, P(customer_id)});
+    if (!res.ok()) return res.status();
+    if (PQntuples(res.value().get()) == 0) return NotFoundHold(hold_id);
+    return ReadHold(res.value().get());
+  });
+}
+
+Status PgStore::ReleaseHold(const std::string& hold_id, int64_t customer_id) {
+  if (!IsUuid(hold_id)) return NotFoundHold(hold_id);
+  auto r = impl_->InTx<bool>(&retried_, [&](PgConnection& c) -> Result<bool> {
+    auto res = c.Exec(kLockHold, {impl_->Now(), hold_id, P(customer_id)});
+    if (!res.ok()) return res.status();
+    if (PQntuples(res.value().get()) == 0) return NotFoundHold(hold_id);
+    const Hold hold = ReadHold(res.value().get());
+    if (hold.state == HoldState::kBooked) return Status(Code::kNotActive, "hold is booked");
+    if (hold.state == HoldState::kReleased) return true;
+    // Only rows this hold id still owns change: a newer hold on the same seats is untouched.
+    auto rel = c.Exec(kReleaseSeats, {P(hold.showtime_id), ArrayLiteral(hold.seats), hold_id});
+    if (!rel.ok()) return rel.status();
+    auto mark = c.Exec(kMarkHoldReleased, {hold_id});
+    if (!mark.ok()) return mark.status();
+    return true;
+  });
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+Result<Hold> PgStore::ExtendHold(const std::string& hold_id, int64_t customer_id, Millis ttl,
+                                 Millis max_lifetime) {
+  if (!IsUuid(hold_id)) return NotFoundHold(hold_id);
+  return impl_->InTx<Hold>(&retried_, [&](PgConnection& c) -> Result<Hold> {
+    const Param now = impl_->Now();
+    auto res = c.Exec(kLockHold, {now, hold_id, P(customer_id)});
+    if (!res.ok()) return res.status();
+    if (PQntuples(res.value().get()) == 0) return NotFoundHold(hold_id);
+    Hold hold = ReadHold(res.value().get());
+    if (hold.state != HoldState::kHeld) return Status(Code::kNotActive, "hold is not active");
+    auto ext = c.Exec(kExtendSeats, {now, P(hold.showtime_id), ArrayLiteral(hold.seats), hold_id,
+                                     P(ttl.count()), P(ToEpochMs(hold.created_at)),
+                                     P(max_lifetime.count())});
+    if (!ext.ok()) return ext.status();
+    if (static_cast<size_t>(PQntuples(ext.value().get())) != hold.seats.size()) {
+      return Status(Code::kNotActive, "hold lost its seats");
+    }
+    const int64_t expires_ms = Int(ext.value().get(), 0, 0);
+    auto set = c.Exec(kSetHoldExpiry, {P(expires_ms), hold_id});
+    if (!set.ok()) return set.status();
+    hold.expires_at = FromEpochMs(expires_ms);
+    return hold;
+  });
+}
+
+Result<int> PgStore::SweepExpired(int batch_limit) {
+  return impl_->Run<int>([&](PgConnection& c) -> Result<int> {
+    auto res = c.Exec(kSweepExpired, {impl_->Now(), P(int64_t{batch_limit})});
+    if (!res.ok()) return res.status();
+    return std::atoi(PQcmdTuples(res.value().get()));
+  });
+}
+
+}  // namespace boxoffice

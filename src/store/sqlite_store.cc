@@ -1,0 +1,618 @@
+#include "store/sqlite_store.h"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+#include <variant>
+
+#include "core/log.h"
+#include "core/seats.h"
+#include "store/migrations.h"
+#include "store/pool.h"
+
+namespace boxoffice {
+namespace {
+
+// Named statements. `now` is always a parameter: the store's clock, not SQLite's.
+constexpr const char* kPragmaSetup =
+    "PRAGMA journal_mode=WAL; PRAGMA foreign_keys=ON; PRAGMA temp_store=MEMORY;";
+constexpr const char* kCreateMigrationTable =
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT "
+    "NULL, applied_at INTEGER NOT NULL)";
+constexpr const char* kAppliedVersions = "SELECT version FROM schema_migrations";
+constexpr const char* kRecordMigration =
+    "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)";
+
+constexpr const char* kInsertShowtime =
+    "INSERT INTO showtime (title, cinema, hall, starts_at, seat_count) VALUES (?, ?, ?, ?, ?)";
+constexpr const char* kInsertPrice =
+    "INSERT INTO price (showtime_id, category, amount, currency) VALUES (?, ?, ?, ?)";
+constexpr const char* kInsertSeat =
+    "INSERT INTO show_seat (showtime_id, seat_code, row_label, seat_number, seat_order, "
+    "category) VALUES (?, ?, ?, ?, ?, ?)";
+constexpr const char* kSelectShowtime =
+    "SELECT showtime_id, title, cinema, hall, starts_at, seat_count FROM showtime "
+    "WHERE showtime_id = ?";
+constexpr const char* kSelectPrices =
+    "SELECT category, amount, currency FROM price WHERE showtime_id = ?";
+constexpr const char* kListShowtimes =
+    "SELECT showtime_id, title, cinema, hall, starts_at, seat_count FROM showtime "
+    " WHERE (?1 IS NULL OR starts_at >= ?1) AND (?2 IS NULL OR starts_at < ?2)"
+    "   AND (?3 IS NULL OR cinema = ?3)"
+    "   AND (?4 IS NULL OR starts_at > ?4 OR (starts_at = ?4 AND showtime_id > ?5))"
+    " ORDER BY starts_at, showtime_id LIMIT ?6";
+constexpr const char* kCountShowtimes = "SELECT count(*) FROM showtime";
+
+constexpr const char* kSelectSeatMap =
+    "SELECT seat_code, row_label, seat_number, category,"
+    "       CASE WHEN status = 'HELD' AND hold_expires_at < ?2 THEN 'AVAILABLE' ELSE status END"
+    "  FROM show_seat WHERE showtime_id = ?1 ORDER BY seat_order";
+constexpr const char* kSelectSeatOwners =
+    "SELECT seat_code,"
+    "       CASE WHEN status = 'HELD' AND hold_expires_at < ?2 THEN 'AVAILABLE' ELSE status END,"
+    "       CASE WHEN status = 'HELD' AND hold_expires_at < ?2 THEN NULL ELSE hold_id END,"
+    "       CASE WHEN status = 'HELD' AND hold_expires_at < ?2 THEN NULL ELSE customer_id END"
+    "  FROM show_seat WHERE showtime_id = ?1 ORDER BY seat_order";
+
+// The seeds' conditional UPDATE: the availability check is in the WHERE clause and an
+// expired hold counts as free. The caller compares the changed-row count to the seats.
+constexpr const char* kHoldSeats =
+    "UPDATE show_seat SET status = 'HELD', hold_id = ?1, customer_id = ?2,"
+    "       hold_expires_at = ?3, booking_id = NULL"
+    " WHERE showtime_id = ?4 AND seat_code IN (SELECT value FROM json_each(?5))"
+    "   AND (status = 'AVAILABLE' OR (status = 'HELD' AND hold_expires_at < ?6))";
+// Which requested seats exist and which are free (or already ours), to explain a refusal.
+constexpr const char* kExplainHold =
+    "SELECT seat_code, status = 'AVAILABLE' OR (status = 'HELD' AND hold_expires_at < ?3)"
+    "       OR hold_id = ?4"
+    "  FROM show_seat WHERE showtime_id = ?1 AND seat_code IN (SELECT value FROM json_each(?2))";
+constexpr const char* kShowtimeExists = "SELECT 1 FROM showtime WHERE showtime_id = ?";
+constexpr const char* kInsertHold =
+    "INSERT INTO seat_hold (hold_id, showtime_id, customer_id, seats, status, created_at,"
+    " expires_at) VALUES (?, ?, ?, ?, 'HELD', ?, ?)";
+constexpr const char* kSelectHold =
+    "SELECT hold_id, showtime_id, customer_id, seats, status, created_at, expires_at"
+    "  FROM seat_hold WHERE hold_id = ? AND customer_id = ?";
+constexpr const char* kReleaseSeats =
+    "UPDATE show_seat SET status = 'AVAILABLE', hold_id = NULL, customer_id = NULL,"
+    "       hold_expires_at = NULL"
+    " WHERE showtime_id = ? AND hold_id = ? AND status = 'HELD'";
+constexpr const char* kMarkHoldReleased =
+    "UPDATE seat_hold SET status = 'RELEASED' WHERE hold_id = ? AND status = 'HELD'";
+constexpr const char* kExtendSeats =
+    "UPDATE show_seat SET hold_expires_at = ?1"
+    " WHERE showtime_id = ?2 AND hold_id = ?3 AND status = 'HELD' AND hold_expires_at >= ?4";
+constexpr const char* kSetHoldExpiry = "UPDATE seat_hold SET expires_at = ? WHERE hold_id = ?";
+// The seeds' sweeper, batched: only rows whose hold has expired, at most ?2 of them.
+constexpr const char* kSweepExpired =
+    "UPDATE show_seat SET status = 'AVAILABLE', hold_id = NULL, customer_id = NULL,"
+    "       hold_expires_at = NULL"
+    " WHERE (showtime_id, seat_code) IN (SELECT showtime_id, seat_code FROM show_seat"
+    "                                     WHERE status = 'HELD' AND hold_expires_at < ?1"
+    "                                     LIMIT ?2)"
+    "   AND status = 'HELD' AND hold_expires_at < ?1";
+
+}  // namespace
+
+// One SQLite connection with its prepared statements, used by one thread at a time.
+class SqliteConnection {
+ public:
+  explicit SqliteConnection(sqlite3* db) : db_(db) {}
+  ~SqliteConnection() {
+    for (auto& [sql, stmt] : cache_) sqlite3_finalize(stmt);
+    sqlite3_close_v2(db_);
+  }
+  sqlite3* db() { return db_; }
+
+  // A cached prepared statement, reset and unbound, or null with the error in *status.
+  sqlite3_stmt* Prepare(const char* sql, Status* status) {
+    auto it = cache_.find(sql);
+    if (it != cache_.end()) return it->second;
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr) != SQLITE_OK) {
+      *status = Status(Code::kInternal, std::string("sqlite prepare: ") + sqlite3_errmsg(db_));
+      return nullptr;
+    }
+    cache_[sql] = stmt;
+    return stmt;
+  }
+
+  Status ExecScript(const char* sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+      Status s = Translate(sqlite3_errcode(db_), err ? err : "exec failed");
+      sqlite3_free(err);
+      return s;
+    }
+    return Status::Ok();
+  }
+
+  static Status Translate(int rc, const std::string& what) {
+    if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
+      return Status(Code::kUnavailable, "database busy: " + what);
+    }
+    if (rc == SQLITE_CONSTRAINT) return Status(Code::kInvalid, "constraint: " + what);
+    return Status(Code::kInternal, "sqlite: " + what);
+  }
+
+ private:
+  sqlite3* db_;
+  std::unordered_map<const char*, sqlite3_stmt*> cache_;
+};
+
+namespace {
+
+using Value = std::variant<std::nullptr_t, int64_t, std::string>;
+
+// A statement in use: binds on construction, resets on destruction.
+class Query {
+ public:
+  Query(SqliteConnection& conn, const char* sql, std::initializer_list<Value> params)
+      : conn_(conn) {
+    stmt_ = conn.Prepare(sql, &status_);
+    if (!stmt_) return;
+    int i = 1;
+    for (const Value& v : params) {
+      int rc;
+      if (std::holds_alternative<std::nullptr_t>(v)) {
+        rc = sqlite3_bind_null(stmt_, i);
+      } else if (auto* n = std::get_if<int64_t>(&v)) {
+        rc = sqlite3_bind_int64(stmt_, i, *n);
+      } else {
+        const auto& s = std::get<std::string>(v);
+        rc = sqlite3_bind_text(stmt_, i, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
+      }
+      if (rc != SQLITE_OK) {
+        status_ = SqliteConnection::Translate(rc, sqlite3_errmsg(conn.db()));
+        return;
+      }
+      ++i;
+    }
+  }
+  ~Query() {
+    if (stmt_) {
+      sqlite3_reset(stmt_);
+      sqlite3_clear_bindings(stmt_);
+    }
+  }
+
+  // Steps once: true with a row, false when done or failed (see status()).
+  bool Next() {
+    if (!status_.ok()) return false;
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc != SQLITE_DONE) status_ = SqliteConnection::Translate(rc, sqlite3_errmsg(conn_.db()));
+    return false;
+  }
+  // Runs a statement that returns no rows; the number of rows it changed.
+  Result<int> Exec() {
+    Next();
+    if (!status_.ok()) return status_;
+    return sqlite3_changes(conn_.db());
+  }
+  const Status& status() const { return status_; }
+
+  int64_t Int(int col) { return sqlite3_column_int64(stmt_, col); }
+  bool IsNull(int col) { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  std::string Text(int col) {
+    const auto* p = sqlite3_column_text(stmt_, col);
+    return p ? std::string(reinterpret_cast<const char*>(p),
+                           static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
+             : std::string();
+  }
+
+ private:
+  SqliteConnection& conn_;
+  sqlite3_stmt* stmt_ = nullptr;
+  Status status_;
+};
+
+// BEGIN IMMEDIATE on construction; ROLLBACK on destruction unless committed.
+class WriteTx {
+ public:
+  explicit WriteTx(SqliteConnection& conn) : conn_(conn) {
+    status_ = conn_.ExecScript("BEGIN IMMEDIATE");
+  }
+  ~WriteTx() {
+    if (status_.ok() && !done_) conn_.ExecScript("ROLLBACK");
+  }
+  const Status& status() const { return status_; }
+  Status Commit() {
+    done_ = true;
+    Status s = conn_.ExecScript("COMMIT");
+    if (!s.ok()) conn_.ExecScript("ROLLBACK");
+    return s;
+  }
+
+ private:
+  SqliteConnection& conn_;
+  Status status_;
+  bool done_ = false;
+};
+
+std::string SeatsJson(const std::vector<std::string>& seats) {
+  return nlohmann::json(seats).dump();
+}
+
+std::string JoinComma(const std::vector<std::string>& seats) {
+  std::string out;
+  for (const auto& s : seats) {
+    if (!out.empty()) out += ',';
+    out += s;
+  }
+  return out;
+}
+
+std::vector<std::string> SplitComma(const std::string& text) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find(',', pos);
+    if (end == std::string::npos) end = text.size();
+    out.push_back(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return out;
+}
+
+SeatStatus ParseSeatStatus(const std::string& s) {
+  if (s == "HELD") return SeatStatus::kHeld;
+  if (s == "BOOKED") return SeatStatus::kBooked;
+  return SeatStatus::kAvailable;
+}
+
+Showtime ReadShowtime(Query& q) {
+  Showtime s;
+  s.id = q.Int(0);
+  s.title = q.Text(1);
+  s.cinema = q.Text(2);
+  s.hall = q.Text(3);
+  s.starts_at = FromEpochMs(q.Int(4));
+  s.seat_count = static_cast<int>(q.Int(5));
+  return s;
+}
+
+Hold ReadHold(Query& q, Instant now) {
+  Hold h;
+  h.hold_id = q.Text(0);
+  h.showtime_id = q.Int(1);
+  h.customer_id = q.Int(2);
+  h.seats = SplitComma(q.Text(3));
+  const std::string status = q.Text(4);
+  h.created_at = FromEpochMs(q.Int(5));
+  h.expires_at = FromEpochMs(q.Int(6));
+  if (status == "RELEASED") {
+    h.state = HoldState::kReleased;
+  } else if (status == "BOOKED") {
+    h.state = HoldState::kBooked;
+  } else {
+    h.state = h.expires_at < now ? HoldState::kExpired : HoldState::kHeld;
+  }
+  return h;
+}
+
+Status LoadPrices(SqliteConnection& conn, Showtime* s) {
+  Query q(conn, kSelectPrices, {s->id});
+  while (q.Next()) s->prices[q.Text(0)] = Price{q.Int(1), q.Text(2)};
+  return q.status();
+}
+
+}  // namespace
+
+struct SqliteStore::Pools {
+  Pools(size_t readers_size, Millis timeout, Pool<SqliteConnection>::Factory open)
+      : writer(1, timeout, open), readers(readers_size, timeout, open) {}
+  Pool<SqliteConnection> writer;  // exactly one: SQLite has one writer at a time
+  Pool<SqliteConnection> readers;
+};
+
+std::optional<SqliteOptions> SqliteStore::ParseUrl(const std::string& url) {
+  constexpr std::string_view kScheme = "sqlite:";
+  if (url.rfind(kScheme, 0) != 0) return std::nullopt;
+  SqliteOptions options;
+  std::string rest = url.substr(kScheme.size());
+  if (const size_t q = rest.find('?'); q != std::string::npos) {
+    const std::string query = rest.substr(q + 1);
+    rest.resize(q);
+    if (query == "synchronous=full") {
+      options.synchronous_full = true;
+    } else if (query != "synchronous=normal") {
+      return std::nullopt;
+    }
+  }
+  if (rest.empty() || rest == ":memory:") return std::nullopt;
+  options.path = rest;
+  return options;
+}
+
+SqliteStore::SqliteStore(SqliteOptions options, const Clock* clock)
+    : options_(std::move(options)), clock_(clock) {
+  auto open = [this]() -> Result<std::unique_ptr<SqliteConnection>> {
+    sqlite3* db = nullptr;
+    const int rc = sqlite3_open_v2(options_.path.c_str(), &db,
+                                   SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                                   nullptr);
+    auto conn = std::make_unique<SqliteConnection>(db);
+    if (rc != SQLITE_OK) {
+      return Status(Code::kUnavailable, "cannot open " + options_.path + ": " + sqlite3_errmsg(db));
+    }
+    sqlite3_busy_timeout(db, static_cast<int>(options_.busy_timeout.count()));
+    Status s = conn->ExecScript(kPragmaSetup);
+    if (s.ok()) {
+      s = conn->ExecScript(options_.synchronous_full ? "PRAGMA synchronous=FULL"
+                                                     : "PRAGMA synchronous=NORMAL");
+    }
+    if (!s.ok()) return s;
+    return conn;
+  };
+  pools_ = std::make_unique<Pools>(options_.reader_pool_size, options_.acquire_timeout, open);
+}
+
+SqliteStore::~SqliteStore() = default;
+
+Status SqliteStore::Migrate() {
+  auto conn = pools_->writer.Acquire();
+  if (!conn.ok()) return conn.status();
+  SqliteConnection& c = *conn.value();
+  WriteTx tx(c);
+  if (!tx.status().ok()) return tx.status();
+  if (Status s = c.ExecScript(kCreateMigrationTable); !s.ok()) return s;
+  std::vector<int64_t> applied;
+  {
+    Query q(c, kAppliedVersions, {});
+    while (q.Next()) applied.push_back(q.Int(0));
+    if (!q.status().ok()) return q.status();
+  }
+  for (const Migration& m : SqliteMigrations()) {
+    if (std::find(applied.begin(), applied.end(), m.version) != applied.end()) continue;
+    if (Status s = c.ExecScript(std::string(m.sql).c_str()); !s.ok()) {
+      return Status(Code::kInternal, "migration " + std::to_string(m.version) + ": " + s.message());
+    }
+    Query q(c, kRecordMigration, {int64_t{m.version}, std::string(m.name), ToEpochMs(clock_->Now())});
+    if (auto r = q.Exec(); !r.ok()) return r.status();
+    LogInfo("migration applied", {{"version", m.version}, {"name", m.name}, {"store", "sqlite"}});
+  }
+  return tx.Commit();
+}
+
+Status SqliteStore::Ping() {
+  auto conn = pools_->readers.Acquire();
+  if (!conn.ok()) return conn.status();
+  Query q(*conn.value(), "SELECT 1", {});
+  q.Next();
+  return q.status();
+}
+
+Result<int64_t> SqliteStore::CreateShowtime(const NewShowtime& st) {
+  auto conn = pools_->writer.Acquire();
+  if (!conn.ok()) return conn.status();
+  SqliteConnection& c = *conn.value();
+  WriteTx tx(c);
+  if (!tx.status().ok()) return tx.status();
+  int64_t seat_count = 0;
+  for (const auto& r : st.rows) seat_count += r.seats;
+  {
+    Query q(c, kInsertShowtime, {st.title, st.cinema, st.hall, ToEpochMs(st.starts_at), seat_count});
+    if (auto r = q.Exec(); !r.ok()) return r.status();
+  }
+  const int64_t id = sqlite3_last_insert_rowid(c.db());
+  for (const auto& [category, price] : st.prices) {
+    Query q(c, kInsertPrice, {id, category, price.amount, price.currency});
+    if (auto r = q.Exec(); !r.ok()) return r.status();
+  }
+  int64_t order = 0;
+  for (const auto& row : st.rows) {
+    for (int n = 1; n <= row.seats; ++n) {
+      Query q(c, kInsertSeat,
+              {id, row.row + std::to_string(n), row.row, int64_t{n}, order++, row.category});
+      if (auto r = q.Exec(); !r.ok()) return r.status();
+    }
+  }
+  if (Status s = tx.Commit(); !s.ok()) return s;
+  return id;
+}
+
+Result<Showtime> SqliteStore::GetShowtime(int64_t showtime_id) {
+  auto conn = pools_->readers.Acquire();
+  if (!conn.ok()) return conn.status();
+  Showtime s;
+  {
+    Query q(*conn.value(), kSelectShowtime, {showtime_id});
+    if (!q.Next()) {
+      if (!q.status().ok()) return q.status();
+      return Status(Code::kNotFound, "showtime " + std::to_string(showtime_id) + " not found");
+    }
+    s = ReadShowtime(q);
+  }
+  if (Status st = LoadPrices(*conn.value(), &s); !st.ok()) return st;
+  return s;
+}
+
+Result<std::vector<Showtime>> SqliteStore::ListShowtimes(const ShowtimeQuery& query) {
+  auto conn = pools_->readers.Acquire();
+  if (!conn.ok()) return conn.status();
+  auto opt_ms = [](const std::optional<Instant>& t) -> Value {
+    return t ? Value(ToEpochMs(*t)) : Value(nullptr);
+  };
+  std::vector<Showtime> out;
+  {
+    Query q(*conn.value(), kListShowtimes,
+            {opt_ms(query.from), opt_ms(query.to),
+             query.cinema ? Value(*query.cinema) : Value(nullptr),
+             query.after ? Value(ToEpochMs(query.after->first)) : Value(nullptr),
+             query.after ? Value(query.after->second) : Value(nullptr), int64_t{query.limit}});
+    while (q.Next()) out.push_back(ReadShowtime(q));
+    if (!q.status().ok()) return q.status();
+  }
+  for (auto& s : out) {
+    if (Status st = LoadPrices(*conn.value(), &s); !st.ok()) return st;
+  }
+  return out;
+}
+
+Result<int64_t> SqliteStore::CountShowtimes() {
+  auto conn = pools_->readers.Acquire();
+  if (!conn.ok()) return conn.status();
+  Query q(*conn.value(), kCountShowtimes, {});
+  if (!q.Next()) return q.status().ok() ? Status(Code::kInternal, "count returned no row") : q.status();
+  return q.Int(0);
+}
+
+Result<SeatMap> SqliteStore::GetSeatMap(int64_t showtime_id) {
+  auto conn = pools_->readers.Acquire();
+  if (!conn.ok()) return conn.status();
+  SeatMap map;
+  map.showtime_id = showtime_id;
+  map.as_of = clock_->Now();
+  Query q(*conn.value(), kSelectSeatMap, {showtime_id, ToEpochMs(map.as_of)});
+  while (q.Next()) {
+    map.seats.push_back(SeatView{q.Text(0), q.Text(1), static_cast<int>(q.Int(2)), q.Text(3),
+                                 ParseSeatStatus(q.Text(4))});
+  }
+  if (!q.status().ok()) return q.status();
+  // Every showtime has at least one seat, so no rows means no such showtime.
+  if (map.seats.empty()) {
+    return Status(Code::kNotFound, "showtime " + std::to_string(showtime_id) + " not found");
+  }
+  return map;
+}
+
+Result<std::vector<SeatOwner>> SqliteStore::GetSeatOwners(int64_t showtime_id) {
+  auto conn = pools_->readers.Acquire();
+  if (!conn.ok()) return conn.status();
+  std::vector<SeatOwner> out;
+  Query q(*conn.value(), kSelectSeatOwners, {showtime_id, ToEpochMs(clock_->Now())});
+  while (q.Next()) {
+    out.push_back(SeatOwner{q.Text(0), ParseSeatStatus(q.Text(1)), q.IsNull(2) ? "" : q.Text(2),
+                            q.IsNull(3) ? 0 : q.Int(3)});
+  }
+  if (!q.status().ok()) return q.status();
+  return out;
+}
+
+Result<Hold> SqliteStore::HoldSeats(const HoldRequest& req) {
+  auto conn = pools_->writer.Acquire();
+  if (!conn.ok()) return conn.status();
+  SqliteConnection& c = *conn.value();
+  const Instant now = clock_->Now();
+  const Instant expires = now + req.ttl;
+  const std::string seats_json = SeatsJson(req.seats);
+  WriteTx tx(c);
+  if (!tx.status().ok()) return tx.status();
+  Result<int> updated = Query(c, kHoldSeats,
+                              {req.hold_id, req.customer_id, ToEpochMs(expires), req.showtime_id,
+                               seats_json, ToEpochMs(now)})
+                            .Exec();
+  if (!updated.ok()) return updated.status();
+  if (static_cast<size_t>(updated.value()) != req.seats.size()) {
+    // Short: find out why, then let WriteTx roll everything back.
+    std::vector<std::string> found, taken;
+    Query q(c, kExplainHold, {req.showtime_id, seats_json, ToEpochMs(now), req.hold_id});
+    while (q.Next()) {
+      found.push_back(q.Text(0));
+      if (q.Int(1) == 0) taken.push_back(q.Text(0));
+    }
+    if (!q.status().ok()) return q.status();
+    if (found.size() != req.seats.size()) {
+      Query exists(c, kShowtimeExists, {req.showtime_id});
+      if (!exists.Next()) {
+        if (!exists.status().ok()) return exists.status();
+        return Status(Code::kNotFound, "showtime " + std::to_string(req.showtime_id) + " not found");
+      }
+      std::vector<std::string> unknown;
+      for (const auto& s : req.seats) {
+        if (std::find(found.begin(), found.end(), s) == found.end()) unknown.push_back(s);
+      }
+      return Status(Code::kUnknownSeats, "Seats " + JoinSeats(unknown) + " do not exist in showtime " +
+                                              std::to_string(req.showtime_id),
+                    unknown);
+    }
+    std::sort(taken.begin(), taken.end());
+    return Status(Code::kConflict,
+                  "Seats " + JoinSeats(req.seats) + " of showtime " +
+                      std::to_string(req.showtime_id) + " are not available",
+                  taken);
+  }
+  Result<int> inserted = Query(c, kInsertHold,
+                               {req.hold_id, req.showtime_id, req.customer_id, JoinComma(req.seats),
+                                ToEpochMs(now), ToEpochMs(expires)})
+                             .Exec();
+  if (!inserted.ok()) return inserted.status();
+  if (Status s = tx.Commit(); !s.ok()) return s;
+  return Hold{req.hold_id, req.showtime_id, req.customer_id, req.seats, HoldState::kHeld, now, expires};
+}
+
+Result<Hold> SqliteStore::GetHold(const std::string& hold_id, int64_t customer_id) {
+  auto conn = pools_->readers.Acquire();
+  if (!conn.ok()) return conn.status();
+  Query q(*conn.value(), kSelectHold, {hold_id, customer_id});
+  if (!q.Next()) {
+    if (!q.status().ok()) return q.status();
+    return Status(Code::kNotFound, "hold " + hold_id + " not found");
+  }
+  return ReadHold(q, clock_->Now());
+}
+
+Status SqliteStore::ReleaseHold(const std::string& hold_id, int64_t customer_id) {
+  auto conn = pools_->writer.Acquire();
+  if (!conn.ok()) return conn.status();
+  SqliteConnection& c = *conn.value();
+  WriteTx tx(c);
+  if (!tx.status().ok()) return tx.status();
+  Hold hold;
+  {
+    Query q(c, kSelectHold, {hold_id, customer_id});
+    if (!q.Next()) {
+      if (!q.status().ok()) return q.status();
+      return Status(Code::kNotFound, "hold " + hold_id + " not found");
+    }
+    hold = ReadHold(q, clock_->Now());
+  }
+  if (hold.state == HoldState::kBooked) return Status(Code::kNotActive, "hold is booked");
+  if (hold.state == HoldState::kReleased) return Status::Ok();
+  // Only rows this hold id still owns change: a newer hold on the same seats is untouched.
+  if (auto r = Query(c, kReleaseSeats, {hold.showtime_id, hold_id}).Exec(); !r.ok()) return r.status();
+  if (auto r = Query(c, kMarkHoldReleased, {hold_id}).Exec(); !r.ok()) return r.status();
+  return tx.Commit();
+}
+
+Result<Hold> SqliteStore::ExtendHold(const std::string& hold_id, int64_t customer_id, Millis ttl,
+                                     Millis max_lifetime) {
+  auto conn = pools_->writer.Acquire();
+  if (!conn.ok()) return conn.status();
+  SqliteConnection& c = *conn.value();
+  const Instant now = clock_->Now();
+  WriteTx tx(c);
+  if (!tx.status().ok()) return tx.status();
+  Hold hold;
+  {
+    Query q(c, kSelectHold, {hold_id, customer_id});
+    if (!q.Next()) {
+      if (!q.status().ok()) return q.status();
+      return Status(Code::kNotFound, "hold " + hold_id + " not found");
+    }
+    hold = ReadHold(q, now);
+  }
+  if (hold.state != HoldState::kHeld) return Status(Code::kNotActive, "hold is not active");
+  const Instant target = std::max(hold.expires_at, std::min(now + ttl, hold.created_at + max_lifetime));
+  auto updated = Query(c, kExtendSeats, {ToEpochMs(target), hold.showtime_id, hold_id, ToEpochMs(now)}).Exec();
+  if (!updated.ok()) return updated.status();
+  if (static_cast<size_t>(updated.value()) != hold.seats.size()) {
+    return Status(Code::kNotActive, "hold lost its seats");
+  }
+  if (auto r = Query(c, kSetHoldExpiry, {ToEpochMs(target), hold_id}).Exec(); !r.ok()) return r.status();
+  if (Status s = tx.Commit(); !s.ok()) return s;
+  hold.expires_at = target;
+  return hold;
+}
+
+Result<int> SqliteStore::SweepExpired(int batch_limit) {
+  auto conn = pools_->writer.Acquire();
+  if (!conn.ok()) return conn.status();
+  // One statement is its own transaction; no BEGIN needed.
+  return Query(*conn.value(), kSweepExpired, {ToEpochMs(clock_->Now()), int64_t{batch_limit}}).Exec();
+}
+
+}  // namespace boxoffice

@@ -1,0 +1,68 @@
+// SqliteStore: the embedded default, one SQLite file in WAL mode.
+//
+// Design note. SQLite has one writer at a time, so every write goes through a pool of
+// exactly one writer connection and runs as BEGIN IMMEDIATE … COMMIT; readers use their
+// own connections and, thanks to WAL, never wait for the writer. With one writer there are
+// no row locks and no deadlocks, but the hold is still the seeds' conditional UPDATE with
+// the affected-row count compared to the number of seats, so the rule that decides a seat
+// is the same on both stores. Other processes (a `seed` run beside `serve`) are absorbed
+// by busy_timeout.
+//
+// Time: the embedded store has no database clock worth the name, so it reads the process
+// clock through the injected Clock (SystemClock in production, ManualClock in tests); every
+// statement receives `now` as a parameter. Times are stored as epoch milliseconds.
+//
+// Durability: synchronous=NORMAL by default (a committed transaction survives a crash of
+// the process; the last ones may be lost on power failure); `?synchronous=full` in the URL
+// makes every commit durable at the cost of an fsync each.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/clock.h"
+#include "store/store.h"
+
+namespace boxoffice {
+
+struct SqliteOptions {
+  std::string path;               // a file, or ":memory:" is refused (readers need the file)
+  bool synchronous_full = false;  // see the durability note above
+  size_t reader_pool_size = 4;    // concurrent seat-map and hold reads
+  Millis busy_timeout{5'000};     // wait for another process's write lock at most this
+  Millis acquire_timeout{5'000};  // wait for a pooled connection at most this
+};
+
+class SqliteConnection;
+
+class SqliteStore final : public Store {
+ public:
+  // Parses "sqlite:PATH[?synchronous=full]" into options; nullopt if malformed.
+  static std::optional<SqliteOptions> ParseUrl(const std::string& url);
+
+  SqliteStore(SqliteOptions options, const Clock* clock);
+  ~SqliteStore() override;
+
+  Status Migrate() override;
+  Status Ping() override;
+  Result<int64_t> CreateShowtime(const NewShowtime& showtime) override;
+  Result<Showtime> GetShowtime(int64_t showtime_id) override;
+  Result<std::vector<Showtime>> ListShowtimes(const ShowtimeQuery& query) override;
+  Result<int64_t> CountShowtimes() override;
+  Result<SeatMap> GetSeatMap(int64_t showtime_id) override;
+  Result<std::vector<SeatOwner>> GetSeatOwners(int64_t showtime_id) override;
+  Result<Hold> HoldSeats(const HoldRequest& request) override;
+  Result<Hold> GetHold(const std::string& hold_id, int64_t customer_id) override;
+  Status ReleaseHold(const std::string& hold_id, int64_t customer_id) override;
+  Result<Hold> ExtendHold(const std::string& hold_id, int64_t customer_id, Millis ttl,
+                          Millis max_lifetime) override;
+  Result<int> SweepExpired(int batch_limit) override;
+
+ private:
+  struct Pools;
+  SqliteOptions options_;
+  const Clock* clock_;
+  std::unique_ptr<Pools> pools_;
+};
+
+}  // namespace boxoffice

@@ -1,0 +1,154 @@
+// The source of truth: showtimes, seats and holds.
+//
+// Store is the one interface the services see; SqliteStore (embedded default) and
+// PgStore (production) implement it and one contract test suite runs on both
+// (tests/store/store_contract_test.cc). What every implementation guarantees:
+//
+//  * HoldSeats decides who gets a seat with one conditional UPDATE whose WHERE clause
+//    holds the availability check, expired holds counting as free (lazy expiry). If fewer
+//    rows change than seats were asked for, the transaction rolls back: all or nothing.
+//    Seats are locked in seat-code order, so overlapping holds never deadlock.
+//  * A hold is data (hold_expires_at), never an open transaction or a held lock.
+//  * Release and extend act only while this hold id still owns the rows, and only for the
+//    hold's customer: a stale hold id can never touch a newer hold.
+//  * Reads apply lazy expiry too: an expired hold reads as AVAILABLE / EXPIRED.
+//  * Time comes from one source per store (see each implementation's design note).
+//
+// Every method is thread-safe and bounded: it waits at most the configured pool and
+// statement timeouts, then returns kUnavailable. Errors are the Codes of core/status.h.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/clock.h"
+#include "core/status.h"
+
+namespace boxoffice {
+
+struct Price {
+  int64_t amount = 0;  // minor units (cents)
+  std::string currency;
+};
+
+struct RowLayout {
+  std::string row;
+  int seats = 0;
+  std::string category;
+};
+
+struct NewShowtime {
+  std::string title;
+  std::string cinema;
+  std::string hall;
+  Instant starts_at;
+  std::vector<RowLayout> rows;
+  std::map<std::string, Price> prices;  // by category
+};
+
+struct Showtime {
+  int64_t id = 0;
+  std::string title;
+  std::string cinema;
+  std::string hall;
+  Instant starts_at;
+  std::map<std::string, Price> prices;
+  int seat_count = 0;
+};
+
+// Showtimes with from <= starts_at < to, ordered by (starts_at, id), after the cursor.
+struct ShowtimeQuery {
+  std::optional<Instant> from;
+  std::optional<Instant> to;
+  std::optional<std::string> cinema;
+  std::optional<std::pair<Instant, int64_t>> after;  // (starts_at, id) of the last row seen
+  int limit = 100;
+};
+
+enum class SeatStatus { kAvailable, kHeld, kBooked };
+const char* SeatStatusName(SeatStatus s);
+
+struct SeatView {
+  std::string code;
+  std::string row;
+  int number = 0;
+  std::string category;
+  SeatStatus status = SeatStatus::kAvailable;
+};
+
+struct SeatMap {
+  int64_t showtime_id = 0;
+  Instant as_of;
+  std::vector<SeatView> seats;  // in hall order: row, then number
+};
+
+// Who owns a seat right now, for operators and tests; never shown to customers.
+struct SeatOwner {
+  std::string code;
+  SeatStatus status = SeatStatus::kAvailable;  // lazy expiry applied
+  std::string hold_id;                          // empty when AVAILABLE
+  int64_t customer_id = 0;
+};
+
+struct HoldRequest {
+  std::string hold_id;  // a fresh UUID chosen by the caller
+  int64_t showtime_id = 0;
+  int64_t customer_id = 0;
+  std::vector<std::string> seats;  // validated, sorted, distinct (core/seats.h)
+  Millis ttl{0};
+};
+
+enum class HoldState { kHeld, kExpired, kReleased, kBooked };
+const char* HoldStateName(HoldState s);
+
+struct Hold {
+  std::string hold_id;
+  int64_t showtime_id = 0;
+  int64_t customer_id = 0;
+  std::vector<std::string> seats;
+  HoldState state = HoldState::kHeld;
+  Instant created_at;
+  Instant expires_at;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Applies pending migrations; safe when several processes start at once.
+  virtual Status Migrate() = 0;
+  // Round trip to the engine, for /readyz.
+  virtual Status Ping() = 0;
+
+  // kInvalid when the layout breaks a schema rule the caller should have checked.
+  virtual Result<int64_t> CreateShowtime(const NewShowtime& showtime) = 0;
+  virtual Result<Showtime> GetShowtime(int64_t showtime_id) = 0;
+  virtual Result<std::vector<Showtime>> ListShowtimes(const ShowtimeQuery& query) = 0;
+  virtual Result<int64_t> CountShowtimes() = 0;
+  // kNotFound for an unknown showtime.
+  virtual Result<SeatMap> GetSeatMap(int64_t showtime_id) = 0;
+  virtual Result<std::vector<SeatOwner>> GetSeatOwners(int64_t showtime_id) = 0;
+
+  // The hold, or: kConflict naming the seats held or booked by anyone (including this
+  // customer), kUnknownSeats naming codes not in the showtime, kNotFound for an unknown
+  // showtime. On any error nothing is held.
+  virtual Result<Hold> HoldSeats(const HoldRequest& request) = 0;
+  // kNotFound unless the hold exists and belongs to customer_id.
+  virtual Result<Hold> GetHold(const std::string& hold_id, int64_t customer_id) = 0;
+  // Frees the hold's seats at once. OK for an expired or already released hold;
+  // kNotActive for a booked one; kNotFound as GetHold.
+  virtual Status ReleaseHold(const std::string& hold_id, int64_t customer_id) = 0;
+  // Moves expiry to now + ttl, never past created_at + max_lifetime and never earlier than
+  // it already is. kNotActive when the hold expired, was released or booked.
+  virtual Result<Hold> ExtendHold(const std::string& hold_id, int64_t customer_id, Millis ttl,
+                                  Millis max_lifetime) = 0;
+
+  // Frees up to batch_limit expired held seats; returns how many. Idempotent and safe to
+  // run on several instances at once (a correctness no-op thanks to lazy expiry).
+  virtual Result<int> SweepExpired(int batch_limit) = 0;
+};
+
+}  // namespace boxoffice

@@ -1,0 +1,403 @@
+// The store contract, run on SQLite and on a real PostgreSQL 15: whatever the engine,
+//  * of many customers racing for the same seats exactly one wins, all or nothing;
+//  * overlapping holds never deadlock and never surface a database error;
+//  * expiry is lazy and exact under an injected clock, with no sweeper;
+//  * a stale hold id cannot release or extend a newer hold; extension respects the cap;
+//  * the sweeper is idempotent and safe to run concurrently.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "core/crypto.h"
+#include "core/seats.h"
+#include "store/pg_store.h"
+#include "store/sqlite_store.h"
+#include "support/test_env.h"
+
+namespace boxoffice {
+namespace {
+
+using testing::PostgresUrl;
+
+const Instant kStart = FromEpochMs(1'900'000'000'000);
+constexpr Millis kTtl{10 * 60'000};
+constexpr Millis kMaxLifetime{20 * 60'000};
+
+enum class Engine { kSqlite, kPostgres };
+
+std::string EngineName(const ::testing::TestParamInfo<Engine>& info) {
+  return info.param == Engine::kSqlite ? "Sqlite" : "Postgres";
+}
+
+class StoreContract : public ::testing::TestWithParam<Engine> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Engine::kSqlite) {
+      SqliteOptions o;
+      o.path = testing::TempDir() + "/store.db";
+      store_ = std::make_unique<SqliteStore>(o, &clock_);
+    } else {
+      if (PostgresUrl().empty()) {
+        if (testing::PostgresRequired()) FAIL() << "BOXOFFICE_TEST_PG_URL is not set";
+        GTEST_SKIP() << "no PostgreSQL (run through scripts/with-postgres.sh)";
+      }
+      PgOptions o;
+      o.url = testing::FreshPostgresSchemaUrl();
+      o.test_clock = &clock_;
+      store_ = std::make_unique<PgStore>(o);
+    }
+    ASSERT_TRUE(store_->Migrate().ok());
+  }
+
+  // A showtime whose rows are given as {"F", 10}: seats F1..F10, all "standard".
+  int64_t MakeShowtime(std::vector<std::pair<std::string, int>> rows, Instant starts = kStart + Millis(86'400'000),
+                       const std::string& cinema = "Odeon") {
+    NewShowtime s;
+    s.title = "Dune: Part Three";
+    s.cinema = cinema;
+    s.hall = "Screen 1";
+    s.starts_at = starts;
+    for (auto& [row, n] : rows) s.rows.push_back(RowLayout{row, n, "standard"});
+    s.prices["standard"] = Price{1250, "EUR"};
+    auto id = store_->CreateShowtime(s);
+    EXPECT_TRUE(id.ok()) << id.status().message();
+    return id.ok() ? id.value() : 0;
+  }
+
+  Result<Hold> TryHold(int64_t showtime, int64_t customer, std::vector<std::string> seats, Millis ttl = kTtl) {
+    std::sort(seats.begin(), seats.end());
+    return store_->HoldSeats(HoldRequest{NewUuid(), showtime, customer, seats, ttl});
+  }
+
+  std::map<std::string, SeatOwner> Owners(int64_t showtime) {
+    auto owners = store_->GetSeatOwners(showtime);
+    EXPECT_TRUE(owners.ok());
+    std::map<std::string, SeatOwner> out;
+    for (auto& o : owners.value()) out[o.code] = o;
+    return out;
+  }
+
+  ManualClock clock_{kStart};
+  std::unique_ptr<Store> store_;
+};
+
+TEST_P(StoreContract, SeedRaceTwentyCustomersTwoSeatsOneWinner) {
+  const int64_t st = MakeShowtime({{"F", 10}});
+  constexpr int kCustomers = 20;
+  std::barrier start(kCustomers);
+  std::atomic<int> wins{0}, conflicts{0}, errors{0};
+  std::string winner;
+  std::mutex mu;
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kCustomers; ++i) {
+    threads.emplace_back([&, i] {
+      start.arrive_and_wait();
+      auto r = TryHold(st, 100 + i, {"F5", "F6"});
+      if (r.ok()) {
+        ++wins;
+        std::lock_guard lock(mu);
+        winner = r->hold_id;
+      } else if (r.status().code() == Code::kConflict) {
+        ++conflicts;
+      } else {
+        ++errors;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wins.load(), 1);
+  EXPECT_EQ(conflicts.load(), kCustomers - 1);
+  EXPECT_EQ(errors.load(), 0);
+  auto owners = Owners(st);
+  EXPECT_EQ(owners["F5"].hold_id, winner);
+  EXPECT_EQ(owners["F6"].hold_id, winner);
+  EXPECT_EQ(owners["F5"].status, SeatStatus::kHeld);
+  EXPECT_EQ(owners["F7"].status, SeatStatus::kAvailable);
+}
+
+// 64 threads released together, each round holding a random set of 1–4 seats out of 24 and
+// releasing what it won. A per-seat owner table, claimed after a win and cleared before
+// the release, catches any moment at which two holds own one seat.
+TEST_P(StoreContract, HarderRaceNeverTwoLiveHoldersAndNoDatabaseErrors) {
+  const int64_t st = MakeShowtime({{"A", 12}, {"B", 12}});
+  std::vector<std::string> codes;
+  for (const char* row : {"A", "B"}) {
+    for (int n = 1; n <= 12; ++n) codes.push_back(row + std::to_string(n));
+  }
+  constexpr int kThreads = 64;
+  const char* rounds_env = std::getenv("BOXOFFICE_RACE_ROUNDS");
+  const int rounds = rounds_env ? std::atoi(rounds_env) : 1000;
+  std::map<std::string, std::atomic<int>> owner;
+  for (const auto& c : codes) owner[c] = 0;
+  std::atomic<int> double_owned{0}, errors{0}, wins{0}, conflicts{0};
+  std::atomic<uint64_t> max_hold_us{0};
+  std::vector<std::vector<uint32_t>> latencies_us(kThreads);
+  std::barrier start(kThreads);
+  std::vector<std::thread> threads;
+  const auto began = std::chrono::steady_clock::now();
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(static_cast<unsigned>(t * 7919 + 1));
+      start.arrive_and_wait();
+      for (int round = 0; round < rounds; ++round) {
+        std::vector<std::string> pick = codes;
+        std::shuffle(pick.begin(), pick.end(), rng);
+        pick.resize(1 + rng() % 4);
+        const auto t0 = std::chrono::steady_clock::now();
+        auto r = TryHold(st, 1 + t, pick);
+        const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
+        latencies_us[t].push_back(static_cast<uint32_t>(us));
+        if (!r.ok()) {
+          (r.status().code() == Code::kConflict ? conflicts : errors)++;
+          if (r.status().code() != Code::kConflict) {
+            std::fprintf(stderr, "unexpected: %s\n", r.status().message().c_str());
+          }
+          continue;
+        }
+        ++wins;
+        for (const auto& s : pick) {
+          int expected = 0;
+          if (!owner[s].compare_exchange_strong(expected, 1 + t)) {
+            ++double_owned;
+          }
+        }
+        for (const auto& s : pick) owner[s] = 0;
+        Status rel = store_->ReleaseHold(r->hold_id, 1 + t);
+        if (!rel.ok()) {
+          ++errors;
+          std::fprintf(stderr, "release: %s\n", rel.message().c_str());
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  std::vector<uint32_t> all;
+  for (auto& v : latencies_us) all.insert(all.end(), v.begin(), v.end());
+  std::sort(all.begin(), all.end());
+  const uint32_t p50 = all[all.size() / 2], p99 = all[all.size() * 99 / 100];
+  std::printf("[race %s] %d threads x %d rounds: %d won, %d lost, %.0f hold attempts/s, p50 %.2f ms, p99 %.2f ms\n",
+              GetParam() == Engine::kSqlite ? "sqlite" : "postgres", kThreads, rounds, wins.load(),
+              conflicts.load(), static_cast<double>(all.size()) / seconds, p50 / 1000.0, p99 / 1000.0);
+  EXPECT_EQ(double_owned.load(), 0);
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_GT(wins.load(), 0);
+  EXPECT_EQ(wins.load() + conflicts.load(), kThreads * rounds);
+  if (auto* pg = dynamic_cast<PgStore*>(store_.get())) {
+    EXPECT_EQ(pg->retried_transactions(), 0u);
+  }
+  for (auto& [code, o] : Owners(st)) EXPECT_EQ(o.status, SeatStatus::kAvailable) << code;
+}
+
+TEST_P(StoreContract, PartialOverlapNamesTheTakenSeatAndHoldsNothing) {
+  const int64_t st = MakeShowtime({{"F", 10}});
+  auto a = TryHold(st, 1, {"F5", "F6"});
+  ASSERT_TRUE(a.ok());
+  auto b = TryHold(st, 2, {"F6", "F7"});
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), Code::kConflict);
+  EXPECT_EQ(b.status().seats(), std::vector<std::string>{"F6"});
+  EXPECT_EQ(b.status().message(), "Seats [F6, F7] of showtime " + std::to_string(st) + " are not available");
+  auto owners = Owners(st);
+  EXPECT_EQ(owners["F7"].status, SeatStatus::kAvailable);
+  EXPECT_EQ(owners["F6"].hold_id, a->hold_id);
+  // The same customer asking again for a seat they hold is refused too.
+  auto again = TryHold(st, 1, {"F5"});
+  EXPECT_EQ(again.status().code(), Code::kConflict);
+}
+
+TEST_P(StoreContract, UnknownSeatsAndShowtimes) {
+  const int64_t st = MakeShowtime({{"F", 10}});
+  auto r = TryHold(st, 1, {"F5", "Q1", "F11"});
+  EXPECT_EQ(r.status().code(), Code::kUnknownSeats);
+  EXPECT_EQ(r.status().seats(), (std::vector<std::string>{"F11", "Q1"}));
+  EXPECT_EQ(Owners(st)["F5"].status, SeatStatus::kAvailable);
+  EXPECT_EQ(TryHold(st + 1000, 1, {"F5"}).status().code(), Code::kNotFound);
+  EXPECT_EQ(store_->GetSeatMap(st + 1000).status().code(), Code::kNotFound);
+  EXPECT_EQ(store_->GetShowtime(st + 1000).status().code(), Code::kNotFound);
+}
+
+TEST_P(StoreContract, LazyExpiryWithoutSweeper) {
+  const int64_t st = MakeShowtime({{"F", 10}});
+  auto a = TryHold(st, 1, {"F5", "F6"});
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->expires_at, kStart + kTtl);
+  clock_.Advance(kTtl);  // exactly at expiry the hold still stands
+  EXPECT_EQ(TryHold(st, 2, {"F5"}).status().code(), Code::kConflict);
+  EXPECT_EQ(store_->GetHold(a->hold_id, 1)->state, HoldState::kHeld);
+  clock_.Advance(Millis(1));
+  auto map = store_->GetSeatMap(st);
+  ASSERT_TRUE(map.ok());
+  EXPECT_EQ(map->as_of, kStart + kTtl + Millis(1));
+  for (const auto& s : map->seats) EXPECT_EQ(s.status, SeatStatus::kAvailable) << s.code;
+  EXPECT_EQ(store_->GetHold(a->hold_id, 1)->state, HoldState::kExpired);
+  auto b = TryHold(st, 2, {"F6", "F7"});
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(Owners(st)["F6"].hold_id, b->hold_id);
+}
+
+TEST_P(StoreContract, StaleHoldIdCannotTouchANewerHold) {
+  const int64_t st = MakeShowtime({{"F", 10}});
+  auto a = TryHold(st, 1, {"F5", "F6"});
+  ASSERT_TRUE(a.ok());
+  clock_.Advance(kTtl + Millis(1));
+  auto b = TryHold(st, 2, {"F5", "F6"});
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(store_->ExtendHold(a->hold_id, 1, kTtl, kMaxLifetime).status().code(), Code::kNotActive);
+  EXPECT_TRUE(store_->ReleaseHold(a->hold_id, 1).ok());  // an expired hold releases as a no-op
+  auto owners = Owners(st);
+  EXPECT_EQ(owners["F5"].hold_id, b->hold_id);
+  EXPECT_EQ(owners["F6"].hold_id, b->hold_id);
+  EXPECT_EQ(owners["F5"].status, SeatStatus::kHeld);
+  EXPECT_EQ(store_->GetHold(b->hold_id, 2)->state, HoldState::kHeld);
+}
+
+TEST_P(StoreContract, OnlyTheOwnerSeesReleasesOrExtends) {
+  const int64_t st = MakeShowtime({{"F", 10}});
+  auto a = TryHold(st, 1, {"F5"});
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(store_->GetHold(a->hold_id, 2).status().code(), Code::kNotFound);
+  EXPECT_EQ(store_->ReleaseHold(a->hold_id, 2).code(), Code::kNotFound);
+  EXPECT_EQ(store_->ExtendHold(a->hold_id, 2, kTtl, kMaxLifetime).status().code(), Code::kNotFound);
+  EXPECT_EQ(store_->GetHold(NewUuid(), 1).status().code(), Code::kNotFound);
+  EXPECT_EQ(store_->GetHold("not-a-uuid", 1).status().code(), Code::kNotFound);
+  EXPECT_EQ(Owners(st)["F5"].hold_id, a->hold_id);
+}
+
+TEST_P(StoreContract, ReleaseFreesAtOnceAndIsRepeatable) {
+  const int64_t st = MakeShowtime({{"F", 10}});
+  auto a = TryHold(st, 1, {"F5", "F6"});
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(store_->ReleaseHold(a->hold_id, 1).ok());
+  EXPECT_EQ(Owners(st)["F5"].status, SeatStatus::kAvailable);
+  EXPECT_EQ(store_->GetHold(a->hold_id, 1)->state, HoldState::kReleased);
+  EXPECT_TRUE(store_->ReleaseHold(a->hold_id, 1).ok());
+  EXPECT_EQ(store_->ExtendHold(a->hold_id, 1, kTtl, kMaxLifetime).status().code(), Code::kNotActive);
+  EXPECT_TRUE(TryHold(st, 2, {"F5", "F6"}).ok());
+}
+
+TEST_P(StoreContract, ExtendMovesExpiryButNeverPastTheLifetimeCap) {
+  const int64_t st = MakeShowtime({{"F", 10}});
+  auto a = TryHold(st, 1, {"F5", "F6"});
+  ASSERT_TRUE(a.ok());
+  clock_.Advance(Millis(9 * 60'000));
+  auto e1 = store_->ExtendHold(a->hold_id, 1, kTtl, kMaxLifetime);
+  ASSERT_TRUE(e1.ok()) << e1.status().message();
+  EXPECT_EQ(e1->expires_at, kStart + Millis(19 * 60'000));
+  clock_.Advance(Millis(9 * 60'000));
+  auto e2 = store_->ExtendHold(a->hold_id, 1, kTtl, kMaxLifetime);
+  ASSERT_TRUE(e2.ok());
+  EXPECT_EQ(e2->expires_at, kStart + kMaxLifetime);
+  clock_.Advance(Millis(60'000));
+  auto e3 = store_->ExtendHold(a->hold_id, 1, kTtl, kMaxLifetime);
+  ASSERT_TRUE(e3.ok());
+  EXPECT_EQ(e3->expires_at, kStart + kMaxLifetime);
+  EXPECT_EQ(store_->GetHold(a->hold_id, 1)->expires_at, kStart + kMaxLifetime);
+  clock_.Advance(Millis(60'001));
+  EXPECT_EQ(store_->ExtendHold(a->hold_id, 1, kTtl, kMaxLifetime).status().code(), Code::kNotActive);
+  EXPECT_EQ(Owners(st)["F5"].status, SeatStatus::kAvailable);
+}
+
+TEST_P(StoreContract, SweeperIsIdempotentAndSafeConcurrently) {
+  const int64_t st = MakeShowtime({{"A", 50}, {"B", 50}});
+  for (int i = 1; i <= 40; ++i) ASSERT_TRUE(TryHold(st, i, {"A" + std::to_string(i)}, Millis(60'000)).ok());
+  auto keep = TryHold(st, 99, {"B1", "B2"}, Millis(3'600'000));
+  ASSERT_TRUE(keep.ok());
+  clock_.Advance(Millis(120'000));
+  std::atomic<int> freed{0}, errors{0};
+  std::vector<std::thread> sweepers;
+  std::barrier start(4);
+  for (int i = 0; i < 4; ++i) {
+    sweepers.emplace_back([&] {
+      start.arrive_and_wait();
+      for (;;) {
+        auto n = store_->SweepExpired(7);
+        if (!n.ok()) {
+          ++errors;
+          return;
+        }
+        freed += n.value();
+        if (n.value() == 0) return;
+      }
+    });
+  }
+  for (auto& t : sweepers) t.join();
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(freed.load(), 40);
+  EXPECT_EQ(store_->SweepExpired(100).value(), 0);
+  auto owners = Owners(st);
+  EXPECT_EQ(owners["A1"].status, SeatStatus::kAvailable);
+  EXPECT_EQ(owners["B1"].hold_id, keep->hold_id);
+  EXPECT_EQ(owners["B2"].hold_id, keep->hold_id);
+}
+
+TEST_P(StoreContract, ShowtimesListFilterAndPage) {
+  const Instant day = kStart + Millis(86'400'000);
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(MakeShowtime({{"A", 5}}, day + Millis(i * 3'600'000), i % 2 ? "Rex" : "Odeon"));
+  auto got = store_->GetShowtime(ids[0]);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->title, "Dune: Part Three");
+  EXPECT_EQ(got->seat_count, 5);
+  EXPECT_EQ(got->starts_at, day);
+  EXPECT_EQ(got->prices.at("standard").amount, 1250);
+  EXPECT_EQ(got->prices.at("standard").currency, "EUR");
+
+  ShowtimeQuery q;
+  q.limit = 2;
+  auto page1 = store_->ListShowtimes(q);
+  ASSERT_TRUE(page1.ok());
+  ASSERT_EQ(page1->size(), 2u);
+  EXPECT_EQ((*page1)[0].id, ids[0]);
+  q.after = std::make_pair(page1->back().starts_at, page1->back().id);
+  auto page2 = store_->ListShowtimes(q);
+  ASSERT_EQ(page2->size(), 2u);
+  EXPECT_EQ((*page2)[0].id, ids[2]);
+
+  ShowtimeQuery filtered;
+  filtered.cinema = "Rex";
+  filtered.from = day + Millis(3'600'000);
+  filtered.to = day + Millis(3 * 3'600'000);
+  auto rex = store_->ListShowtimes(filtered);
+  ASSERT_EQ(rex->size(), 1u);
+  EXPECT_EQ((*rex)[0].id, ids[1]);
+  EXPECT_EQ(store_->CountShowtimes().value(), 5);
+}
+
+TEST_P(StoreContract, SeatMapIsInHallOrderWithCategories) {
+  NewShowtime s;
+  s.title = "t";
+  s.cinema = "c";
+  s.hall = "h";
+  s.starts_at = kStart;
+  s.rows = {{"A", 10, "standard"}, {"B", 2, "premium"}};
+  s.prices = {{"standard", {1000, "EUR"}}, {"premium", {1500, "EUR"}}};
+  auto id = store_->CreateShowtime(s);
+  ASSERT_TRUE(id.ok());
+  auto map = store_->GetSeatMap(id.value());
+  ASSERT_TRUE(map.ok());
+  ASSERT_EQ(map->seats.size(), 12u);
+  EXPECT_EQ(map->seats[1].code, "A2");
+  EXPECT_EQ(map->seats[9].code, "A10");
+  EXPECT_EQ(map->seats[10].code, "B1");
+  EXPECT_EQ(map->seats[10].category, "premium");
+  EXPECT_EQ(map->seats[10].row, "B");
+  EXPECT_EQ(map->seats[10].number, 1);
+}
+
+TEST_P(StoreContract, MigrateTwiceIsANoOp) {
+  EXPECT_TRUE(store_->Migrate().ok());
+  EXPECT_TRUE(store_->Ping().ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, StoreContract, ::testing::Values(Engine::kSqlite, Engine::kPostgres), EngineName);
+
+}  // namespace
+}  // namespace boxoffice

@@ -1,0 +1,69 @@
+#include "support/test_env.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <vector>
+
+namespace boxoffice::testing {
+
+std::string PostgresUrl() {
+  const char* url = std::getenv("BOXOFFICE_TEST_PG_URL");
+  return url ? url : "";
+}
+
+bool PostgresRequired() {
+  const char* v = std::getenv("BOXOFFICE_TEST_REQUIRE_PG");
+  return v && std::string(v) == "1";
+}
+
+namespace {
+std::mutex g_mu;
+std::vector<std::string>* g_dirs = nullptr;
+void Cleanup() {
+  for (const auto& d : *g_dirs) {
+    std::error_code ec;
+    std::filesystem::remove_all(d, ec);
+  }
+}
+}  // namespace
+
+std::string TempDir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base ? base : "/tmp") + "/boxoffice-test-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  const char* made = mkdtemp(buf.data());
+  if (!made) std::abort();
+  std::lock_guard lock(g_mu);
+  if (!g_dirs) {
+    g_dirs = new std::vector<std::string>();
+    std::atexit(Cleanup);
+  }
+  g_dirs->push_back(made);
+  return made;
+}
+
+}  // namespace boxoffice::testing
+
+#include <libpq-fe.h>
+
+#include <atomic>
+#include <unistd.h>
+
+namespace boxoffice::testing {
+
+std::string FreshPostgresSchemaUrl() {
+  static std::atomic<int> counter{0};
+  const std::string base = PostgresUrl();
+  const std::string schema = "t" + std::to_string(getpid()) + "_" + std::to_string(counter++);
+  PGconn* conn = PQconnectdb(base.c_str());
+  if (PQstatus(conn) != CONNECTION_OK) std::abort();
+  PGresult* r = PQexec(conn, ("DROP SCHEMA IF EXISTS " + schema + " CASCADE; CREATE SCHEMA " + schema).c_str());
+  if (PQresultStatus(r) != PGRES_COMMAND_OK) std::abort();
+  PQclear(r);
+  PQfinish(conn);
+  return base + (base.find('?') == std::string::npos ? "?" : "&") + "options=-csearch_path%3D" + schema;
+}
+
+}  // namespace boxoffice::testing
