@@ -1,2 +1,402 @@
+// End to end: starts the real `boxoffice serve` binary on SQLite and on PostgreSQL and
+// speaks HTTP to it. Proves every endpoint of API.md's Conventions, Authentication,
+// Showtimes, Holds, Admin and Operations sections, every error code they list, that no
+// bad request changes any state, and that SIGTERM stops the service cleanly.
 #include <gtest/gtest.h>
-TEST(E2E, Placeholder) {}
+#include <signal.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "core/crypto.h"
+#include "core/jwt.h"
+#include "support/http_client.h"
+#include "support/test_env.h"
+
+extern char** environ;
+
+namespace boxoffice {
+namespace {
+
+using nlohmann::json;
+using testing::HttpCall;
+using testing::HttpResult;
+
+const std::string kSecret = "e2e-secret-e2e-secret-e2e-secret-0123";
+
+enum class Engine { kSqlite, kPostgres };
+
+unsigned short FreePort() {
+  // A port nobody answers on; the service fails loudly in the rare case it is taken meanwhile.
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    const unsigned short port = static_cast<unsigned short>(30000 + (std::rand() % 20000));
+    if (HttpCall(port, "GET", "/healthz").status == 0) return port;
+  }
+  return 0;
+}
+
+std::string Token(int64_t customer, bool admin = false, Millis ttl = Millis(3'600'000)) {
+  return SignJwt(Principal{customer, admin}, SystemClock().Now() + ttl, kSecret);
+}
+
+std::pair<std::string, std::string> Bearer(const std::string& token) { return {"Authorization", "Bearer " + token}; }
+
+class Service {
+ public:
+  Service(const std::string& db, std::vector<std::string> extra = {}) {
+    port_ = FreePort();
+    log_ = testing::TempDir() + "/serve.log";
+    std::vector<std::string> args = {BOXOFFICE_BINARY, "serve", "--listen", "127.0.0.1:" + std::to_string(port_),
+                                     "--db", db, "--jwt-secret", kSecret};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 2, log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid_ = 0;
+    posix_spawn_file_actions_destroy(&actions);
+    for (int i = 0; i < 300 && pid_ > 0; ++i) {
+      if (HttpCall(port_, "GET", "/healthz").status == 200) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ADD_FAILURE() << "service did not start; log:\n" << Log();
+  }
+  ~Service() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  // SIGTERM, then the exit status (or -1 if it did not stop within 15 s).
+  int Terminate() {
+    kill(pid_, SIGTERM);
+    for (int i = 0; i < 1500; ++i) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = 0;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return -1;
+  }
+  std::string Log() const {
+    std::ifstream in(log_);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  unsigned short port() const { return port_; }
+
+ private:
+  pid_t pid_ = 0;
+  unsigned short port_ = 0;
+  std::string log_;
+};
+
+const std::string kLayout = R"({"title": "Dune: Part Three", "cinema": "Odeon Leicester Square",
+  "hall": "Screen 1", "startsAt": "2026-12-18T19:30:00.000Z",
+  "rows": [{"row": "E", "seats": 10, "category": "standard"}, {"row": "F", "seats": 10, "category": "premium"}],
+  "prices": {"standard": {"amount": 1250, "currency": "EUR"}, "premium": {"amount": 1650, "currency": "EUR"}}})";
+
+class HttpApi : public ::testing::TestWithParam<Engine> {
+ protected:
+  void SetUp() override {
+    std::string db;
+    if (GetParam() == Engine::kSqlite) {
+      db = "sqlite:" + testing::TempDir() + "/e2e.db";
+    } else {
+      if (testing::PostgresUrl().empty()) {
+        if (testing::PostgresRequired()) FAIL() << "BOXOFFICE_TEST_PG_URL is not set";
+        GTEST_SKIP() << "no PostgreSQL (run through scripts/with-postgres.sh)";
+      }
+      db = testing::FreshPostgresSchemaUrl();
+    }
+    service_ = std::make_unique<Service>(db);
+    auto created = Call("POST", "/admin/showtimes", kLayout, {Bearer(Token(1, true))});
+    ASSERT_EQ(created.status, 201) << created.body;
+    showtime_ = json::parse(created.body)["showtimeId"].get<int64_t>();
+  }
+
+  HttpResult Call(const std::string& method, const std::string& target, const std::string& body = "",
+                  const std::vector<std::pair<std::string, std::string>>& headers = {}) {
+    return HttpCall(service_->port(), method, target, body, headers);
+  }
+  std::string Seats() { return "/showtimes/" + std::to_string(showtime_) + "/seats"; }
+  std::string Holds() { return "/showtimes/" + std::to_string(showtime_) + "/holds"; }
+  HttpResult Hold(int64_t customer, const std::string& seats_json) {
+    return Call("POST", Holds(), R"({"seats": )" + seats_json + "}", {Bearer(Token(customer))});
+  }
+  // The seat map's ETag: equal tags, equal seat states.
+  std::string SeatState() { return Call("GET", Seats()).Header("etag"); }
+
+  static void ExpectError(const HttpResult& r, int status, const std::string& code) {
+    EXPECT_EQ(r.status, status) << r.body;
+    auto body = json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(body.is_object()) << r.body;
+    EXPECT_EQ(body.value("code", ""), code) << r.body;
+    EXPECT_TRUE(body.contains("error")) << r.body;
+  }
+
+  std::unique_ptr<Service> service_;
+  int64_t showtime_ = 0;
+};
+
+TEST_P(HttpApi, OperationsEndpoints) {
+  EXPECT_EQ(Call("GET", "/healthz").status, 200);
+  EXPECT_EQ(Call("GET", "/readyz").status, 200);
+  Call("GET", Seats());
+  auto metrics = Call("GET", "/metrics");
+  EXPECT_EQ(metrics.status, 200);
+  EXPECT_NE(metrics.Header("content-type").find("text/plain"), std::string::npos);
+  EXPECT_NE(metrics.body.find("boxoffice_http_requests_total{route=\"/showtimes/{showtimeId}/seats\",method=\"GET\",status=\"200\"}"),
+            std::string::npos) << metrics.body;
+  EXPECT_NE(metrics.body.find("boxoffice_http_request_duration_seconds_bucket"), std::string::npos);
+  EXPECT_NE(metrics.body.find("boxoffice_holds_total"), std::string::npos);
+  EXPECT_NE(metrics.body.find("boxoffice_sweeper_released_seats_total"), std::string::npos);
+}
+
+TEST_P(HttpApi, RequestIdIsEchoedOrMade) {
+  EXPECT_EQ(Call("GET", "/healthz", "", {{"X-Request-Id", "abc-123"}}).Header("x-request-id"), "abc-123");
+  EXPECT_TRUE(IsUuid(Call("GET", "/healthz").Header("x-request-id")));
+  EXPECT_TRUE(IsUuid(Call("GET", "/nowhere").Header("x-request-id")));
+}
+
+TEST_P(HttpApi, UnknownRoutesAndWrongMethods) {
+  ExpectError(Call("GET", "/nowhere"), 404, "NOT_FOUND");
+  auto r = Call("PUT", Seats());
+  ExpectError(r, 405, "METHOD_NOT_ALLOWED");
+  EXPECT_EQ(r.Header("allow"), "GET");
+  auto h = Call("GET", Holds());
+  EXPECT_EQ(h.status, 405);
+  EXPECT_EQ(h.Header("allow"), "POST");
+  auto hold = Call("PATCH", "/holds/" + NewUuid());
+  EXPECT_EQ(hold.status, 405);
+  EXPECT_EQ(hold.Header("allow"), "GET, DELETE");
+}
+
+TEST_P(HttpApi, ShowtimesAndTheSeatMap) {
+  auto st = Call("GET", "/showtimes/" + std::to_string(showtime_));
+  ASSERT_EQ(st.status, 200);
+  auto body = json::parse(st.body);
+  EXPECT_EQ(body["title"], "Dune: Part Three");
+  EXPECT_EQ(body["cinema"], "Odeon Leicester Square");
+  EXPECT_EQ(body["hall"], "Screen 1");
+  EXPECT_EQ(body["startsAt"], "2026-12-18T19:30:00.000Z");
+  EXPECT_EQ(body["seatCount"], 20);
+  EXPECT_EQ(body["prices"]["premium"]["amount"], 1650);
+  EXPECT_EQ(body["prices"]["standard"]["currency"], "EUR");
+  ExpectError(Call("GET", "/showtimes/999999"), 404, "NOT_FOUND");
+  ExpectError(Call("GET", "/showtimes/abc"), 404, "NOT_FOUND");
+
+  auto map = Call("GET", Seats());
+  ASSERT_EQ(map.status, 200);
+  EXPECT_EQ(map.Header("cache-control"), "public, max-age=1");
+  const std::string etag = map.Header("etag");
+  EXPECT_FALSE(etag.empty());
+  auto seats = json::parse(map.body);
+  EXPECT_EQ(seats["showtimeId"], showtime_);
+  EXPECT_TRUE(seats["asOf"].is_string());
+  ASSERT_EQ(seats["seats"].size(), 20u);
+  EXPECT_EQ(seats["seats"][10], (json{{"code", "F1"}, {"row", "F"}, {"number", 1}, {"category", "premium"},
+                                      {"status", "AVAILABLE"}}));
+  auto not_modified = Call("GET", Seats(), "", {{"If-None-Match", etag}});
+  EXPECT_EQ(not_modified.status, 304);
+  EXPECT_TRUE(not_modified.body.empty());
+  ExpectError(Call("GET", "/showtimes/999999/seats"), 404, "NOT_FOUND");
+
+  // Read your own writes: a hold shows at once, and changes the tag. No hold ids leak.
+  ASSERT_EQ(Hold(5, R"(["E1"])").status, 201);
+  auto after = Call("GET", Seats(), "", {{"If-None-Match", etag}});
+  ASSERT_EQ(after.status, 200);
+  EXPECT_NE(after.Header("etag"), etag);
+  auto held = json::parse(after.body)["seats"][0];
+  EXPECT_EQ(held["status"], "HELD");
+  EXPECT_EQ(held.size(), 5u);
+}
+
+TEST_P(HttpApi, ListingShowtimesPagesWithACursor) {
+  for (int i = 0; i < 3; ++i) {
+    std::string layout = kLayout;
+    layout.replace(layout.find("2026-12-18T19:30"), 16, "2026-12-19T1" + std::to_string(i) + ":00");
+    ASSERT_EQ(Call("POST", "/admin/showtimes", layout, {Bearer(Token(1, true))}).status, 201);
+  }
+  auto page = json::parse(Call("GET", "/showtimes?limit=2").body);
+  ASSERT_EQ(page["showtimes"].size(), 2u);
+  ASSERT_TRUE(page["nextCursor"].is_string());
+  auto rest = json::parse(Call("GET", "/showtimes?limit=2&cursor=" + page["nextCursor"].get<std::string>()).body);
+  EXPECT_EQ(rest["showtimes"].size(), 2u);
+  EXPECT_TRUE(rest["nextCursor"].is_null());
+  auto filtered = json::parse(Call("GET", "/showtimes?from=2026-12-19T00:00:00Z&to=2026-12-19T11:00:00Z&cinema=Odeon%20Leicester%20Square").body);
+  EXPECT_EQ(filtered["showtimes"].size(), 1u);  // from <= startsAt < to
+  EXPECT_EQ(json::parse(Call("GET", "/showtimes?cinema=Rex").body)["showtimes"].size(), 0u);
+  ExpectError(Call("GET", "/showtimes?limit=501"), 400, "VALIDATION_FAILED");
+  ExpectError(Call("GET", "/showtimes?limit=0"), 400, "VALIDATION_FAILED");
+  ExpectError(Call("GET", "/showtimes?from=yesterday"), 400, "VALIDATION_FAILED");
+  ExpectError(Call("GET", "/showtimes?cursor=!!"), 400, "VALIDATION_FAILED");
+}
+
+TEST_P(HttpApi, HoldLifecycle) {
+  auto created = Hold(7, R"(["F6", "F5"])");
+  ASSERT_EQ(created.status, 201) << created.body;
+  auto hold = json::parse(created.body);
+  const std::string id = hold["holdId"];
+  EXPECT_TRUE(IsUuid(id));
+  EXPECT_EQ(created.Header("location"), "/holds/" + id);
+  EXPECT_EQ(hold["showtimeId"], showtime_);
+  EXPECT_EQ(hold["seats"], json::array({"F5", "F6"}));
+  EXPECT_TRUE(hold["expiresAt"].is_string());
+
+  auto got = Call("GET", "/holds/" + id, "", {Bearer(Token(7))});
+  ASSERT_EQ(got.status, 200);
+  EXPECT_EQ(json::parse(got.body)["status"], "HELD");
+
+  // The seeds' partial overlap: B asks F6+F7, learns F6 was taken, F7 stays free.
+  auto conflict = Hold(8, R"(["F6", "F7"])");
+  ExpectError(conflict, 409, "SEATS_UNAVAILABLE");
+  EXPECT_EQ(json::parse(conflict.body)["seats"], json::array({"F6"}));
+  EXPECT_EQ(json::parse(conflict.body)["error"],
+            "Seats [F6, F7] of showtime " + std::to_string(showtime_) + " are not available");
+  EXPECT_EQ(json::parse(Call("GET", Seats()).body)["seats"][16]["status"], "AVAILABLE");
+
+  auto extended = Call("POST", "/holds/" + id + "/extend", "", {Bearer(Token(7))});
+  ASSERT_EQ(extended.status, 200) << extended.body;
+  EXPECT_EQ(json::parse(extended.body)["holdId"], id);
+
+  EXPECT_EQ(Call("DELETE", "/holds/" + id, "", {Bearer(Token(7))}).status, 204);
+  EXPECT_EQ(Call("DELETE", "/holds/" + id, "", {Bearer(Token(7))}).status, 204);
+  EXPECT_EQ(json::parse(Call("GET", "/holds/" + id, "", {Bearer(Token(7))}).body)["status"], "RELEASED");
+  ExpectError(Call("POST", "/holds/" + id + "/extend", "", {Bearer(Token(7))}), 409, "HOLD_NOT_ACTIVE");
+  EXPECT_EQ(Hold(8, R"(["F6", "F7"])").status, 201);
+}
+
+TEST_P(HttpApi, HoldsAreVisibleOnlyToTheirOwner) {
+  auto created = Hold(7, R"(["E5"])");
+  ASSERT_EQ(created.status, 201);
+  const std::string id = json::parse(created.body)["holdId"];
+  const std::string before = SeatState();
+  ExpectError(Call("GET", "/holds/" + id, "", {Bearer(Token(8))}), 404, "NOT_FOUND");
+  ExpectError(Call("DELETE", "/holds/" + id, "", {Bearer(Token(8))}), 404, "NOT_FOUND");
+  ExpectError(Call("POST", "/holds/" + id + "/extend", "", {Bearer(Token(8))}), 404, "NOT_FOUND");
+  ExpectError(Call("GET", "/holds/" + NewUuid(), "", {Bearer(Token(7))}), 404, "NOT_FOUND");
+  ExpectError(Call("GET", "/holds/not-a-uuid", "", {Bearer(Token(7))}), 404, "NOT_FOUND");
+  EXPECT_EQ(SeatState(), before);
+  EXPECT_EQ(Call("GET", "/holds/" + id, "", {Bearer(Token(7))}).status, 200);
+}
+
+TEST_P(HttpApi, BadRequestsGetClearErrorsAndChangeNothing) {
+  ASSERT_EQ(Hold(3, R"(["E9"])").status, 201);
+  const std::string before = SeatState();
+  const std::string tok = Token(9);
+  struct Case {
+    std::string body;
+    int status;
+    std::string code;
+  };
+  const std::vector<Case> cases = {
+      {"not json", 400, "BAD_JSON"},
+      {"", 400, "BAD_JSON"},
+      {R"({"seats": ["E1")", 400, "BAD_JSON"},
+      {"[]", 400, "VALIDATION_FAILED"},
+      {"{}", 400, "VALIDATION_FAILED"},
+      {R"({"seats": "E1"})", 400, "VALIDATION_FAILED"},
+      {R"({"seats": []})", 400, "VALIDATION_FAILED"},
+      {R"({"seats": [1]})", 400, "VALIDATION_FAILED"},
+      {R"({"seats": ["E1","E2","E3","E4","E5","E6","E7","E8","F1"]})", 400, "VALIDATION_FAILED"},
+      {R"({"seats": ["E1", "E1"]})", 400, "VALIDATION_FAILED"},
+      {R"({"seats": ["e1"]})", 400, "VALIDATION_FAILED"},
+      {R"({"seats": ["E01"]})", 400, "VALIDATION_FAILED"},
+      {R"({"seats": ["E1", "Z1"]})", 400, "UNKNOWN_SEATS"},
+      {R"({"seats": ["E1", "E11"]})", 400, "UNKNOWN_SEATS"},
+      {R"({"seats": ["E1", "E9"]})", 409, "SEATS_UNAVAILABLE"},
+  };
+  for (const Case& c : cases) {
+    auto r = Call("POST", Holds(), c.body, {Bearer(tok)});
+    ExpectError(r, c.status, c.code);
+  }
+  auto unknown = Call("POST", Holds(), R"({"seats": ["E1", "Z1"]})", {Bearer(tok)});
+  EXPECT_EQ(json::parse(unknown.body)["seats"], json::array({"Z1"}));
+  ExpectError(Call("POST", "/showtimes/999999/holds", R"({"seats": ["E1"]})", {Bearer(tok)}), 404, "NOT_FOUND");
+  // 64 KiB is the limit; one byte more is refused before it is parsed.
+  std::string big = R"({"seats": ["E1"], "pad": ")" + std::string(64 * 1024, 'x') + "\"}";
+  ExpectError(Call("POST", Holds(), big, {Bearer(tok)}), 413, "PAYLOAD_TOO_LARGE");
+  EXPECT_EQ(SeatState(), before);
+  EXPECT_EQ(Call("GET", "/healthz").status, 200);
+}
+
+TEST_P(HttpApi, TokensAreCheckedStrictly) {
+  const std::string before = SeatState();
+  const std::string body = R"({"seats": ["E1"]})";
+  const std::string claims = Base64UrlEncode(R"({"sub":"5","exp":)" +
+                                             std::to_string(ToEpochMs(SystemClock().Now()) / 1000 + 600) + "}");
+  const std::vector<std::vector<std::pair<std::string, std::string>>> bad = {
+      {},
+      {{"Authorization", "Token abc"}},
+      {{"Authorization", "Bearer "}},
+      {{"Authorization", "Bearer not.a.token"}},
+      {Bearer(Token(5, false, Millis(-60'000)))},  // expired past the 30 s leeway
+      {Bearer(SignJwt(Principal{5, false}, SystemClock().Now() + Millis(600'000), "another-secret-another-secret-000"))},
+      {Bearer(Base64UrlEncode(R"({"alg":"none","typ":"JWT"})") + "." + claims + ".")},
+  };
+  for (const auto& headers : bad) {
+    auto r = Call("POST", Holds(), body, headers);
+    ExpectError(r, 401, "UNAUTHENTICATED");
+    EXPECT_EQ(r.Header("www-authenticate").rfind("Bearer", 0), 0u);
+  }
+  ExpectError(Call("GET", "/holds/" + NewUuid()), 401, "UNAUTHENTICATED");
+  EXPECT_EQ(SeatState(), before);
+  // The seat map and showtimes are public.
+  EXPECT_EQ(Call("GET", Seats()).status, 200);
+}
+
+TEST_P(HttpApi, AdminShowtimeValidation) {
+  const std::string admin = Token(1, true);
+  ExpectError(Call("POST", "/admin/showtimes", kLayout), 401, "UNAUTHENTICATED");
+  ExpectError(Call("POST", "/admin/showtimes", kLayout, {Bearer(Token(2))}), 403, "FORBIDDEN");
+  auto layout = [](const std::string& rows, const std::string& prices = R"({"standard": {"amount": 1250, "currency": "EUR"}})") {
+    return R"({"title": "T", "cinema": "C", "hall": "H", "startsAt": "2026-12-18T19:30:00.000Z", "rows": )" + rows +
+           R"(, "prices": )" + prices + "}";
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{", "BAD_JSON"},
+      {layout(R"([{"row": "A", "seats": 10, "category": "standard"}, {"row": "A", "seats": 5, "category": "standard"}])"), "VALIDATION_FAILED"},
+      {layout("[]"), "VALIDATION_FAILED"},
+      {layout(R"([{"row": "A", "seats": 0, "category": "standard"}])"), "VALIDATION_FAILED"},
+      {layout(R"([{"row": "A", "seats": 600, "category": "standard"}, {"row": "B", "seats": 401, "category": "standard"}])"), "VALIDATION_FAILED"},
+      {layout(R"([{"row": "A", "seats": 10, "category": "vip"}])"), "VALIDATION_FAILED"},
+      {layout(R"([{"row": "a", "seats": 10, "category": "standard"}])"), "VALIDATION_FAILED"},
+      {layout(R"([{"row": "A", "seats": 10, "category": "standard"}])", R"({"standard": {"amount": -1, "currency": "EUR"}})"), "VALIDATION_FAILED"},
+      {layout(R"([{"row": "A", "seats": 10, "category": "standard"}])", R"({"standard": {"amount": 100, "currency": "euro"}})"), "VALIDATION_FAILED"},
+  };
+  const std::string before = Call("GET", "/showtimes").body;
+  for (const auto& [body, code] : cases) ExpectError(Call("POST", "/admin/showtimes", body, {Bearer(admin)}), 400, code);
+  EXPECT_EQ(Call("GET", "/showtimes").body, before);
+  auto ok = Call("POST", "/admin/showtimes",
+                 layout(R"([{"row": "A", "seats": 600, "category": "standard"}, {"row": "B", "seats": 400, "category": "standard"}])"),
+                 {Bearer(admin)});
+  EXPECT_EQ(ok.status, 201) << ok.body;
+}
+
+TEST_P(HttpApi, StopsCleanlyOnSigterm) {
+  ASSERT_EQ(Hold(4, R"(["E2"])").status, 201);
+  EXPECT_EQ(service_->Terminate(), 0);
+  const std::string log = service_->Log();
+  EXPECT_NE(log.find("\"msg\":\"stopped\""), std::string::npos) << log;
+  // Every log line is one JSON object.
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_TRUE(json::parse(line, nullptr, false).is_object()) << line;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, HttpApi, ::testing::Values(Engine::kSqlite, Engine::kPostgres),
+                         [](const auto& info) { return info.param == Engine::kSqlite ? "Sqlite" : "Postgres"; });
+
+}  // namespace
+}  // namespace boxoffice

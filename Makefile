@@ -1,0 +1,27 @@
+# boxoffice: `make run` starts the service with demo data; `make test` runs every test.
+# Both install missing Debian packages first (scripts/deps.sh).
+BUILD_DIR ?= build
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: all deps build run test clean format
+
+all: build
+
+deps:
+	scripts/deps.sh
+
+build: deps
+	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+run: build
+	scripts/run.sh
+
+test: build
+	scripts/test.sh
+
+format:
+	clang-format -i $$(git ls-files '*.cc' '*.h')
+
+clean:
+	rm -rf $(BUILD_DIR)
