@@ -86,26 +86,49 @@ constexpr Sql kSelectSeatOwners{
     "  FROM (SELECT *, (status = 'HELD' AND hold_expires_at < " BOX_NOW ") AS expired"
     "          FROM show_seat WHERE showtime_id = $2) s ORDER BY seat_order"};
 
-// The seeds' conditional UPDATE, with the lock order made explicit. The availability check
-// (expired holds count as free) is in the WHERE clause; the caller compares the number of
-// returned rows to the number of seats and rolls back when short.
+// A hold in one statement, so row locks live for one round trip and no transaction
+// stays open across the network:
+//  1. `locked` locks the requested seats in seat-code order (no deadlocks between
+//     overlapping holds) and reads their current state under the lock;
+//  2. `upd` is the seeds' conditional UPDATE: its WHERE clause holds the availability
+//     check (expired holds count as free) for each seat and for all of them, so it changes
+//     all requested seats or none. The check reads `locked`, the row versions we hold
+//     locks on, not the columns of `s`: in READ COMMITTED an UPDATE tests its WHERE clause
+//     against the statement's snapshot and re-tests only rows that passed, so a seat freed
+//     by a transaction that committed while we waited for its lock would be skipped and
+//     the hold refused for nothing;
+//  3. `ins` records the hold when it changed as many rows as seats were asked for;
+//  4. boxoffice_assert fails the statement, rolling it all back, should the count ever be
+//     anything but 0 or all: the affected-row check of the seeds, enforced in the database.
+// The result explains a refusal: the seats found and those not free.
 constexpr Sql kHoldSeats{
     "hold_seats",
-    BOX_LOCK_SEATS("$2", "$3")
-    "UPDATE show_seat s"
-    "   SET status = 'HELD', hold_id = $4::uuid, customer_id = $5,"
-    "       hold_expires_at = date_trunc('milliseconds', " BOX_NOW ") + $6::bigint * interval '1 ms',"
-    "       booking_id = NULL"
-    "  FROM locked"
-    " WHERE s.showtime_id = $2 AND s.seat_code = locked.seat_code"
-    "   AND (s.status = 'AVAILABLE' OR (s.status = 'HELD' AND s.hold_expires_at < " BOX_NOW "))"
-    " RETURNING " BOX_MS("date_trunc('milliseconds', " BOX_NOW ")") ", " BOX_MS("s.hold_expires_at")};
-// Which requested seats exist and which are free (or already ours), to explain a refusal.
-constexpr Sql kExplainHold{
-    "explain_hold",
-    "SELECT seat_code, status = 'AVAILABLE' OR (status = 'HELD' AND hold_expires_at < " BOX_NOW ")"
-    "       OR hold_id = $4::uuid"
-    "  FROM show_seat WHERE showtime_id = $2 AND seat_code = ANY($3::text[])"};
+    "WITH locked AS MATERIALIZED ("
+    "  SELECT seat_code, (status = 'AVAILABLE' OR (status = 'HELD' AND hold_expires_at < " BOX_NOW ")) AS free"
+    "    FROM show_seat WHERE showtime_id = $2 AND seat_code = ANY($3::text[])"
+    "   ORDER BY seat_code FOR NO KEY UPDATE),"
+    " verdict AS (SELECT count(*) FILTER (WHERE free) = $7::int AS all_free FROM locked),"
+    " upd AS ("
+    "  UPDATE show_seat s"
+    "     SET status = 'HELD', hold_id = $4::uuid, customer_id = $5,"
+    "         hold_expires_at = date_trunc('milliseconds', " BOX_NOW ") + $6::bigint * interval '1 ms',"
+    "         booking_id = NULL"
+    "    FROM locked, verdict"
+    "   WHERE verdict.all_free AND locked.free"
+    "     AND s.showtime_id = $2 AND s.seat_code = locked.seat_code"
+    "  RETURNING s.hold_expires_at),"
+    " ins AS ("
+    "  INSERT INTO seat_hold (hold_id, showtime_id, customer_id, seats, status, created_at, expires_at)"
+    "  SELECT $4::uuid, $2, $5, $3::text[], 'HELD', date_trunc('milliseconds', " BOX_NOW "), max(hold_expires_at)"
+    "    FROM upd HAVING count(*) = $7::int"
+    "  RETURNING " BOX_MS("created_at") " AS created_ms, " BOX_MS("expires_at") " AS expires_ms)"
+    " SELECT (SELECT created_ms FROM ins), (SELECT expires_ms FROM ins),"
+    "        (SELECT count(*) FROM locked),"
+    "        ARRAY(SELECT seat_code FROM locked WHERE NOT free ORDER BY seat_code),"
+    "        boxoffice_assert((SELECT count(*) FROM upd) IN (0, $7::int), 'partial hold')"};
+// Which of the requested codes are seats of the showtime, to explain UNKNOWN_SEATS.
+constexpr Sql kExistingSeats{
+    "existing_seats", "SELECT seat_code FROM show_seat WHERE showtime_id = $1 AND seat_code = ANY($2::text[])"};
 constexpr Sql kShowtimeExists{"showtime_exists", "SELECT 1 FROM showtime WHERE showtime_id = $1"};
 constexpr Sql kInsertHold{
     "insert_hold",
@@ -547,50 +570,43 @@ Result<std::vector<SeatOwner>> PgStore::GetSeatOwners(int64_t showtime_id) {
 
 Result<Hold> PgStore::HoldSeats(const HoldRequest& req) {
   const std::string seats = ArrayLiteral(req.seats);
-  return impl_->InTx<Hold>(&retried_, [&](PgConnection& c) -> Result<Hold> {
-    const Param now = impl_->Now();
-    auto res = c.Exec(kHoldSeats, {now, P(req.showtime_id), seats, req.hold_id, P(req.customer_id),
-                                   P(req.ttl.count())});
+  const int64_t n = static_cast<int64_t>(req.seats.size());
+  // One statement is its own transaction: nothing to BEGIN, nothing left open.
+  return impl_->Run<Hold>([&](PgConnection& c) -> Result<Hold> {
+    auto res = c.Exec(kHoldSeats, {impl_->Now(), P(req.showtime_id), seats, req.hold_id, P(req.customer_id),
+                                   P(req.ttl.count()), P(n)});
     if (!res.ok()) return res.status();
     const PGresult* r = res.value().get();
-    if (static_cast<size_t>(PQntuples(r)) != req.seats.size()) {
-      // Short: explain inside the transaction (our locks still pin the seats), then roll back.
-      auto why = c.Exec(kExplainHold, {now, P(req.showtime_id), seats, req.hold_id});
-      if (!why.ok()) return why.status();
-      const PGresult* w = why.value().get();
-      std::vector<std::string> found, taken;
-      for (int i = 0; i < PQntuples(w); ++i) {
-        found.push_back(Text(w, i, 0));
-        if (!Bool(w, i, 1)) taken.push_back(Text(w, i, 0));
-      }
-      if (found.size() != req.seats.size()) {
+    if (!PQgetisnull(r, 0, 0)) {
+      return Hold{req.hold_id, req.showtime_id, req.customer_id, req.seats, HoldState::kHeld,
+                  FromEpochMs(Int(r, 0, 0)), FromEpochMs(Int(r, 0, 1))};
+    }
+    if (Int(r, 0, 2) != n) {
+      // Some codes are not seats of this showtime, or there is no such showtime (rare path).
+      auto map = c.Exec(kExistingSeats, {P(req.showtime_id), seats});
+      if (!map.ok()) return map.status();
+      const PGresult* m = map.value().get();
+      std::vector<std::string> found;
+      for (int i = 0; i < PQntuples(m); ++i) found.push_back(Text(m, i, 0));
+      if (found.empty()) {
         auto exists = c.Exec(kShowtimeExists, {P(req.showtime_id)});
         if (!exists.ok()) return exists.status();
         if (PQntuples(exists.value().get()) == 0) {
           return Status(Code::kNotFound, "showtime " + std::to_string(req.showtime_id) + " not found");
         }
-        std::vector<std::string> unknown;
-        for (const auto& s : req.seats) {
-          if (std::find(found.begin(), found.end(), s) == found.end()) unknown.push_back(s);
-        }
-        return Status(Code::kUnknownSeats,
-                      "Seats " + JoinSeats(unknown) + " do not exist in showtime " +
-                          std::to_string(req.showtime_id),
-                      unknown);
       }
-      std::sort(taken.begin(), taken.end());
-      return Status(Code::kConflict,
-                    "Seats " + JoinSeats(req.seats) + " of showtime " +
-                        std::to_string(req.showtime_id) + " are not available",
-                    taken);
+      std::vector<std::string> unknown;
+      for (const auto& s : req.seats) {
+        if (std::find(found.begin(), found.end(), s) == found.end()) unknown.push_back(s);
+      }
+      return Status(Code::kUnknownSeats,
+                    "Seats " + JoinSeats(unknown) + " do not exist in showtime " + std::to_string(req.showtime_id),
+                    unknown);
     }
-    const int64_t created_ms = Int(r, 0, 0);
-    const int64_t expires_ms = Int(r, 0, 1);
-    auto ins = c.Exec(kInsertHold, {req.hold_id, P(req.showtime_id), P(req.customer_id), seats,
-                                    P(created_ms), P(expires_ms)});
-    if (!ins.ok()) return ins.status();
-    return Hold{req.hold_id, req.showtime_id, req.customer_id, req.seats, HoldState::kHeld,
-                FromEpochMs(created_ms), FromEpochMs(expires_ms)};
+    return Status(Code::kConflict,
+                  "Seats " + JoinSeats(req.seats) + " of showtime " + std::to_string(req.showtime_id) +
+                      " are not available",
+                  ParseArray(Text(r, 0, 3)));
   });
 }
 
