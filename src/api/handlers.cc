@@ -11,6 +11,10 @@
 #include "core/log.h"
 #include "core/time_format.h"
 
+namespace boxoffice {
+std::string_view OpenApiYaml();  // docs/openapi.yaml, embedded at build time
+}
+
 namespace boxoffice::api {
 namespace {
 
@@ -80,6 +84,13 @@ class Api {
     Response r;
     r.content_type = "text/plain; version=0.0.4; charset=utf-8";
     r.body = d_.metrics->Render();
+    return r;
+  }
+
+  Response OpenApi(Request&) {
+    Response r;
+    r.content_type = "application/yaml";
+    r.body = std::string(OpenApiYaml());
     return r;
   }
 
@@ -237,6 +248,7 @@ void RegisterRoutes(http::Router* router, const ApiDeps& deps) {
   router->Add("GET", "/healthz", bind(&Api::Healthz), /*blocking=*/false);
   router->Add("GET", "/readyz", bind(&Api::Readyz));
   router->Add("GET", "/metrics", bind(&Api::MetricsText), /*blocking=*/false);
+  router->Add("GET", "/openapi.yaml", bind(&Api::OpenApi), /*blocking=*/false);
   router->Add("GET", "/showtimes", bind(&Api::ListShowtimes));
   router->Add("GET", "/showtimes/{showtimeId}", bind(&Api::GetShowtime));
   router->Add("GET", "/showtimes/{showtimeId}/seats", bind(&Api::GetSeats));
