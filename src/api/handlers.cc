@@ -1,8 +1,9 @@
 #include "api/handlers.h"
 
+#include <strings.h>
+
 #include <charconv>
 #include <nlohmann/json.hpp>
-#include <strings.h>
 #include <variant>
 
 #include "api/json_io.h"
@@ -67,7 +68,8 @@ class Api {
         strncasecmp(header->c_str(), kBearer.data(), kBearer.size()) != 0) {
       return Unauthenticated("missing bearer token");
     }
-    auto who = VerifyJwt(std::string_view(*header).substr(kBearer.size()), d_.jwt_secret, d_.clock->Now());
+    auto who =
+        VerifyJwt(std::string_view(*header).substr(kBearer.size()), d_.jwt_secret, d_.clock->Now());
     if (!who.ok()) return Unauthenticated(who.status().message());
     return who.value();
   }
@@ -109,7 +111,8 @@ class Api {
     if (auto limit = req.QueryParam("limit")) {
       auto n = ParseId(*limit);
       if (!n || *n > kMaxListLimit) {
-        return ErrorResponse(400, "VALIDATION_FAILED", "limit must be 1 to " + std::to_string(kMaxListLimit));
+        return ErrorResponse(400, "VALIDATION_FAILED",
+                             "limit must be 1 to " + std::to_string(kMaxListLimit));
       }
       q.limit = static_cast<int>(*n);
     }
@@ -206,7 +209,8 @@ class Api {
   Response CreateShowtime(Request& req) {
     auto auth = Authenticate(req);
     if (auto* denied = std::get_if<Response>(&auth)) return std::move(*denied);
-    if (!std::get<Principal>(auth).admin) return ErrorResponse(403, "FORBIDDEN", "admin scope required");
+    if (!std::get<Principal>(auth).admin)
+      return ErrorResponse(403, "FORBIDDEN", "admin scope required");
     NewShowtime showtime;
     if (auto e = ParseNewShowtime(req.body, &showtime)) return BadBody(*e);
     auto id = d_.store->CreateShowtime(showtime);
@@ -224,15 +228,22 @@ class Api {
 
 Response StatusResponse(const Status& s) {
   switch (s.code()) {
-    case Code::kOk: return Json(200, "{}");
-    case Code::kInvalid: return ErrorResponse(400, "VALIDATION_FAILED", s.message());
-    case Code::kNotFound: return ErrorResponse(404, "NOT_FOUND", s.message());
-    case Code::kConflict: return ErrorResponse(409, "SEATS_UNAVAILABLE", s.message(), SeatsDetail(s.seats()));
-    case Code::kUnknownSeats: return ErrorResponse(400, "UNKNOWN_SEATS", s.message(), SeatsDetail(s.seats()));
-    case Code::kNotActive: return ErrorResponse(409, "HOLD_NOT_ACTIVE", "the hold is no longer active: " + s.message());
+    case Code::kOk:
+      return Json(200, "{}");
+    case Code::kInvalid:
+      return ErrorResponse(400, "VALIDATION_FAILED", s.message());
+    case Code::kNotFound:
+      return ErrorResponse(404, "NOT_FOUND", s.message());
+    case Code::kConflict:
+      return ErrorResponse(409, "SEATS_UNAVAILABLE", s.message(), SeatsDetail(s.seats()));
+    case Code::kUnknownSeats:
+      return ErrorResponse(400, "UNKNOWN_SEATS", s.message(), SeatsDetail(s.seats()));
+    case Code::kNotActive:
+      return ErrorResponse(409, "HOLD_NOT_ACTIVE", "the hold is no longer active: " + s.message());
     case Code::kUnavailable:
       LogWarn("dependency unavailable", {{"error", s.message()}});
-      return ErrorResponse(503, "UNAVAILABLE", "temporarily unavailable, retry shortly").Header("Retry-After", "1");
+      return ErrorResponse(503, "UNAVAILABLE", "temporarily unavailable, retry shortly")
+          .Header("Retry-After", "1");
     case Code::kInternal:
       LogError("internal error", {{"error", s.message()}});
       return ErrorResponse(500, "INTERNAL", "internal error");

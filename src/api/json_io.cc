@@ -18,9 +18,12 @@ json PriceJson(const Price& p) { return {{"amount", p.amount}, {"currency", p.cu
 json ShowtimeObject(const Showtime& s) {
   json prices = json::object();
   for (const auto& [category, price] : s.prices) prices[category] = PriceJson(price);
-  return {{"showtimeId", s.id},          {"title", s.title},
-          {"cinema", s.cinema},          {"hall", s.hall},
-          {"startsAt", FormatRfc3339(s.starts_at)}, {"prices", prices},
+  return {{"showtimeId", s.id},
+          {"title", s.title},
+          {"cinema", s.cinema},
+          {"hall", s.hall},
+          {"startsAt", FormatRfc3339(s.starts_at)},
+          {"prices", prices},
           {"seatCount", s.seat_count}};
 }
 
@@ -31,13 +34,15 @@ ParseError Invalid(std::string message) { return ParseError{false, std::move(mes
 bool IsCategory(const std::string& c) {
   if (c.empty() || c.size() > kMaxCategoryLength) return false;
   for (char ch : c) {
-    if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-')) return false;
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '-'))
+      return false;
   }
   return true;
 }
 
 bool IsCurrency(const std::string& c) {
-  return c.size() == 3 && std::all_of(c.begin(), c.end(), [](char ch) { return ch >= 'A' && ch <= 'Z'; });
+  return c.size() == 3 &&
+         std::all_of(c.begin(), c.end(), [](char ch) { return ch >= 'A' && ch <= 'Z'; });
 }
 
 std::optional<ParseError> RequireText(const json& body, const char* field, std::string* out) {
@@ -47,7 +52,8 @@ std::optional<ParseError> RequireText(const json& body, const char* field, std::
   }
   *out = it->get<std::string>();
   if (out->size() > kMaxTextField) {
-    return Invalid(std::string(field) + " is longer than " + std::to_string(kMaxTextField) + " bytes");
+    return Invalid(std::string(field) + " is longer than " + std::to_string(kMaxTextField) +
+                   " bytes");
   }
   return std::nullopt;
 }
@@ -59,16 +65,21 @@ std::string ShowtimeJson(const Showtime& s) { return Dump(ShowtimeObject(s)); }
 std::string ShowtimeListJson(const std::vector<Showtime>& list, const std::string& next_cursor) {
   json items = json::array();
   for (const auto& s : list) items.push_back(ShowtimeObject(s));
-  return Dump({{"showtimes", items}, {"nextCursor", next_cursor.empty() ? json() : json(next_cursor)}});
+  return Dump(
+      {{"showtimes", items}, {"nextCursor", next_cursor.empty() ? json() : json(next_cursor)}});
 }
 
 std::string SeatMapJson(const SeatMap& map) {
   json seats = json::array();
   for (const auto& s : map.seats) {
-    seats.push_back({{"code", s.code}, {"row", s.row}, {"number", s.number},
-                     {"category", s.category}, {"status", SeatStatusName(s.status)}});
+    seats.push_back({{"code", s.code},
+                     {"row", s.row},
+                     {"number", s.number},
+                     {"category", s.category},
+                     {"status", SeatStatusName(s.status)}});
   }
-  return Dump({{"showtimeId", map.showtime_id}, {"asOf", FormatRfc3339(map.as_of)}, {"seats", seats}});
+  return Dump(
+      {{"showtimeId", map.showtime_id}, {"asOf", FormatRfc3339(map.as_of)}, {"seats", seats}});
 }
 
 std::string SeatMapEtag(const SeatMap& map) {
@@ -94,12 +105,17 @@ std::string SeatMapEtag(const SeatMap& map) {
 }
 
 std::string HoldJson(const Hold& hold) {
-  return Dump({{"holdId", hold.hold_id}, {"showtimeId", hold.showtime_id}, {"seats", hold.seats},
-               {"status", HoldStateName(hold.state)}, {"expiresAt", FormatRfc3339(hold.expires_at)}});
+  return Dump({{"holdId", hold.hold_id},
+               {"showtimeId", hold.showtime_id},
+               {"seats", hold.seats},
+               {"status", HoldStateName(hold.state)},
+               {"expiresAt", FormatRfc3339(hold.expires_at)}});
 }
 
 std::string HoldCreatedJson(const Hold& hold) {
-  return Dump({{"holdId", hold.hold_id}, {"showtimeId", hold.showtime_id}, {"seats", hold.seats},
+  return Dump({{"holdId", hold.hold_id},
+               {"showtimeId", hold.showtime_id},
+               {"seats", hold.seats},
                {"expiresAt", FormatRfc3339(hold.expires_at)}});
 }
 
@@ -128,7 +144,8 @@ std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime*
   if (auto e = RequireText(j, "cinema", &out->cinema)) return e;
   if (auto e = RequireText(j, "hall", &out->hall)) return e;
   auto starts = j.find("startsAt");
-  if (starts == j.end() || !starts->is_string()) return Invalid("startsAt must be an RFC 3339 time");
+  if (starts == j.end() || !starts->is_string())
+    return Invalid("startsAt must be an RFC 3339 time");
   auto when = ParseRfc3339(starts->get<std::string>());
   if (!when) return Invalid("startsAt must be an RFC 3339 time");
   out->starts_at = *when;
@@ -138,21 +155,24 @@ std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime*
     return Invalid("prices must map each category to {amount, currency}");
   }
   for (const auto& [category, price] : prices->items()) {
-    if (!IsCategory(category)) return Invalid("category \"" + category.substr(0, 40) + "\" is not a valid name");
+    if (!IsCategory(category))
+      return Invalid("category \"" + category.substr(0, 40) + "\" is not a valid name");
     if (!price.is_object()) return Invalid("price of " + category + " must be {amount, currency}");
     auto amount = price.find("amount");
     auto currency = price.find("currency");
     if (amount == price.end() || !amount->is_number_integer() || amount->get<int64_t>() < 0) {
       return Invalid("price of " + category + " needs a non-negative integer amount (minor units)");
     }
-    if (currency == price.end() || !currency->is_string() || !IsCurrency(currency->get<std::string>())) {
+    if (currency == price.end() || !currency->is_string() ||
+        !IsCurrency(currency->get<std::string>())) {
       return Invalid("price of " + category + " needs a 3-letter currency code");
     }
     out->prices[category] = Price{amount->get<int64_t>(), currency->get<std::string>()};
   }
 
   auto rows = j.find("rows");
-  if (rows == j.end() || !rows->is_array() || rows->empty()) return Invalid("rows must list at least one row");
+  if (rows == j.end() || !rows->is_array() || rows->empty())
+    return Invalid("rows must list at least one row");
   if (rows->size() > kMaxRowsPerShowtime) return Invalid("too many rows");
   std::set<std::string> seen;
   int total = 0;
@@ -170,7 +190,8 @@ std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime*
         seats->get<int64_t>() > kMaxSeatNumber) {
       return Invalid("row " + row + " must have 1 to 999 seats");
     }
-    if (category == r.end() || !category->is_string()) return Invalid("row " + row + " needs a category");
+    if (category == r.end() || !category->is_string())
+      return Invalid("row " + row + " needs a category");
     const std::string cat = category->get<std::string>();
     if (!out->prices.count(cat)) return Invalid("category of row " + row + " has no price");
     total += static_cast<int>(seats->get<int64_t>());

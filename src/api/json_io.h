@@ -14,7 +14,7 @@ namespace boxoffice::api {
 // Limits of the admin layout (API.md: at most 1,000 seats per showtime).
 inline constexpr int kMaxSeatsPerShowtime = 1000;
 inline constexpr size_t kMaxRowsPerShowtime = 200;
-inline constexpr size_t kMaxTextField = 200;       // title, cinema, hall
+inline constexpr size_t kMaxTextField = 200;  // title, cinema, hall
 inline constexpr size_t kMaxCategoryLength = 32;
 
 std::string ShowtimeJson(const Showtime& s);
@@ -22,7 +22,7 @@ std::string ShowtimeListJson(const std::vector<Showtime>& list, const std::strin
 // The seat map body and its ETag (which depends on the seats' states only, not on asOf).
 std::string SeatMapJson(const SeatMap& map);
 std::string SeatMapEtag(const SeatMap& map);
-std::string HoldJson(const Hold& hold);  // GET /holds/{id}
+std::string HoldJson(const Hold& hold);         // GET /holds/{id}
 std::string HoldCreatedJson(const Hold& hold);  // 201 of POST …/holds
 
 // Result of parsing a request body.

@@ -27,7 +27,8 @@ constexpr int kSweepBatchLimit = 1000;  // rows per sweep statement: a short tra
 
 std::string EnvName(const std::string& flag) {
   std::string env = "BOXOFFICE_";
-  for (char c : flag) env += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (char c : flag)
+    env += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return env;
 }
 
@@ -38,15 +39,17 @@ CLI::Option* Flag(CLI::App* cmd, const std::string& name, T* target, const std::
 }
 
 // A duration flag ("500ms", "15s", "10m", "1h").
-CLI::Option* DurationFlag(CLI::App* cmd, const std::string& name, Millis* target, const std::string& text,
-                          const std::string& help) {
+CLI::Option* DurationFlag(CLI::App* cmd, const std::string& name, Millis* target,
+                          const std::string& text, const std::string& help) {
   auto* storage = new std::string(text);  // lives as long as the process, like the App
   return cmd
       ->add_option_function<std::string>(
           "--" + name,
           [target, name](const std::string& value) {
             auto d = ParseDuration(value);
-            if (!d) throw CLI::ValidationError("--" + name, "expected a duration like 500ms, 15s, 10m, 1h");
+            if (!d)
+              throw CLI::ValidationError("--" + name,
+                                         "expected a duration like 500ms, 15s, 10m, 1h");
             *target = *d;
           },
           help + " (default " + *storage + ")")
@@ -60,7 +63,8 @@ struct Common {
 
 void AddDbFlag(CLI::App* cmd, Common* c) {
   Flag(cmd, "db", &c->store.url, "sqlite:PATH (default) or postgresql://USER@HOST:PORT/DB");
-  Flag(cmd, "db-pool", &c->store.pool_size, "PostgreSQL connections per process")->check(CLI::Range(1, 256));
+  Flag(cmd, "db-pool", &c->store.pool_size, "PostgreSQL connections per process")
+      ->check(CLI::Range(1, 256));
 }
 
 Result<std::unique_ptr<Store>> OpenAndMigrate(const StoreConfig& config, const Clock* clock) {
@@ -127,14 +131,17 @@ int Serve(const ServeFlags& f) {
   Metrics metrics;
   HoldService holds(store.value().get(), HoldPolicy{f.hold_ttl, f.hold_max_lifetime}, &metrics);
   http::Router router;
-  api::RegisterRoutes(&router, api::ApiDeps{store.value().get(), &holds, &metrics, &clock, f.common.jwt_secret});
+  api::RegisterRoutes(
+      &router, api::ApiDeps{store.value().get(), &holds, &metrics, &clock, f.common.jwt_secret});
   http::Server server(options, &router, &metrics);
   if (!server.Start()) return 1;
   Sweeper sweeper(store.value().get(), f.sweep_interval, kSweepBatchLimit, &metrics);
   sweeper.Start();
-  LogInfo("listening", {{"host", options.host}, {"port", server.port()},
+  LogInfo("listening", {{"host", options.host},
+                        {"port", server.port()},
                         {"db", f.common.store.url.substr(0, f.common.store.url.find(':'))},
-                        {"ioThreads", options.io_threads}, {"workers", options.worker_threads}});
+                        {"ioThreads", options.io_threads},
+                        {"workers", options.worker_threads}});
   int sig = 0;
   sigwait(&signals, &sig);
   LogInfo("stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
@@ -154,8 +161,9 @@ struct SeedFlags {
 };
 
 NewShowtime HallShowtime(int cinema, int hall, Instant starts_at) {
-  static const char* kTitles[] = {"Dune: Part Three", "The Last Projectionist", "Paddington in Peru",
-                                  "Night Train to Lisbon", "Coraline (re-release)"};
+  static const char* kTitles[] = {"Dune: Part Three", "The Last Projectionist",
+                                  "Paddington in Peru", "Night Train to Lisbon",
+                                  "Coraline (re-release)"};
   NewShowtime s;
   s.title = kTitles[(cinema + hall + ToEpochMs(starts_at) / 3'600'000) % 5];
   s.cinema = cinema == 1 ? "Boxoffice Demo Cinema" : "Boxoffice Cinema " + std::to_string(cinema);
@@ -194,7 +202,8 @@ int Seed(const SeedFlags& f) {
     for (int h = 1; h <= f.halls_per_cinema; ++h) {
       for (int d = 1; d <= f.days; ++d) {
         for (int slot = 0; slot < 4; ++slot) {
-          const Instant starts = time_point_cast<Millis>(today + days{d} + hours{14 + 3 * slot} + minutes{15 * (h % 4)});
+          const Instant starts = time_point_cast<Millis>(today + days{d} + hours{14 + 3 * slot} +
+                                                         minutes{15 * (h % 4)});
           auto id = store.value()->CreateShowtime(HallShowtime(c, h, starts));
           if (!id.ok()) return Fail("cannot create showtime", id.status());
           ++done;
@@ -209,7 +218,9 @@ int Seed(const SeedFlags& f) {
       }
     }
   }
-  LogInfo("seeded", {{"showtimes", done}, {"cinemas", f.cinemas}, {"hallsPerCinema", f.halls_per_cinema},
+  LogInfo("seeded", {{"showtimes", done},
+                     {"cinemas", f.cinemas},
+                     {"hallsPerCinema", f.halls_per_cinema},
                      {"days", f.days}});
   return 0;
 }
@@ -221,13 +232,17 @@ void AddCommands(CLI::App* app, int* exit_code) {
   auto* serve = app->add_subcommand("serve", "Run the HTTP service");
   AddDbFlag(serve, &serve_flags->common);
   Flag(serve, "listen", &serve_flags->listen, "HOST:PORT to listen on (port 0: any)");
-  Flag(serve, "jwt-secret", &serve_flags->common.jwt_secret, "HS256 secret for customer tokens (32+ chars)");
+  Flag(serve, "jwt-secret", &serve_flags->common.jwt_secret,
+       "HS256 secret for customer tokens (32+ chars)");
   DurationFlag(serve, "hold-ttl", &serve_flags->hold_ttl, "10m", "How long a hold lasts");
   DurationFlag(serve, "hold-max-lifetime", &serve_flags->hold_max_lifetime, "20m",
                "Extensions never keep a hold past this age");
-  DurationFlag(serve, "sweep-interval", &serve_flags->sweep_interval, "15s", "How often expired holds are tidied");
-  Flag(serve, "io-threads", &serve_flags->io_threads, "I/O threads (one io_context each)")->check(CLI::Range(1, 64));
-  Flag(serve, "workers", &serve_flags->workers, "Threads for database work")->check(CLI::Range(1, 256));
+  DurationFlag(serve, "sweep-interval", &serve_flags->sweep_interval, "15s",
+               "How often expired holds are tidied");
+  Flag(serve, "io-threads", &serve_flags->io_threads, "I/O threads (one io_context each)")
+      ->check(CLI::Range(1, 64));
+  Flag(serve, "workers", &serve_flags->workers, "Threads for database work")
+      ->check(CLI::Range(1, 256));
   Flag(serve, "max-connections", &serve_flags->max_connections, "Open connections at most")
       ->check(CLI::Range(1, 1'000'000));
   serve->callback([=] { *exit_code = Serve(*serve_flags); });
@@ -243,12 +258,16 @@ void AddCommands(CLI::App* app, int* exit_code) {
   });
 
   auto* seed_flags = new SeedFlags();
-  auto* seed = app->add_subcommand("seed", "Load showtimes: --demo, or chain scale with --cinemas …");
+  auto* seed =
+      app->add_subcommand("seed", "Load showtimes: --demo, or chain scale with --cinemas …");
   AddDbFlag(seed, &seed_flags->common);
-  seed->add_flag("--demo", seed_flags->demo, "A demo cinema (skipped if showtimes exist)")->envname("BOXOFFICE_DEMO");
+  seed->add_flag("--demo", seed_flags->demo, "A demo cinema (skipped if showtimes exist)")
+      ->envname("BOXOFFICE_DEMO");
   Flag(seed, "cinemas", &seed_flags->cinemas, "Cinemas to generate")->check(CLI::Range(1, 10'000));
-  Flag(seed, "halls-per-cinema", &seed_flags->halls_per_cinema, "Halls per cinema")->check(CLI::Range(1, 50));
-  Flag(seed, "days", &seed_flags->days, "Days of showtimes from tomorrow")->check(CLI::Range(1, 365));
+  Flag(seed, "halls-per-cinema", &seed_flags->halls_per_cinema, "Halls per cinema")
+      ->check(CLI::Range(1, 50));
+  Flag(seed, "days", &seed_flags->days, "Days of showtimes from tomorrow")
+      ->check(CLI::Range(1, 365));
   seed->callback([=] { *exit_code = Seed(*seed_flags); });
 
   struct TokenFlags {
@@ -260,12 +279,16 @@ void AddCommands(CLI::App* app, int* exit_code) {
   auto* token_flags = new TokenFlags();
   auto* token = app->add_subcommand("token", "Print a customer token signed with the secret");
   Flag(token, "jwt-secret", &token_flags->secret, "HS256 secret")->required();
-  Flag(token, "customer", &token_flags->customer, "Customer id (the sub claim)")->required()->check(CLI::PositiveNumber);
+  Flag(token, "customer", &token_flags->customer, "Customer id (the sub claim)")
+      ->required()
+      ->check(CLI::PositiveNumber);
   token->add_flag("--admin", token_flags->admin, "Add scope admin")->envname("BOXOFFICE_ADMIN");
   DurationFlag(token, "ttl", &token_flags->ttl, "1h", "Token lifetime");
   token->callback([=] {
     const Instant exp = SystemClock().Now() + token_flags->ttl;
-    std::cout << SignJwt(Principal{token_flags->customer, token_flags->admin}, exp, token_flags->secret) << "\n";
+    std::cout << SignJwt(Principal{token_flags->customer, token_flags->admin}, exp,
+                         token_flags->secret)
+              << "\n";
   });
 }
 

@@ -11,11 +11,13 @@ Result<std::unique_ptr<Store>> OpenStore(const StoreConfig& config, const Clock*
   const std::string& url = config.url;
   if (url.rfind("sqlite:", 0) == 0) {
     auto options = SqliteStore::ParseUrl(url);
-    if (!options) return Status(Code::kInvalid, "bad --db: expected sqlite:PATH[?synchronous=full|normal]");
+    if (!options)
+      return Status(Code::kInvalid, "bad --db: expected sqlite:PATH[?synchronous=full|normal]");
     const auto dir = std::filesystem::path(options->path).parent_path();
     std::error_code ec;
     if (!dir.empty()) std::filesystem::create_directories(dir, ec);
-    if (ec) return Status(Code::kUnavailable, "cannot create " + dir.string() + ": " + ec.message());
+    if (ec)
+      return Status(Code::kUnavailable, "cannot create " + dir.string() + ": " + ec.message());
     return std::unique_ptr<Store>(std::make_unique<SqliteStore>(*options, clock));
   }
   if (url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0) {

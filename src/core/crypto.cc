@@ -12,9 +12,9 @@ namespace boxoffice {
 std::string HmacSha256(std::string_view key, std::string_view message) {
   unsigned char out[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
-  const unsigned char* ok = HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-                                 reinterpret_cast<const unsigned char*>(message.data()),
-                                 message.size(), out, &len);
+  const unsigned char* ok =
+      HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
+           reinterpret_cast<const unsigned char*>(message.data()), message.size(), out, &len);
   BOX_ASSERT(ok != nullptr && len == 32);
   return std::string(reinterpret_cast<char*>(out), len);
 }
@@ -52,7 +52,8 @@ std::string Base64UrlEncode(std::string_view bytes) {
   out.reserve((bytes.size() + 2) / 3 * 4);
   size_t i = 0;
   for (; i + 2 < bytes.size(); i += 3) {
-    const uint32_t v = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
+    const uint32_t v =
+        (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
     out += kB64Url[v >> 18];
     out += kB64Url[(v >> 12) & 63];
     out += kB64Url[(v >> 6) & 63];

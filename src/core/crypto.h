@@ -14,7 +14,7 @@ std::string HexEncode(std::string_view bytes);
 // True when a and b are equal, in time that depends only on their lengths.
 bool ConstantTimeEquals(std::string_view a, std::string_view b);
 
-std::string Base64UrlEncode(std::string_view bytes);  // no padding
+std::string Base64UrlEncode(std::string_view bytes);                // no padding
 std::optional<std::string> Base64UrlDecode(std::string_view text);  // padding not accepted
 
 // A random (version 4) UUID in lower-case canonical form.

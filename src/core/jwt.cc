@@ -64,7 +64,8 @@ Result<Principal> VerifyJwt(std::string_view token, std::string_view secret, Ins
   const auto exp = claims->find("exp");
   if (exp == claims->end() || !exp->is_number()) return Bad("token has no exp");
   const double exp_s = exp->get<double>();
-  if (!(exp_s * 1000.0 + static_cast<double>(kJwtLeeway.count()) > static_cast<double>(ToEpochMs(now)))) {
+  if (!(exp_s * 1000.0 + static_cast<double>(kJwtLeeway.count()) >
+        static_cast<double>(ToEpochMs(now)))) {
     return Bad("token expired");
   }
   const auto sub = claims->find("sub");
@@ -85,8 +86,8 @@ std::string SignJwt(const Principal& who, Instant expires_at, std::string_view s
   nlohmann::json claims = {{"sub", std::to_string(who.customer_id)},
                            {"exp", ToEpochMs(expires_at) / 1000}};
   if (who.admin) claims["scope"] = "admin";
-  const std::string signing_input = Base64UrlEncode(R"({"alg":"HS256","typ":"JWT"})") + "." +
-                                    Base64UrlEncode(claims.dump());
+  const std::string signing_input =
+      Base64UrlEncode(R"({"alg":"HS256","typ":"JWT"})") + "." + Base64UrlEncode(claims.dump());
   return signing_input + "." + Base64UrlEncode(HmacSha256(secret, signing_input));
 }
 

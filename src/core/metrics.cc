@@ -68,8 +68,8 @@ Histogram& Metrics::GetLatency(const std::string& name, const std::string& help,
   std::lock_guard lock(mu_);
   auto& slot = FamilyFor(name, help, "histogram").histograms[labels];
   if (!slot) {
-    slot = std::make_unique<Histogram>(std::vector<double>{
-        0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5});
+    slot = std::make_unique<Histogram>(std::vector<double>{0.0005, 0.001, 0.0025, 0.005, 0.01,
+                                                           0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5});
   }
   return *slot;
 }

@@ -38,8 +38,9 @@ Result<std::vector<std::string>> ValidateHoldSeats(const std::vector<std::string
   for (const auto& s : seats) {
     if (!ParseSeatCode(s)) {
       // Only echo codes that are short and printable; anything else is described.
-      const bool printable = s.size() <= kMaxSeatCodeLength &&
-                             std::all_of(s.begin(), s.end(), [](char c) { return c > 32 && c < 127; });
+      const bool printable =
+          s.size() <= kMaxSeatCodeLength &&
+          std::all_of(s.begin(), s.end(), [](char c) { return c > 32 && c < 127; });
       return Status(Code::kInvalid, printable ? "malformed seat code \"" + s + "\""
                                               : std::string("malformed seat code"));
     }

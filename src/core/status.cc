@@ -4,21 +4,31 @@ namespace boxoffice {
 
 const char* CodeName(Code code) {
   switch (code) {
-    case Code::kOk: return "OK";
-    case Code::kInvalid: return "INVALID";
-    case Code::kNotFound: return "NOT_FOUND";
-    case Code::kConflict: return "CONFLICT";
-    case Code::kUnknownSeats: return "UNKNOWN_SEATS";
-    case Code::kNotActive: return "NOT_ACTIVE";
-    case Code::kUnavailable: return "UNAVAILABLE";
-    case Code::kInternal: return "INTERNAL";
+    case Code::kOk:
+      return "OK";
+    case Code::kInvalid:
+      return "INVALID";
+    case Code::kNotFound:
+      return "NOT_FOUND";
+    case Code::kConflict:
+      return "CONFLICT";
+    case Code::kUnknownSeats:
+      return "UNKNOWN_SEATS";
+    case Code::kNotActive:
+      return "NOT_ACTIVE";
+    case Code::kUnavailable:
+      return "UNAVAILABLE";
+    case Code::kInternal:
+      return "INTERNAL";
   }
   return "?";
 }
 
 void AssertFail(const char* expr, const char* file, int line) {
-  std::fprintf(stderr, "{\"level\":\"fatal\",\"msg\":\"assertion failed\",\"expr\":\"%s\",\"at\":\"%s:%d\"}\n",
-               expr, file, line);
+  std::fprintf(
+      stderr,
+      "{\"level\":\"fatal\",\"msg\":\"assertion failed\",\"expr\":\"%s\",\"at\":\"%s:%d\"}\n", expr,
+      file, line);
   std::abort();
 }
 

@@ -17,13 +17,13 @@ namespace boxoffice {
 
 enum class Code {
   kOk,
-  kInvalid,        // the request is malformed; nothing was changed
-  kNotFound,       // no such thing, or not visible to this caller
-  kConflict,       // some requested seats are held or booked by someone else
-  kUnknownSeats,   // some requested seat codes are not in the showtime
-  kNotActive,      // the hold expired, was released, or is booked
-  kUnavailable,    // a dependency did not answer in time; safe to retry
-  kInternal,       // a bug or a broken invariant reported by a dependency
+  kInvalid,       // the request is malformed; nothing was changed
+  kNotFound,      // no such thing, or not visible to this caller
+  kConflict,      // some requested seats are held or booked by someone else
+  kUnknownSeats,  // some requested seat codes are not in the showtime
+  kNotActive,     // the hold expired, was released, or is booked
+  kUnavailable,   // a dependency did not answer in time; safe to retry
+  kInternal,      // a bug or a broken invariant reported by a dependency
 };
 
 const char* CodeName(Code code);
@@ -51,7 +51,7 @@ class Status {
 template <class T>
 class Result {
  public:
-  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}         // NOLINT: implicit by design
   Result(Status status) : status_(std::move(status)) {  // NOLINT
     if (status_.ok()) {
       std::fprintf(stderr, "Result constructed from an OK status without a value\n");

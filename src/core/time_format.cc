@@ -24,10 +24,10 @@ std::string FormatRfc3339(Instant t) {
   const year_month_day ymd{day};
   const hh_mm_ss<Millis> tod{t - day};
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ", static_cast<int>(ymd.year()),
-                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-                static_cast<int>(tod.hours().count()), static_cast<int>(tod.minutes().count()),
-                static_cast<int>(tod.seconds().count()),
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02d:%02d:%02d.%03dZ",
+                static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                static_cast<unsigned>(ymd.day()), static_cast<int>(tod.hours().count()),
+                static_cast<int>(tod.minutes().count()), static_cast<int>(tod.seconds().count()),
                 static_cast<int>(tod.subseconds().count()));
   return buf;
 }
@@ -41,7 +41,8 @@ std::optional<Instant> ParseRfc3339(std::string_view s) {
       !ReadDigits(s, 17, 2, &sec)) {
     return std::nullopt;
   }
-  const year_month_day ymd{year{y}, month{static_cast<unsigned>(mo)}, day{static_cast<unsigned>(d)}};
+  const year_month_day ymd{year{y}, month{static_cast<unsigned>(mo)},
+                           day{static_cast<unsigned>(d)}};
   if (!ymd.ok() || h > 23 || mi > 59 || sec > 59) return std::nullopt;
   size_t pos = 19;
   int ms = 0;
@@ -71,8 +72,8 @@ std::optional<Instant> ParseRfc3339(std::string_view s) {
     return std::nullopt;
   }
   if (pos != s.size()) return std::nullopt;
-  const auto t = sys_days{ymd} + hours{h} + minutes{mi} + seconds{sec} + Millis{ms} -
-                 minutes{offset_min};
+  const auto t =
+      sys_days{ymd} + hours{h} + minutes{mi} + seconds{sec} + Millis{ms} - minutes{offset_min};
   return time_point_cast<Millis>(t);
 }
 

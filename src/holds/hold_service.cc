@@ -8,13 +8,15 @@ namespace boxoffice {
 HoldService::HoldService(Store* store, HoldPolicy policy, Metrics* metrics)
     : store_(store),
       policy_(policy),
-      won_(metrics->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.", "outcome=\"won\"")),
-      lost_(metrics->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.", "outcome=\"lost\"")),
+      won_(metrics->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.",
+                               "outcome=\"won\"")),
+      lost_(metrics->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.",
+                                "outcome=\"lost\"")),
       released_(metrics->GetCounter("boxoffice_holds_released_total",
                                     "Holds released by their customer.")) {}
 
 Result<Hold> HoldService::HoldSeats(int64_t showtime_id, int64_t customer_id,
-                               const std::vector<std::string>& seats) {
+                                    const std::vector<std::string>& seats) {
   auto sorted = ValidateHoldSeats(seats);
   if (!sorted.ok()) return sorted.status();
   HoldRequest request{NewUuid(), showtime_id, customer_id, std::move(sorted.value()), policy_.ttl};

@@ -23,7 +23,8 @@ class HoldService {
   HoldService(Store* store, HoldPolicy policy, Metrics* metrics);
 
   // kInvalid for bad seats (nothing touched), else as Store::HoldSeats.
-  Result<Hold> HoldSeats(int64_t showtime_id, int64_t customer_id, const std::vector<std::string>& seats);
+  Result<Hold> HoldSeats(int64_t showtime_id, int64_t customer_id,
+                         const std::vector<std::string>& seats);
   Result<Hold> GetHold(const std::string& hold_id, int64_t customer_id);
   Status ReleaseHold(const std::string& hold_id, int64_t customer_id);
   Result<Hold> ExtendHold(const std::string& hold_id, int64_t customer_id);

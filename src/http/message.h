@@ -13,7 +13,9 @@ namespace boxoffice::http {
 // Case-insensitive header lookup over the few headers a request carries.
 class Headers {
  public:
-  void Add(std::string name, std::string value) { items_.emplace_back(std::move(name), std::move(value)); }
+  void Add(std::string name, std::string value) {
+    items_.emplace_back(std::move(name), std::move(value));
+  }
   // The first value of the header, or nullptr.
   const std::string* Find(std::string_view name) const;
   const std::vector<std::pair<std::string, std::string>>& items() const { return items_; }
@@ -23,12 +25,12 @@ class Headers {
 };
 
 struct Request {
-  std::string method;      // "GET", "POST", …
-  std::string path;        // decoded of nothing: ids and seat codes need no escaping
-  std::string query;       // the raw text after '?', without it
+  std::string method;  // "GET", "POST", …
+  std::string path;    // decoded of nothing: ids and seat codes need no escaping
+  std::string query;   // the raw text after '?', without it
   Headers headers;
   std::string body;
-  std::string request_id;  // the X-Request-Id this request answers with
+  std::string request_id;                     // the X-Request-Id this request answers with
   std::map<std::string, std::string> params;  // path parameters matched by the router
 
   // The decoded value of a query parameter, if present.

@@ -1,9 +1,11 @@
 #include "http/server.h"
 
+// clang-format off
 // Boost 1.74's awaitable.hpp uses std::exchange without including <utility>.
 #include <utility>
 #include <boost/asio.hpp>
 #include <boost/beast.hpp>
+// clang-format on
 #include <chrono>
 #include <thread>
 
@@ -60,8 +62,9 @@ struct Server::Impl {
                      "route=\"" + route + "\",method=\"" + method + "\",status=\"" +
                          std::to_string(status) + "\"")
         .Inc();
-    metrics->GetLatency("boxoffice_http_request_duration_seconds", "HTTP request latency by route.",
-                        "route=\"" + route + "\"")
+    metrics
+        ->GetLatency("boxoffice_http_request_duration_seconds", "HTTP request latency by route.",
+                     "route=\"" + route + "\"")
         .Observe(seconds);
   }
 
@@ -76,8 +79,8 @@ Response Invoke(const Route& route, Request& request) {
   try {
     return route.handler(request);
   } catch (const std::exception& e) {
-    LogError("handler threw", {{"route", route.pattern}, {"error", e.what()},
-                               {"requestId", request.request_id}});
+    LogError("handler threw",
+             {{"route", route.pattern}, {"error", e.what()}, {"requestId", request.request_id}});
     return ErrorResponse(500, "INTERNAL", "internal error");
   }
 }
@@ -99,7 +102,8 @@ asio::awaitable<Response> Server::Impl::Dispatch(Request& request, std::string* 
   if (!match.route) {
     if (!match.allow.empty()) {
       *route_label = "method_not_allowed";
-      co_return ErrorResponse(405, "METHOD_NOT_ALLOWED", "method not allowed").Header("Allow", match.allow);
+      co_return ErrorResponse(405, "METHOD_NOT_ALLOWED", "method not allowed")
+          .Header("Allow", match.allow);
     }
     *route_label = "not_found";
     co_return ErrorResponse(404, "NOT_FOUND", "no such route");
@@ -110,7 +114,8 @@ asio::awaitable<Response> Server::Impl::Dispatch(Request& request, std::string* 
   if (pending_jobs.fetch_add(1) >= options.max_pending_jobs) {
     pending_jobs.fetch_sub(1);
     overloaded.Inc();
-    co_return ErrorResponse(503, "UNAVAILABLE", "server busy, retry shortly").Header("Retry-After", "1");
+    co_return ErrorResponse(503, "UNAVAILABLE", "server busy, retry shortly")
+        .Header("Retry-After", "1");
   }
   co_return co_await asio::co_spawn(
       workers,
@@ -129,8 +134,8 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
     // Wait for the next request's first bytes (idle), then for its header (header timeout).
     if (buffer.size() == 0) {
       stream.expires_after(first ? options.header_timeout : options.idle_timeout);
-      const size_t n = co_await stream.async_read_some(buffer.prepare(4096),
-                                                       asio::redirect_error(asio::use_awaitable, ec));
+      const size_t n = co_await stream.async_read_some(
+          buffer.prepare(4096), asio::redirect_error(asio::use_awaitable, ec));
       if (ec) break;
       buffer.commit(n);
     }
@@ -139,10 +144,12 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
     parser.header_limit(static_cast<uint32_t>(options.header_limit_bytes));
     parser.body_limit(options.body_limit_bytes);
     stream.expires_after(options.header_timeout);
-    co_await bhttp::async_read_header(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+    co_await bhttp::async_read_header(stream, buffer, parser,
+                                      asio::redirect_error(asio::use_awaitable, ec));
     if (!ec && !parser.is_done()) {
       stream.expires_after(options.read_timeout);
-      co_await bhttp::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
+      co_await bhttp::async_read(stream, buffer, parser,
+                                 asio::redirect_error(asio::use_awaitable, ec));
     }
     const auto started = std::chrono::steady_clock::now();
     Response response;
@@ -151,8 +158,9 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
     bool keep_alive = false;
     bool counted = false;  // whether this request is in active_requests
     if (ec == bhttp::error::body_limit) {
-      response = ErrorResponse(413, "PAYLOAD_TOO_LARGE",
-                               "request body exceeds " + std::to_string(options.body_limit_bytes) + " bytes");
+      response = ErrorResponse(
+          413, "PAYLOAD_TOO_LARGE",
+          "request body exceeds " + std::to_string(options.body_limit_bytes) + " bytes");
       route_label = "payload_too_large";
     } else if (ec == bhttp::error::header_limit) {
       response = ErrorResponse(431, "VALIDATION_FAILED", "request header too large");
@@ -171,7 +179,8 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
       const size_t q = target.find('?');
       request.path = target.substr(0, q);
       if (q != std::string::npos) request.query = target.substr(q + 1);
-      for (const auto& field : req) request.headers.Add(std::string(field.name_string()), std::string(field.value()));
+      for (const auto& field : req)
+        request.headers.Add(std::string(field.name_string()), std::string(field.value()));
       request.body = std::move(req.body());
       keep_alive = req.keep_alive();
       request.request_id = RequestIdFor(request.headers);
@@ -198,8 +207,9 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
     Record(route_label, request.method.empty() ? "-" : request.method, response.status,
            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     if (response.status >= 500) {
-      LogWarn("request failed", {{"requestId", request.request_id}, {"route", route_label},
-                                 {"status", response.status}});
+      LogWarn(
+          "request failed",
+          {{"requestId", request.request_id}, {"route", route_label}, {"status", response.status}});
     }
     if (ec || !res.keep_alive()) break;
   }
@@ -212,7 +222,8 @@ asio::awaitable<void> Server::Impl::Accept() {
   for (;;) {
     beast::error_code ec;
     asio::io_context& target = NextContext();
-    tcp::socket socket = co_await acceptor->async_accept(target, asio::redirect_error(asio::use_awaitable, ec));
+    tcp::socket socket =
+        co_await acceptor->async_accept(target, asio::redirect_error(asio::use_awaitable, ec));
     if (ec) {
       if (stopping.load() || ec == asio::error::operation_aborted) co_return;
       LogWarn("accept failed", {{"error", ec.message()}});
@@ -254,8 +265,9 @@ bool Server::Start() {
   if (!ec) impl_->acceptor->bind(endpoint, ec);
   if (!ec) impl_->acceptor->listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
-    LogError("cannot listen", {{"host", impl_->options.host}, {"port", impl_->options.port},
-                               {"error", ec.message()}});
+    LogError(
+        "cannot listen",
+        {{"host", impl_->options.host}, {"port", impl_->options.port}, {"error", ec.message()}});
     return false;
   }
   asio::co_spawn(*impl_->contexts[0], impl_->Accept(), asio::detached);

@@ -22,17 +22,17 @@ namespace boxoffice::http {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  unsigned short port = 8080;        // 0: any free port (see Server::port())
-  size_t io_threads = 2;             // one io_context each; default: one per core
-  size_t worker_threads = 8;         // blocking handlers; match the database pool
-  size_t max_connections = 10'000;   // past this, new connections are closed at once
-  size_t max_pending_jobs = 4'096;   // blocking requests waiting for a worker, then 503
-  size_t body_limit_bytes = 64 * 1024;   // API.md: 413 past 64 KiB
-  size_t header_limit_bytes = 16 * 1024; // request line and headers
-  Millis header_timeout{10'000};     // slowloris bound: the whole header within this
-  Millis read_timeout{30'000};       // the body within this
-  Millis idle_timeout{60'000};       // a keep-alive connection waits this long for the next request
-  Millis drain_timeout{10'000};      // on Stop(), in-flight requests get this long
+  unsigned short port = 8080;             // 0: any free port (see Server::port())
+  size_t io_threads = 2;                  // one io_context each; default: one per core
+  size_t worker_threads = 8;              // blocking handlers; match the database pool
+  size_t max_connections = 10'000;        // past this, new connections are closed at once
+  size_t max_pending_jobs = 4'096;        // blocking requests waiting for a worker, then 503
+  size_t body_limit_bytes = 64 * 1024;    // API.md: 413 past 64 KiB
+  size_t header_limit_bytes = 16 * 1024;  // request line and headers
+  Millis header_timeout{10'000};          // slowloris bound: the whole header within this
+  Millis read_timeout{30'000};            // the body within this
+  Millis idle_timeout{60'000};   // a keep-alive connection waits this long for the next request
+  Millis drain_timeout{10'000};  // on Stop(), in-flight requests get this long
 };
 
 class Server {

@@ -28,9 +28,9 @@ struct Sql {
 #define BOX_MS(x) "(extract(epoch FROM " x ") * 1000)::bigint"
 #define BOX_TS(p) "to_timestamp(" p "::bigint / 1000.0)"
 // Locks the requested seats of a showtime in seat-code order before anything changes them.
-#define BOX_LOCK_SEATS(showtime, seats)                                                  \
-  "WITH locked AS MATERIALIZED (SELECT seat_code FROM show_seat WHERE showtime_id = " \
-  showtime " AND seat_code = ANY(" seats "::text[]) ORDER BY seat_code FOR UPDATE) "
+#define BOX_LOCK_SEATS(showtime, seats)                                                        \
+  "WITH locked AS MATERIALIZED (SELECT seat_code FROM show_seat WHERE showtime_id = " showtime \
+  " AND seat_code = ANY(" seats "::text[]) ORDER BY seat_code FOR UPDATE) "
 
 constexpr const char* kMigrationLock = "SELECT pg_advisory_xact_lock(7283945012)";
 constexpr const char* kCreateMigrationTable =
@@ -40,14 +40,12 @@ constexpr Sql kAppliedVersions{"applied_versions", "SELECT version FROM schema_m
 constexpr Sql kRecordMigration{"record_migration",
                                "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)"};
 
-constexpr Sql kInsertShowtime{
-    "insert_showtime",
-    "INSERT INTO showtime (title, cinema, hall, starts_at, seat_count)"
-    " VALUES ($1, $2, $3, " BOX_TS("$4") ", $5) RETURNING showtime_id"};
-constexpr Sql kInsertPrices{
-    "insert_prices",
-    "INSERT INTO price (showtime_id, category, amount, currency)"
-    " SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::text[])"};
+constexpr Sql kInsertShowtime{"insert_showtime",
+                              "INSERT INTO showtime (title, cinema, hall, starts_at, seat_count)"
+                              " VALUES ($1, $2, $3, " BOX_TS("$4") ", $5) RETURNING showtime_id"};
+constexpr Sql kInsertPrices{"insert_prices",
+                            "INSERT INTO price (showtime_id, category, amount, currency)"
+                            " SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::text[])"};
 constexpr Sql kInsertSeats{
     "insert_seats",
     "INSERT INTO show_seat (showtime_id, seat_code, row_label, seat_number, seat_order, category)"
@@ -56,10 +54,9 @@ constexpr Sql kSelectShowtime{
     "select_showtime",
     "SELECT showtime_id, title, cinema, hall, " BOX_MS("starts_at") ", seat_count"
     "  FROM showtime WHERE showtime_id = $1"};
-constexpr Sql kSelectPrices{
-    "select_prices",
-    "SELECT showtime_id, category, amount, currency FROM price"
-    " WHERE showtime_id = ANY($1::bigint[])"};
+constexpr Sql kSelectPrices{"select_prices",
+                            "SELECT showtime_id, category, amount, currency FROM price"
+                            " WHERE showtime_id = ANY($1::bigint[])"};
 constexpr Sql kListShowtimes{
     "list_showtimes",
     "SELECT showtime_id, title, cinema, hall, " BOX_MS("starts_at") ", seat_count FROM showtime"
@@ -74,16 +71,17 @@ constexpr Sql kPing{"ping", "SELECT 1"};
 constexpr Sql kSelectSeatMap{
     "select_seat_map",
     "SELECT seat_code, row_label, seat_number, category,"
-    "       CASE WHEN status = 'HELD' AND hold_expires_at < " BOX_NOW " THEN 'AVAILABLE'"
+    "       CASE WHEN status = 'HELD' AND hold_expires_at < " BOX_NOW
+    " THEN 'AVAILABLE'"
     "            ELSE status END,"
-    "       " BOX_MS(BOX_NOW)
-    "  FROM show_seat WHERE showtime_id = $2 ORDER BY seat_order"};
+    "       " BOX_MS(BOX_NOW) "  FROM show_seat WHERE showtime_id = $2 ORDER BY seat_order"};
 constexpr Sql kSelectSeatOwners{
     "select_seat_owners",
     "SELECT seat_code, expired, CASE WHEN expired THEN 'AVAILABLE' ELSE status END,"
     "       CASE WHEN expired THEN NULL ELSE hold_id::text END,"
     "       CASE WHEN expired THEN NULL ELSE customer_id END"
-    "  FROM (SELECT *, (status = 'HELD' AND hold_expires_at < " BOX_NOW ") AS expired"
+    "  FROM (SELECT *, (status = 'HELD' AND hold_expires_at < " BOX_NOW
+    ") AS expired"
     "          FROM show_seat WHERE showtime_id = $2) s ORDER BY seat_order"};
 
 // A hold in one statement, so row locks live for one round trip and no transaction
@@ -128,16 +126,19 @@ constexpr Sql kHoldSeats{
     "        boxoffice_assert((SELECT count(*) FROM upd) IN (0, $7::int), 'partial hold')"};
 // Which of the requested codes are seats of the showtime, to explain UNKNOWN_SEATS.
 constexpr Sql kExistingSeats{
-    "existing_seats", "SELECT seat_code FROM show_seat WHERE showtime_id = $1 AND seat_code = ANY($2::text[])"};
+    "existing_seats",
+    "SELECT seat_code FROM show_seat WHERE showtime_id = $1 AND seat_code = ANY($2::text[])"};
 constexpr Sql kShowtimeExists{"showtime_exists", "SELECT 1 FROM showtime WHERE showtime_id = $1"};
 constexpr Sql kInsertHold{
     "insert_hold",
     "INSERT INTO seat_hold (hold_id, showtime_id, customer_id, seats, status, created_at,"
-    " expires_at) VALUES ($1::uuid, $2, $3, $4::text[], 'HELD', " BOX_TS("$5") ", " BOX_TS("$6") ")"};
-#define BOX_HOLD_COLUMNS                                                                      \
-  "SELECT hold_id::text, showtime_id, customer_id, seats, status, " BOX_MS("created_at") ", " \
-  BOX_MS("expires_at") ", expires_at < " BOX_NOW                                              \
-  "  FROM seat_hold WHERE hold_id = $2::uuid AND customer_id = $3"
+    " expires_at) VALUES ($1::uuid, $2, $3, $4::text[], 'HELD', " BOX_TS("$5") ", " BOX_TS(
+        "$6") ")"};
+#define BOX_HOLD_COLUMNS                                                                       \
+  "SELECT hold_id::text, showtime_id, customer_id, seats, status, " BOX_MS(                    \
+      "created_at") ", " BOX_MS("expires_at") ", expires_at < " BOX_NOW                        \
+                                              "  FROM seat_hold WHERE hold_id = $2::uuid AND " \
+                                              "customer_id = $3"
 constexpr Sql kSelectHold{"select_hold", BOX_HOLD_COLUMNS};
 constexpr Sql kLockHold{"lock_hold", BOX_HOLD_COLUMNS " FOR UPDATE"};
 constexpr Sql kReleaseSeats{
@@ -161,14 +162,14 @@ constexpr Sql kExtendSeats{
     " WHERE s.showtime_id = $2 AND s.seat_code = locked.seat_code"
     "   AND s.hold_id = $4::uuid AND s.status = 'HELD' AND s.hold_expires_at >= " BOX_NOW
     " RETURNING " BOX_MS("s.hold_expires_at")};
-constexpr Sql kSetHoldExpiry{
-    "set_hold_expiry",
-    "UPDATE seat_hold SET expires_at = " BOX_TS("$1") " WHERE hold_id = $2::uuid"};
+constexpr Sql kSetHoldExpiry{"set_hold_expiry", "UPDATE seat_hold SET expires_at = " BOX_TS(
+                                                    "$1") " WHERE hold_id = $2::uuid"};
 // The seeds' sweeper, batched; SKIP LOCKED means it never waits, on any number of instances.
 constexpr Sql kSweepExpired{
     "sweep_expired",
     "WITH expired AS MATERIALIZED (SELECT showtime_id, seat_code FROM show_seat"
-    "  WHERE status = 'HELD' AND hold_expires_at < " BOX_NOW " LIMIT $2 FOR UPDATE SKIP LOCKED) "
+    "  WHERE status = 'HELD' AND hold_expires_at < " BOX_NOW
+    " LIMIT $2 FOR UPDATE SKIP LOCKED) "
     "UPDATE show_seat s SET status = 'AVAILABLE', hold_id = NULL, customer_id = NULL,"
     "       hold_expires_at = NULL"
     "  FROM expired"
@@ -242,8 +243,8 @@ class PgConnection {
 
   Result<PgResultPtr> Exec(const Sql& sql, const std::vector<Param>& params) {
     if (!prepared_.count(sql.name)) {
-      PgResultPtr prep(PQprepare(conn_, sql.name, sql.text, static_cast<int>(params.size()), nullptr),
-                       &PQclear);
+      PgResultPtr prep(
+          PQprepare(conn_, sql.name, sql.text, static_cast<int>(params.size()), nullptr), &PQclear);
       if (PQresultStatus(prep.get()) != PGRES_COMMAND_OK) return Fail(prep.get());
       prepared_.insert(sql.name);
     }
@@ -290,21 +291,22 @@ struct PgStore::Impl {
   Pool<PgConnection> pool;
 
   explicit Impl(PgOptions o)
-      : options(std::move(o)), pool(options.pool_size, options.acquire_timeout, [this] {
-          return Connect();
-        }) {}
+      : options(std::move(o)),
+        pool(options.pool_size, options.acquire_timeout, [this] { return Connect(); }) {}
 
   Result<std::unique_ptr<PgConnection>> Connect() {
-    const std::string timeout_s = std::to_string(std::max<int64_t>(1, options.connect_timeout.count() / 1000));
+    const std::string timeout_s =
+        std::to_string(std::max<int64_t>(1, options.connect_timeout.count() / 1000));
     const char* keys[] = {"dbname", "connect_timeout", "application_name", nullptr};
     const char* values[] = {options.url.c_str(), timeout_s.c_str(), "boxoffice", nullptr};
     auto conn = std::make_unique<PgConnection>(PQconnectdbParams(keys, values, 1));
     if (conn->broken()) {
       return Status(Code::kUnavailable, "cannot connect to postgresql");
     }
-    const std::string setup = "SET statement_timeout = " + std::to_string(options.statement_timeout.count()) +
-                              "; SET lock_timeout = " + std::to_string(options.lock_timeout.count()) +
-                              "; SET idle_in_transaction_session_timeout = 60000";
+    const std::string setup =
+        "SET statement_timeout = " + std::to_string(options.statement_timeout.count()) +
+        "; SET lock_timeout = " + std::to_string(options.lock_timeout.count()) +
+        "; SET idle_in_transaction_session_timeout = 60000";
     if (Status s = conn->Simple(setup.c_str()); !s.ok()) return s;
     return conn;
   }
@@ -405,10 +407,6 @@ Hold ReadHold(const PGresult* r) {
   return h;
 }
 
-Status NotFoundHold(const std::string& hold_id) {
-  return Status(Code::kNotFound, "hold " + hold_id + " not found");
-}
-
 Status LoadPrices(PgConnection& c, std::vector<Showtime>* list) {
   if (list->empty()) return Status::Ok();
   std::vector<int64_t> ids;
@@ -435,16 +433,20 @@ Status PgStore::Migrate() {
     auto applied = c.Exec(kAppliedVersions, {});
     if (!applied.ok()) return applied.status();
     std::unordered_set<int64_t> done;
-    for (int i = 0; i < PQntuples(applied.value().get()); ++i) done.insert(Int(applied.value().get(), i, 0));
+    for (int i = 0; i < PQntuples(applied.value().get()); ++i)
+      done.insert(Int(applied.value().get(), i, 0));
     for (const Migration& m : PostgresMigrations()) {
       if (done.count(m.version)) continue;
       if (Status s = c.Simple(std::string(m.sql).c_str()); !s.ok()) {
-        return Status(Code::kInternal, "migration " + std::to_string(m.version) + ": " + s.message());
+        return Status(Code::kInternal,
+                      "migration " + std::to_string(m.version) + ": " + s.message());
       }
-      if (auto rec = c.Exec(kRecordMigration, {P(int64_t{m.version}), std::string(m.name)}); !rec.ok()) {
+      if (auto rec = c.Exec(kRecordMigration, {P(int64_t{m.version}), std::string(m.name)});
+          !rec.ok()) {
         return rec.status();
       }
-      LogInfo("migration applied", {{"version", m.version}, {"name", m.name}, {"store", "postgresql"}});
+      LogInfo("migration applied",
+              {{"version", m.version}, {"name", m.name}, {"store", "postgresql"}});
     }
     return true;
   });
@@ -489,9 +491,9 @@ Result<int64_t> PgStore::CreateShowtime(const NewShowtime& st) {
         seat_categories.push_back(row.category);
       }
     }
-    auto seats = c.Exec(kInsertSeats, {P(id), ArrayLiteral(codes), ArrayLiteral(rows),
-                                       IntArrayLiteral(numbers), IntArrayLiteral(orders),
-                                       ArrayLiteral(seat_categories)});
+    auto seats = c.Exec(kInsertSeats,
+                        {P(id), ArrayLiteral(codes), ArrayLiteral(rows), IntArrayLiteral(numbers),
+                         IntArrayLiteral(orders), ArrayLiteral(seat_categories)});
     if (!seats.ok()) return seats.status();
     return id;
   });
@@ -502,7 +504,7 @@ Result<Showtime> PgStore::GetShowtime(int64_t showtime_id) {
     auto res = c.Exec(kSelectShowtime, {P(showtime_id)});
     if (!res.ok()) return res.status();
     if (PQntuples(res.value().get()) == 0) {
-      return Status(Code::kNotFound, "showtime " + std::to_string(showtime_id) + " not found");
+      return ShowtimeNotFound(showtime_id);
     }
     std::vector<Showtime> one{ReadShowtime(res.value().get(), 0)};
     if (Status s = LoadPrices(c, &one); !s.ok()) return s;
@@ -513,13 +515,14 @@ Result<Showtime> PgStore::GetShowtime(int64_t showtime_id) {
 Result<std::vector<Showtime>> PgStore::ListShowtimes(const ShowtimeQuery& q) {
   return impl_->Run<std::vector<Showtime>>([&](PgConnection& c) -> Result<std::vector<Showtime>> {
     auto opt = [](const std::optional<Instant>& t) { return t ? P(ToEpochMs(*t)) : Param(); };
-    auto res = c.Exec(kListShowtimes,
-                      {opt(q.from), opt(q.to), q.cinema ? P(*q.cinema) : Param(),
-                       q.after ? P(ToEpochMs(q.after->first)) : Param(),
-                       q.after ? P(q.after->second) : Param(), P(int64_t{q.limit})});
+    auto res =
+        c.Exec(kListShowtimes, {opt(q.from), opt(q.to), q.cinema ? P(*q.cinema) : Param(),
+                                q.after ? P(ToEpochMs(q.after->first)) : Param(),
+                                q.after ? P(q.after->second) : Param(), P(int64_t{q.limit})});
     if (!res.ok()) return res.status();
     std::vector<Showtime> out;
-    for (int i = 0; i < PQntuples(res.value().get()); ++i) out.push_back(ReadShowtime(res.value().get(), i));
+    for (int i = 0; i < PQntuples(res.value().get()); ++i)
+      out.push_back(ReadShowtime(res.value().get(), i));
     if (Status s = LoadPrices(c, &out); !s.ok()) return s;
     return out;
   });
@@ -539,7 +542,7 @@ Result<SeatMap> PgStore::GetSeatMap(int64_t showtime_id) {
     if (!res.ok()) return res.status();
     const PGresult* r = res.value().get();
     if (PQntuples(r) == 0) {
-      return Status(Code::kNotFound, "showtime " + std::to_string(showtime_id) + " not found");
+      return ShowtimeNotFound(showtime_id);
     }
     SeatMap map;
     map.showtime_id = showtime_id;
@@ -573,13 +576,13 @@ Result<Hold> PgStore::HoldSeats(const HoldRequest& req) {
   const int64_t n = static_cast<int64_t>(req.seats.size());
   // One statement is its own transaction: nothing to BEGIN, nothing left open.
   return impl_->Run<Hold>([&](PgConnection& c) -> Result<Hold> {
-    auto res = c.Exec(kHoldSeats, {impl_->Now(), P(req.showtime_id), seats, req.hold_id, P(req.customer_id),
-                                   P(req.ttl.count()), P(n)});
+    auto res = c.Exec(kHoldSeats, {impl_->Now(), P(req.showtime_id), seats, req.hold_id,
+                                   P(req.customer_id), P(req.ttl.count()), P(n)});
     if (!res.ok()) return res.status();
     const PGresult* r = res.value().get();
     if (!PQgetisnull(r, 0, 0)) {
-      return Hold{req.hold_id, req.showtime_id, req.customer_id, req.seats, HoldState::kHeld,
-                  FromEpochMs(Int(r, 0, 0)), FromEpochMs(Int(r, 0, 1))};
+      return Hold{req.hold_id,      req.showtime_id,           req.customer_id,          req.seats,
+                  HoldState::kHeld, FromEpochMs(Int(r, 0, 0)), FromEpochMs(Int(r, 0, 1))};
     }
     if (Int(r, 0, 2) != n) {
       // Some codes are not seats of this showtime, or there is no such showtime (rare path).
@@ -592,40 +595,31 @@ Result<Hold> PgStore::HoldSeats(const HoldRequest& req) {
         auto exists = c.Exec(kShowtimeExists, {P(req.showtime_id)});
         if (!exists.ok()) return exists.status();
         if (PQntuples(exists.value().get()) == 0) {
-          return Status(Code::kNotFound, "showtime " + std::to_string(req.showtime_id) + " not found");
+          return ShowtimeNotFound(req.showtime_id);
         }
       }
-      std::vector<std::string> unknown;
-      for (const auto& s : req.seats) {
-        if (std::find(found.begin(), found.end(), s) == found.end()) unknown.push_back(s);
-      }
-      return Status(Code::kUnknownSeats,
-                    "Seats " + JoinSeats(unknown) + " do not exist in showtime " + std::to_string(req.showtime_id),
-                    unknown);
+      return UnknownSeats(req, found);
     }
-    return Status(Code::kConflict,
-                  "Seats " + JoinSeats(req.seats) + " of showtime " + std::to_string(req.showtime_id) +
-                      " are not available",
-                  ParseArray(Text(r, 0, 3)));
+    return SeatsUnavailable(req, ParseArray(Text(r, 0, 3)));
   });
 }
 
 Result<Hold> PgStore::GetHold(const std::string& hold_id, int64_t customer_id) {
-  if (!IsUuid(hold_id)) return NotFoundHold(hold_id);
+  if (!IsUuid(hold_id)) return HoldNotFound(hold_id);
   return impl_->Run<Hold>([&](PgConnection& c) -> Result<Hold> {
     auto res = c.Exec(kSelectHold, {impl_->Now(), hold_id, P(customer_id)});
     if (!res.ok()) return res.status();
-    if (PQntuples(res.value().get()) == 0) return NotFoundHold(hold_id);
+    if (PQntuples(res.value().get()) == 0) return HoldNotFound(hold_id);
     return ReadHold(res.value().get());
   });
 }
 
 Status PgStore::ReleaseHold(const std::string& hold_id, int64_t customer_id) {
-  if (!IsUuid(hold_id)) return NotFoundHold(hold_id);
+  if (!IsUuid(hold_id)) return HoldNotFound(hold_id);
   auto r = impl_->InTx<bool>(&retried_, [&](PgConnection& c) -> Result<bool> {
     auto res = c.Exec(kLockHold, {impl_->Now(), hold_id, P(customer_id)});
     if (!res.ok()) return res.status();
-    if (PQntuples(res.value().get()) == 0) return NotFoundHold(hold_id);
+    if (PQntuples(res.value().get()) == 0) return HoldNotFound(hold_id);
     const Hold hold = ReadHold(res.value().get());
     if (hold.state == HoldState::kBooked) return Status(Code::kNotActive, "hold is booked");
     if (hold.state == HoldState::kReleased) return true;
@@ -641,17 +635,17 @@ Status PgStore::ReleaseHold(const std::string& hold_id, int64_t customer_id) {
 
 Result<Hold> PgStore::ExtendHold(const std::string& hold_id, int64_t customer_id, Millis ttl,
                                  Millis max_lifetime) {
-  if (!IsUuid(hold_id)) return NotFoundHold(hold_id);
+  if (!IsUuid(hold_id)) return HoldNotFound(hold_id);
   return impl_->InTx<Hold>(&retried_, [&](PgConnection& c) -> Result<Hold> {
     const Param now = impl_->Now();
     auto res = c.Exec(kLockHold, {now, hold_id, P(customer_id)});
     if (!res.ok()) return res.status();
-    if (PQntuples(res.value().get()) == 0) return NotFoundHold(hold_id);
+    if (PQntuples(res.value().get()) == 0) return HoldNotFound(hold_id);
     Hold hold = ReadHold(res.value().get());
     if (hold.state != HoldState::kHeld) return Status(Code::kNotActive, "hold is not active");
-    auto ext = c.Exec(kExtendSeats, {now, P(hold.showtime_id), ArrayLiteral(hold.seats), hold_id,
-                                     P(ttl.count()), P(ToEpochMs(hold.created_at)),
-                                     P(max_lifetime.count())});
+    auto ext = c.Exec(kExtendSeats,
+                      {now, P(hold.showtime_id), ArrayLiteral(hold.seats), hold_id, P(ttl.count()),
+                       P(ToEpochMs(hold.created_at)), P(max_lifetime.count())});
     if (!ext.ok()) return ext.status();
     if (static_cast<size_t>(PQntuples(ext.value().get())) != hold.seats.size()) {
       return Status(Code::kNotActive, "hold lost its seats");

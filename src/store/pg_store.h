@@ -29,7 +29,7 @@
 namespace boxoffice {
 
 struct PgOptions {
-  std::string url;                  // postgresql://user@host:port/db
+  std::string url;  // postgresql://user@host:port/db
   size_t pool_size = 8;
   Millis acquire_timeout{5'000};
   Millis connect_timeout{5'000};

@@ -6,8 +6,8 @@
 // break discards it, so the next Acquire opens a fresh one.
 #pragma once
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -29,7 +29,8 @@ class Pool {
   class Lease {
    public:
     Lease(Pool* pool, std::unique_ptr<Conn> conn) : pool_(pool), conn_(std::move(conn)) {}
-    Lease(Lease&& other) noexcept : pool_(std::exchange(other.pool_, nullptr)), conn_(std::move(other.conn_)) {}
+    Lease(Lease&& other) noexcept
+        : pool_(std::exchange(other.pool_, nullptr)), conn_(std::move(other.conn_)) {}
     Lease& operator=(Lease&&) = delete;
     ~Lease() {
       if (pool_) pool_->Return(std::move(conn_));

@@ -293,6 +293,17 @@ Hold ReadHold(Query& q, Instant now) {
   return h;
 }
 
+// The hold if it exists and belongs to customer_id; kNotFound otherwise.
+Result<Hold> LoadHold(SqliteConnection& conn, const std::string& hold_id, int64_t customer_id,
+                      Instant now) {
+  Query q(conn, kSelectHold, {hold_id, customer_id});
+  if (!q.Next()) {
+    if (!q.status().ok()) return q.status();
+    return HoldNotFound(hold_id);
+  }
+  return ReadHold(q, now);
+}
+
 Status LoadPrices(SqliteConnection& conn, Showtime* s) {
   Query q(conn, kSelectPrices, {s->id});
   while (q.Next()) s->prices[q.Text(0)] = Price{q.Int(1), q.Text(2)};
@@ -331,9 +342,9 @@ SqliteStore::SqliteStore(SqliteOptions options, const Clock* clock)
     : options_(std::move(options)), clock_(clock) {
   auto open = [this]() -> Result<std::unique_ptr<SqliteConnection>> {
     sqlite3* db = nullptr;
-    const int rc = sqlite3_open_v2(options_.path.c_str(), &db,
-                                   SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                                   nullptr);
+    const int rc =
+        sqlite3_open_v2(options_.path.c_str(), &db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
     auto conn = std::make_unique<SqliteConnection>(db);
     if (rc != SQLITE_OK) {
       return Status(Code::kUnavailable, "cannot open " + options_.path + ": " + sqlite3_errmsg(db));
@@ -370,7 +381,8 @@ Status SqliteStore::Migrate() {
     if (Status s = c.ExecScript(std::string(m.sql).c_str()); !s.ok()) {
       return Status(Code::kInternal, "migration " + std::to_string(m.version) + ": " + s.message());
     }
-    Query q(c, kRecordMigration, {int64_t{m.version}, std::string(m.name), ToEpochMs(clock_->Now())});
+    Query q(c, kRecordMigration,
+            {int64_t{m.version}, std::string(m.name), ToEpochMs(clock_->Now())});
     if (auto r = q.Exec(); !r.ok()) return r.status();
     LogInfo("migration applied", {{"version", m.version}, {"name", m.name}, {"store", "sqlite"}});
   }
@@ -394,7 +406,8 @@ Result<int64_t> SqliteStore::CreateShowtime(const NewShowtime& st) {
   int64_t seat_count = 0;
   for (const auto& r : st.rows) seat_count += r.seats;
   {
-    Query q(c, kInsertShowtime, {st.title, st.cinema, st.hall, ToEpochMs(st.starts_at), seat_count});
+    Query q(c, kInsertShowtime,
+            {st.title, st.cinema, st.hall, ToEpochMs(st.starts_at), seat_count});
     if (auto r = q.Exec(); !r.ok()) return r.status();
   }
   const int64_t id = sqlite3_last_insert_rowid(c.db());
@@ -422,7 +435,7 @@ Result<Showtime> SqliteStore::GetShowtime(int64_t showtime_id) {
     Query q(*conn.value(), kSelectShowtime, {showtime_id});
     if (!q.Next()) {
       if (!q.status().ok()) return q.status();
-      return Status(Code::kNotFound, "showtime " + std::to_string(showtime_id) + " not found");
+      return ShowtimeNotFound(showtime_id);
     }
     s = ReadShowtime(q);
   }
@@ -438,11 +451,11 @@ Result<std::vector<Showtime>> SqliteStore::ListShowtimes(const ShowtimeQuery& qu
   };
   std::vector<Showtime> out;
   {
-    Query q(*conn.value(), kListShowtimes,
-            {opt_ms(query.from), opt_ms(query.to),
-             query.cinema ? Value(*query.cinema) : Value(nullptr),
-             query.after ? Value(ToEpochMs(query.after->first)) : Value(nullptr),
-             query.after ? Value(query.after->second) : Value(nullptr), int64_t{query.limit}});
+    Query q(
+        *conn.value(), kListShowtimes,
+        {opt_ms(query.from), opt_ms(query.to), query.cinema ? Value(*query.cinema) : Value(nullptr),
+         query.after ? Value(ToEpochMs(query.after->first)) : Value(nullptr),
+         query.after ? Value(query.after->second) : Value(nullptr), int64_t{query.limit}});
     while (q.Next()) out.push_back(ReadShowtime(q));
     if (!q.status().ok()) return q.status();
   }
@@ -456,7 +469,8 @@ Result<int64_t> SqliteStore::CountShowtimes() {
   auto conn = pools_->readers.Acquire();
   if (!conn.ok()) return conn.status();
   Query q(*conn.value(), kCountShowtimes, {});
-  if (!q.Next()) return q.status().ok() ? Status(Code::kInternal, "count returned no row") : q.status();
+  if (!q.Next())
+    return q.status().ok() ? Status(Code::kInternal, "count returned no row") : q.status();
   return q.Int(0);
 }
 
@@ -474,7 +488,7 @@ Result<SeatMap> SqliteStore::GetSeatMap(int64_t showtime_id) {
   if (!q.status().ok()) return q.status();
   // Every showtime has at least one seat, so no rows means no such showtime.
   if (map.seats.empty()) {
-    return Status(Code::kNotFound, "showtime " + std::to_string(showtime_id) + " not found");
+    return ShowtimeNotFound(showtime_id);
   }
   return map;
 }
@@ -519,21 +533,11 @@ Result<Hold> SqliteStore::HoldSeats(const HoldRequest& req) {
       Query exists(c, kShowtimeExists, {req.showtime_id});
       if (!exists.Next()) {
         if (!exists.status().ok()) return exists.status();
-        return Status(Code::kNotFound, "showtime " + std::to_string(req.showtime_id) + " not found");
+        return ShowtimeNotFound(req.showtime_id);
       }
-      std::vector<std::string> unknown;
-      for (const auto& s : req.seats) {
-        if (std::find(found.begin(), found.end(), s) == found.end()) unknown.push_back(s);
-      }
-      return Status(Code::kUnknownSeats, "Seats " + JoinSeats(unknown) + " do not exist in showtime " +
-                                              std::to_string(req.showtime_id),
-                    unknown);
+      return UnknownSeats(req, found);
     }
-    std::sort(taken.begin(), taken.end());
-    return Status(Code::kConflict,
-                  "Seats " + JoinSeats(req.seats) + " of showtime " +
-                      std::to_string(req.showtime_id) + " are not available",
-                  taken);
+    return SeatsUnavailable(req, std::move(taken));
   }
   Result<int> inserted = Query(c, kInsertHold,
                                {req.hold_id, req.showtime_id, req.customer_id, JoinComma(req.seats),
@@ -541,18 +545,14 @@ Result<Hold> SqliteStore::HoldSeats(const HoldRequest& req) {
                              .Exec();
   if (!inserted.ok()) return inserted.status();
   if (Status s = tx.Commit(); !s.ok()) return s;
-  return Hold{req.hold_id, req.showtime_id, req.customer_id, req.seats, HoldState::kHeld, now, expires};
+  return Hold{req.hold_id, req.showtime_id, req.customer_id, req.seats, HoldState::kHeld,
+              now,         expires};
 }
 
 Result<Hold> SqliteStore::GetHold(const std::string& hold_id, int64_t customer_id) {
   auto conn = pools_->readers.Acquire();
   if (!conn.ok()) return conn.status();
-  Query q(*conn.value(), kSelectHold, {hold_id, customer_id});
-  if (!q.Next()) {
-    if (!q.status().ok()) return q.status();
-    return Status(Code::kNotFound, "hold " + hold_id + " not found");
-  }
-  return ReadHold(q, clock_->Now());
+  return LoadHold(*conn.value(), hold_id, customer_id, clock_->Now());
 }
 
 Status SqliteStore::ReleaseHold(const std::string& hold_id, int64_t customer_id) {
@@ -561,19 +561,14 @@ Status SqliteStore::ReleaseHold(const std::string& hold_id, int64_t customer_id)
   SqliteConnection& c = *conn.value();
   WriteTx tx(c);
   if (!tx.status().ok()) return tx.status();
-  Hold hold;
-  {
-    Query q(c, kSelectHold, {hold_id, customer_id});
-    if (!q.Next()) {
-      if (!q.status().ok()) return q.status();
-      return Status(Code::kNotFound, "hold " + hold_id + " not found");
-    }
-    hold = ReadHold(q, clock_->Now());
-  }
+  auto loaded = LoadHold(c, hold_id, customer_id, clock_->Now());
+  if (!loaded.ok()) return loaded.status();
+  const Hold& hold = loaded.value();
   if (hold.state == HoldState::kBooked) return Status(Code::kNotActive, "hold is booked");
   if (hold.state == HoldState::kReleased) return Status::Ok();
   // Only rows this hold id still owns change: a newer hold on the same seats is untouched.
-  if (auto r = Query(c, kReleaseSeats, {hold.showtime_id, hold_id}).Exec(); !r.ok()) return r.status();
+  if (auto r = Query(c, kReleaseSeats, {hold.showtime_id, hold_id}).Exec(); !r.ok())
+    return r.status();
   if (auto r = Query(c, kMarkHoldReleased, {hold_id}).Exec(); !r.ok()) return r.status();
   return tx.Commit();
 }
@@ -586,23 +581,20 @@ Result<Hold> SqliteStore::ExtendHold(const std::string& hold_id, int64_t custome
   const Instant now = clock_->Now();
   WriteTx tx(c);
   if (!tx.status().ok()) return tx.status();
-  Hold hold;
-  {
-    Query q(c, kSelectHold, {hold_id, customer_id});
-    if (!q.Next()) {
-      if (!q.status().ok()) return q.status();
-      return Status(Code::kNotFound, "hold " + hold_id + " not found");
-    }
-    hold = ReadHold(q, now);
-  }
+  auto loaded = LoadHold(c, hold_id, customer_id, now);
+  if (!loaded.ok()) return loaded.status();
+  Hold hold = loaded.value();
   if (hold.state != HoldState::kHeld) return Status(Code::kNotActive, "hold is not active");
-  const Instant target = std::max(hold.expires_at, std::min(now + ttl, hold.created_at + max_lifetime));
-  auto updated = Query(c, kExtendSeats, {ToEpochMs(target), hold.showtime_id, hold_id, ToEpochMs(now)}).Exec();
+  const Instant target =
+      std::max(hold.expires_at, std::min(now + ttl, hold.created_at + max_lifetime));
+  auto updated =
+      Query(c, kExtendSeats, {ToEpochMs(target), hold.showtime_id, hold_id, ToEpochMs(now)}).Exec();
   if (!updated.ok()) return updated.status();
   if (static_cast<size_t>(updated.value()) != hold.seats.size()) {
     return Status(Code::kNotActive, "hold lost its seats");
   }
-  if (auto r = Query(c, kSetHoldExpiry, {ToEpochMs(target), hold_id}).Exec(); !r.ok()) return r.status();
+  if (auto r = Query(c, kSetHoldExpiry, {ToEpochMs(target), hold_id}).Exec(); !r.ok())
+    return r.status();
   if (Status s = tx.Commit(); !s.ok()) return s;
   hold.expires_at = target;
   return hold;
@@ -612,7 +604,8 @@ Result<int> SqliteStore::SweepExpired(int batch_limit) {
   auto conn = pools_->writer.Acquire();
   if (!conn.ok()) return conn.status();
   // One statement is its own transaction; no BEGIN needed.
-  return Query(*conn.value(), kSweepExpired, {ToEpochMs(clock_->Now()), int64_t{batch_limit}}).Exec();
+  return Query(*conn.value(), kSweepExpired, {ToEpochMs(clock_->Now()), int64_t{batch_limit}})
+      .Exec();
 }
 
 }  // namespace boxoffice

@@ -89,7 +89,7 @@ struct SeatMap {
 struct SeatOwner {
   std::string code;
   SeatStatus status = SeatStatus::kAvailable;  // lazy expiry applied
-  std::string hold_id;                          // empty when AVAILABLE
+  std::string hold_id;                         // empty when AVAILABLE
   int64_t customer_id = 0;
 };
 
@@ -113,6 +113,14 @@ struct Hold {
   Instant created_at;
   Instant expires_at;
 };
+
+// The Statuses every store reports the same way, with the seeds' messages.
+Status ShowtimeNotFound(int64_t showtime_id);
+Status HoldNotFound(const std::string& hold_id);
+// kConflict listing `taken`, with the message "Seats [F6, F7] of showtime 42 are not available".
+Status SeatsUnavailable(const HoldRequest& request, std::vector<std::string> taken);
+// kUnknownSeats listing the requested codes missing from `found`.
+Status UnknownSeats(const HoldRequest& request, const std::vector<std::string>& found);
 
 class Store {
  public:

@@ -12,9 +12,15 @@ TEST(Crypto, HmacSha256MatchesRfc4231Case2) {
 }
 
 TEST(Crypto, Base64UrlRoundTripsAndRejectsNonCanonical) {
-  struct Case { std::string raw, encoded; };
-  for (const Case& c : std::vector<Case>{{"", ""}, {"f", "Zg"}, {"fo", "Zm8"}, {"foo", "Zm9v"},
-                                          {"foob", "Zm9vYg"}, {"\xfb\xff", "-_8"}}) {
+  struct Case {
+    std::string raw, encoded;
+  };
+  for (const Case& c : std::vector<Case>{{"", ""},
+                                         {"f", "Zg"},
+                                         {"fo", "Zm8"},
+                                         {"foo", "Zm9v"},
+                                         {"foob", "Zm9vYg"},
+                                         {"\xfb\xff", "-_8"}}) {
     EXPECT_EQ(Base64UrlEncode(c.raw), c.encoded);
     EXPECT_EQ(Base64UrlDecode(c.encoded), c.raw);
   }

@@ -12,7 +12,8 @@ namespace {
 const std::string kSecret = "test-secret-that-is-long-enough-000000";
 const Instant kNow = FromEpochMs(1'800'000'000'000);
 
-std::string Make(const std::string& header, const std::string& claims, const std::string& secret = kSecret) {
+std::string Make(const std::string& header, const std::string& claims,
+                 const std::string& secret = kSecret) {
   const std::string input = Base64UrlEncode(header) + "." + Base64UrlEncode(claims);
   return input + "." + Base64UrlEncode(HmacSha256(secret, input));
 }
@@ -23,7 +24,8 @@ TEST(Jwt, SignedTokensVerify) {
   ASSERT_TRUE(who.ok()) << who.status().message();
   EXPECT_EQ(who->customer_id, 42);
   EXPECT_FALSE(who->admin);
-  auto admin = VerifyJwt(SignJwt(Principal{7, true}, kNow + Millis(60'000), kSecret), kSecret, kNow);
+  auto admin =
+      VerifyJwt(SignJwt(Principal{7, true}, kNow + Millis(60'000), kSecret), kSecret, kNow);
   ASSERT_TRUE(admin.ok());
   EXPECT_TRUE(admin->admin);
 }
@@ -47,11 +49,13 @@ TEST(Jwt, RejectsEverythingElse) {
       {"alg RS256", Make(R"({"alg":"RS256"})", good_claims)},
       {"no alg", Make(R"({"typ":"JWT"})", good_claims)},
       {"wrong secret", Make(hs, good_claims, "another-secret-another-secret-0000")},
-      {"tampered claims", Base64UrlEncode(hs) + "." + Base64UrlEncode(R"({"sub":"43","exp":)" + exp_ok + "}") +
+      {"tampered claims", Base64UrlEncode(hs) + "." +
+                              Base64UrlEncode(R"({"sub":"43","exp":)" + exp_ok + "}") +
                               good.substr(good.rfind('.'))},
       {"no exp", Make(hs, R"({"sub":"42"})")},
       {"exp string", Make(hs, R"({"sub":"42","exp":")" + exp_ok + "\"}")},
-      {"expired past leeway", Make(hs, R"({"sub":"42","exp":)" + std::to_string(ToEpochMs(kNow) / 1000 - 31) + "}")},
+      {"expired past leeway",
+       Make(hs, R"({"sub":"42","exp":)" + std::to_string(ToEpochMs(kNow) / 1000 - 31) + "}")},
       {"no sub", Make(hs, R"({"exp":)" + exp_ok + "}")},
       {"numeric sub", Make(hs, R"({"sub":42,"exp":)" + exp_ok + "}")},
       {"zero sub", Make(hs, R"({"sub":"0","exp":)" + exp_ok + "}")},
@@ -73,16 +77,26 @@ TEST(Jwt, RejectsEverythingElse) {
 TEST(Jwt, LeewayIsThirtySeconds) {
   const std::string hs = R"({"alg":"HS256"})";
   const int64_t now_s = ToEpochMs(kNow) / 1000;
-  EXPECT_TRUE(VerifyJwt(Make(hs, R"({"sub":"1","exp":)" + std::to_string(now_s - 29) + "}"), kSecret, kNow).ok());
-  EXPECT_FALSE(VerifyJwt(Make(hs, R"({"sub":"1","exp":)" + std::to_string(now_s - 30) + "}"), kSecret, kNow).ok());
+  EXPECT_TRUE(
+      VerifyJwt(Make(hs, R"({"sub":"1","exp":)" + std::to_string(now_s - 29) + "}"), kSecret, kNow)
+          .ok());
+  EXPECT_FALSE(
+      VerifyJwt(Make(hs, R"({"sub":"1","exp":)" + std::to_string(now_s - 30) + "}"), kSecret, kNow)
+          .ok());
 }
 
 TEST(Jwt, ScopeMayBeAStringOrAnArray) {
   const std::string hs = R"({"alg":"HS256"})";
   const std::string exp = std::to_string(ToEpochMs(kNow) / 1000 + 60);
-  EXPECT_TRUE(VerifyJwt(Make(hs, R"({"sub":"1","exp":)" + exp + R"(,"scope":"read admin"})"), kSecret, kNow)->admin);
-  EXPECT_TRUE(VerifyJwt(Make(hs, R"({"sub":"1","exp":)" + exp + R"(,"scope":["admin"]})"), kSecret, kNow)->admin);
-  EXPECT_FALSE(VerifyJwt(Make(hs, R"({"sub":"1","exp":)" + exp + R"(,"scope":"administrator"})"), kSecret, kNow)->admin);
+  EXPECT_TRUE(
+      VerifyJwt(Make(hs, R"({"sub":"1","exp":)" + exp + R"(,"scope":"read admin"})"), kSecret, kNow)
+          ->admin);
+  EXPECT_TRUE(
+      VerifyJwt(Make(hs, R"({"sub":"1","exp":)" + exp + R"(,"scope":["admin"]})"), kSecret, kNow)
+          ->admin);
+  EXPECT_FALSE(VerifyJwt(Make(hs, R"({"sub":"1","exp":)" + exp + R"(,"scope":"administrator"})"),
+                         kSecret, kNow)
+                   ->admin);
 }
 
 }  // namespace

@@ -15,12 +15,12 @@ TEST(SeatCode, Grammar) {
     int number;
   };
   const Case cases[] = {
-      {"F5", true, "F", 5},      {"AA12", true, "AA", 12},  {"ZZZ999", true, "ZZZ", 999},
-      {"A1", true, "A", 1},      {"", false, "", 0},        {"F", false, "", 0},
-      {"5", false, "", 0},       {"f5", false, "", 0},      {"F0", false, "", 0},
-      {"F05", false, "", 0},     {"F1000", false, "", 0},   {"AAAA1", false, "", 0},
-      {"F5A", false, "", 0},     {"F-5", false, "", 0},     {" F5", false, "", 0},
-      {"F5 ", false, "", 0},     {"É5", false, "", 0},      {"F+5", false, "", 0},
+      {"F5", true, "F", 5},  {"AA12", true, "AA", 12}, {"ZZZ999", true, "ZZZ", 999},
+      {"A1", true, "A", 1},  {"", false, "", 0},       {"F", false, "", 0},
+      {"5", false, "", 0},   {"f5", false, "", 0},     {"F0", false, "", 0},
+      {"F05", false, "", 0}, {"F1000", false, "", 0},  {"AAAA1", false, "", 0},
+      {"F5A", false, "", 0}, {"F-5", false, "", 0},    {" F5", false, "", 0},
+      {"F5 ", false, "", 0}, {"É5", false, "", 0},     {"F+5", false, "", 0},
   };
   for (const Case& c : cases) {
     auto parsed = ParseSeatCode(c.code);
@@ -60,10 +60,12 @@ TEST(HoldRequest, Validation) {
     EXPECT_EQ(r.ok(), c.ok);
     if (!c.ok) {
       EXPECT_EQ(r.status().code(), Code::kInvalid);
-      EXPECT_NE(r.status().message().find(c.message_part), std::string::npos) << r.status().message();
+      EXPECT_NE(r.status().message().find(c.message_part), std::string::npos)
+          << r.status().message();
     }
   }
-  EXPECT_EQ(ValidateHoldSeats({"F6", "F10", "F5"}).value(), (std::vector<std::string>{"F10", "F5", "F6"}));
+  EXPECT_EQ(ValidateHoldSeats({"F6", "F10", "F5"}).value(),
+            (std::vector<std::string>{"F10", "F5", "F6"}));
 }
 
 TEST(HoldRequest, JoinSeatsLikeTheSeeds) {

@@ -2,9 +2,9 @@
 // speaks HTTP to it. Proves every endpoint of API.md's Conventions, Authentication,
 // Showtimes, Holds, Admin and Operations sections, every error code they list, that no
 // bad request changes any state, and that SIGTERM stops the service cleanly.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 
@@ -44,15 +44,18 @@ std::string Token(int64_t customer, bool admin = false, Millis ttl = Millis(3'60
   return SignJwt(Principal{customer, admin}, SystemClock().Now() + ttl, kSecret);
 }
 
-std::pair<std::string, std::string> Bearer(const std::string& token) { return {"Authorization", "Bearer " + token}; }
+std::pair<std::string, std::string> Bearer(const std::string& token) {
+  return {"Authorization", "Bearer " + token};
+}
 
 class Service {
  public:
   Service(const std::string& db, std::vector<std::string> extra = {}) {
     port_ = FreePort();
     log_ = testing::TempDir() + "/serve.log";
-    std::vector<std::string> args = {BOXOFFICE_BINARY, "serve", "--listen", "127.0.0.1:" + std::to_string(port_),
-                                     "--db", db, "--jwt-secret", kSecret};
+    std::vector<std::string> args = {
+        BOXOFFICE_BINARY, "serve", "--listen",     "127.0.0.1:" + std::to_string(port_),
+        "--db",           db,      "--jwt-secret", kSecret};
     args.insert(args.end(), extra.begin(), extra.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -124,7 +127,8 @@ class HttpApi : public ::testing::TestWithParam<Engine> {
     showtime_ = json::parse(created.body)["showtimeId"].get<int64_t>();
   }
 
-  HttpResult Call(const std::string& method, const std::string& target, const std::string& body = "",
+  HttpResult Call(const std::string& method, const std::string& target,
+                  const std::string& body = "",
                   const std::vector<std::pair<std::string, std::string>>& headers = {}) {
     return HttpCall(service_->port(), method, target, body, headers);
   }
@@ -155,8 +159,10 @@ TEST_P(HttpApi, OperationsEndpoints) {
   auto metrics = Call("GET", "/metrics");
   EXPECT_EQ(metrics.status, 200);
   EXPECT_NE(metrics.Header("content-type").find("text/plain"), std::string::npos);
-  EXPECT_NE(metrics.body.find("boxoffice_http_requests_total{route=\"/showtimes/{showtimeId}/seats\",method=\"GET\",status=\"200\"}"),
-            std::string::npos) << metrics.body;
+  EXPECT_NE(metrics.body.find("boxoffice_http_requests_total{route=\"/showtimes/{showtimeId}/"
+                              "seats\",method=\"GET\",status=\"200\"}"),
+            std::string::npos)
+      << metrics.body;
   EXPECT_NE(metrics.body.find("boxoffice_http_request_duration_seconds_bucket"), std::string::npos);
   EXPECT_NE(metrics.body.find("boxoffice_holds_total"), std::string::npos);
   EXPECT_NE(metrics.body.find("boxoffice_sweeper_released_seats_total"), std::string::npos);
@@ -166,7 +172,8 @@ TEST_P(HttpApi, OperationsEndpoints) {
 }
 
 TEST_P(HttpApi, RequestIdIsEchoedOrMade) {
-  EXPECT_EQ(Call("GET", "/healthz", "", {{"X-Request-Id", "abc-123"}}).Header("x-request-id"), "abc-123");
+  EXPECT_EQ(Call("GET", "/healthz", "", {{"X-Request-Id", "abc-123"}}).Header("x-request-id"),
+            "abc-123");
   EXPECT_TRUE(IsUuid(Call("GET", "/healthz").Header("x-request-id")));
   EXPECT_TRUE(IsUuid(Call("GET", "/nowhere").Header("x-request-id")));
 }
@@ -207,7 +214,10 @@ TEST_P(HttpApi, ShowtimesAndTheSeatMap) {
   EXPECT_EQ(seats["showtimeId"], showtime_);
   EXPECT_TRUE(seats["asOf"].is_string());
   ASSERT_EQ(seats["seats"].size(), 20u);
-  EXPECT_EQ(seats["seats"][10], (json{{"code", "F1"}, {"row", "F"}, {"number", 1}, {"category", "premium"},
+  EXPECT_EQ(seats["seats"][10], (json{{"code", "F1"},
+                                      {"row", "F"},
+                                      {"number", 1},
+                                      {"category", "premium"},
                                       {"status", "AVAILABLE"}}));
   auto not_modified = Call("GET", Seats(), "", {{"If-None-Match", etag}});
   EXPECT_EQ(not_modified.status, 304);
@@ -233,10 +243,14 @@ TEST_P(HttpApi, ListingShowtimesPagesWithACursor) {
   auto page = json::parse(Call("GET", "/showtimes?limit=2").body);
   ASSERT_EQ(page["showtimes"].size(), 2u);
   ASSERT_TRUE(page["nextCursor"].is_string());
-  auto rest = json::parse(Call("GET", "/showtimes?limit=2&cursor=" + page["nextCursor"].get<std::string>()).body);
+  auto rest = json::parse(
+      Call("GET", "/showtimes?limit=2&cursor=" + page["nextCursor"].get<std::string>()).body);
   EXPECT_EQ(rest["showtimes"].size(), 2u);
   EXPECT_TRUE(rest["nextCursor"].is_null());
-  auto filtered = json::parse(Call("GET", "/showtimes?from=2026-12-19T00:00:00Z&to=2026-12-19T11:00:00Z&cinema=Odeon%20Leicester%20Square").body);
+  auto filtered = json::parse(Call("GET",
+                                   "/showtimes?from=2026-12-19T00:00:00Z&to=2026-12-19T11:00:00Z&"
+                                   "cinema=Odeon%20Leicester%20Square")
+                                  .body);
   EXPECT_EQ(filtered["showtimes"].size(), 1u);  // from <= startsAt < to
   EXPECT_EQ(json::parse(Call("GET", "/showtimes?cinema=Rex").body)["showtimes"].size(), 0u);
   ExpectError(Call("GET", "/showtimes?limit=501"), 400, "VALIDATION_FAILED");
@@ -274,8 +288,10 @@ TEST_P(HttpApi, HoldLifecycle) {
 
   EXPECT_EQ(Call("DELETE", "/holds/" + id, "", {Bearer(Token(7))}).status, 204);
   EXPECT_EQ(Call("DELETE", "/holds/" + id, "", {Bearer(Token(7))}).status, 204);
-  EXPECT_EQ(json::parse(Call("GET", "/holds/" + id, "", {Bearer(Token(7))}).body)["status"], "RELEASED");
-  ExpectError(Call("POST", "/holds/" + id + "/extend", "", {Bearer(Token(7))}), 409, "HOLD_NOT_ACTIVE");
+  EXPECT_EQ(json::parse(Call("GET", "/holds/" + id, "", {Bearer(Token(7))}).body)["status"],
+            "RELEASED");
+  ExpectError(Call("POST", "/holds/" + id + "/extend", "", {Bearer(Token(7))}), 409,
+              "HOLD_NOT_ACTIVE");
   EXPECT_EQ(Hold(8, R"(["F6", "F7"])").status, 201);
 }
 
@@ -325,7 +341,8 @@ TEST_P(HttpApi, BadRequestsGetClearErrorsAndChangeNothing) {
   }
   auto unknown = Call("POST", Holds(), R"({"seats": ["E1", "Z1"]})", {Bearer(tok)});
   EXPECT_EQ(json::parse(unknown.body)["seats"], json::array({"Z1"}));
-  ExpectError(Call("POST", "/showtimes/999999/holds", R"({"seats": ["E1"]})", {Bearer(tok)}), 404, "NOT_FOUND");
+  ExpectError(Call("POST", "/showtimes/999999/holds", R"({"seats": ["E1"]})", {Bearer(tok)}), 404,
+              "NOT_FOUND");
   // 64 KiB is the limit; one byte more is refused before it is parsed.
   std::string big = R"({"seats": ["E1"], "pad": ")" + std::string(64 * 1024, 'x') + "\"}";
   ExpectError(Call("POST", Holds(), big, {Bearer(tok)}), 413, "PAYLOAD_TOO_LARGE");
@@ -336,15 +353,16 @@ TEST_P(HttpApi, BadRequestsGetClearErrorsAndChangeNothing) {
 TEST_P(HttpApi, TokensAreCheckedStrictly) {
   const std::string before = SeatState();
   const std::string body = R"({"seats": ["E1"]})";
-  const std::string claims = Base64UrlEncode(R"({"sub":"5","exp":)" +
-                                             std::to_string(ToEpochMs(SystemClock().Now()) / 1000 + 600) + "}");
+  const std::string claims = Base64UrlEncode(
+      R"({"sub":"5","exp":)" + std::to_string(ToEpochMs(SystemClock().Now()) / 1000 + 600) + "}");
   const std::vector<std::vector<std::pair<std::string, std::string>>> bad = {
       {},
       {{"Authorization", "Token abc"}},
       {{"Authorization", "Bearer "}},
       {{"Authorization", "Bearer not.a.token"}},
       {Bearer(Token(5, false, Millis(-60'000)))},  // expired past the 30 s leeway
-      {Bearer(SignJwt(Principal{5, false}, SystemClock().Now() + Millis(600'000), "another-secret-another-secret-000"))},
+      {Bearer(SignJwt(Principal{5, false}, SystemClock().Now() + Millis(600'000),
+                      "another-secret-another-secret-000"))},
       {Bearer(Base64UrlEncode(R"({"alg":"none","typ":"JWT"})") + "." + claims + ".")},
   };
   for (const auto& headers : bad) {
@@ -362,27 +380,40 @@ TEST_P(HttpApi, AdminShowtimeValidation) {
   const std::string admin = Token(1, true);
   ExpectError(Call("POST", "/admin/showtimes", kLayout), 401, "UNAUTHENTICATED");
   ExpectError(Call("POST", "/admin/showtimes", kLayout, {Bearer(Token(2))}), 403, "FORBIDDEN");
-  auto layout = [](const std::string& rows, const std::string& prices = R"({"standard": {"amount": 1250, "currency": "EUR"}})") {
-    return R"({"title": "T", "cinema": "C", "hall": "H", "startsAt": "2026-12-18T19:30:00.000Z", "rows": )" + rows +
-           R"(, "prices": )" + prices + "}";
+  auto layout = [](const std::string& rows,
+                   const std::string& prices =
+                       R"({"standard": {"amount": 1250, "currency": "EUR"}})") {
+    return R"({"title": "T", "cinema": "C", "hall": "H", "startsAt": "2026-12-18T19:30:00.000Z", "rows": )" +
+           rows + R"(, "prices": )" + prices + "}";
   };
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"{", "BAD_JSON"},
-      {layout(R"([{"row": "A", "seats": 10, "category": "standard"}, {"row": "A", "seats": 5, "category": "standard"}])"), "VALIDATION_FAILED"},
+      {layout(
+           R"([{"row": "A", "seats": 10, "category": "standard"}, {"row": "A", "seats": 5, "category": "standard"}])"),
+       "VALIDATION_FAILED"},
       {layout("[]"), "VALIDATION_FAILED"},
       {layout(R"([{"row": "A", "seats": 0, "category": "standard"}])"), "VALIDATION_FAILED"},
-      {layout(R"([{"row": "A", "seats": 600, "category": "standard"}, {"row": "B", "seats": 401, "category": "standard"}])"), "VALIDATION_FAILED"},
+      {layout(
+           R"([{"row": "A", "seats": 600, "category": "standard"}, {"row": "B", "seats": 401, "category": "standard"}])"),
+       "VALIDATION_FAILED"},
       {layout(R"([{"row": "A", "seats": 10, "category": "vip"}])"), "VALIDATION_FAILED"},
       {layout(R"([{"row": "a", "seats": 10, "category": "standard"}])"), "VALIDATION_FAILED"},
-      {layout(R"([{"row": "A", "seats": 10, "category": "standard"}])", R"({"standard": {"amount": -1, "currency": "EUR"}})"), "VALIDATION_FAILED"},
-      {layout(R"([{"row": "A", "seats": 10, "category": "standard"}])", R"({"standard": {"amount": 100, "currency": "euro"}})"), "VALIDATION_FAILED"},
+      {layout(R"([{"row": "A", "seats": 10, "category": "standard"}])",
+              R"({"standard": {"amount": -1, "currency": "EUR"}})"),
+       "VALIDATION_FAILED"},
+      {layout(R"([{"row": "A", "seats": 10, "category": "standard"}])",
+              R"({"standard": {"amount": 100, "currency": "euro"}})"),
+       "VALIDATION_FAILED"},
   };
   const std::string before = Call("GET", "/showtimes").body;
-  for (const auto& [body, code] : cases) ExpectError(Call("POST", "/admin/showtimes", body, {Bearer(admin)}), 400, code);
+  for (const auto& [body, code] : cases)
+    ExpectError(Call("POST", "/admin/showtimes", body, {Bearer(admin)}), 400, code);
   EXPECT_EQ(Call("GET", "/showtimes").body, before);
-  auto ok = Call("POST", "/admin/showtimes",
-                 layout(R"([{"row": "A", "seats": 600, "category": "standard"}, {"row": "B", "seats": 400, "category": "standard"}])"),
-                 {Bearer(admin)});
+  auto ok = Call(
+      "POST", "/admin/showtimes",
+      layout(
+          R"([{"row": "A", "seats": 600, "category": "standard"}, {"row": "B", "seats": 400, "category": "standard"}])"),
+      {Bearer(admin)});
   EXPECT_EQ(ok.status, 201) << ok.body;
 }
 
@@ -399,7 +430,9 @@ TEST_P(HttpApi, StopsCleanlyOnSigterm) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, HttpApi, ::testing::Values(Engine::kSqlite, Engine::kPostgres),
-                         [](const auto& info) { return info.param == Engine::kSqlite ? "Sqlite" : "Postgres"; });
+                         [](const auto& info) {
+                           return info.param == Engine::kSqlite ? "Sqlite" : "Postgres";
+                         });
 
 }  // namespace
 }  // namespace boxoffice

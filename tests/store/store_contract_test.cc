@@ -57,7 +57,8 @@ class StoreContract : public ::testing::TestWithParam<Engine> {
   }
 
   // A showtime whose rows are given as {"F", 10}: seats F1..F10, all "standard".
-  int64_t MakeShowtime(std::vector<std::pair<std::string, int>> rows, Instant starts = kStart + Millis(86'400'000),
+  int64_t MakeShowtime(std::vector<std::pair<std::string, int>> rows,
+                       Instant starts = kStart + Millis(86'400'000),
                        const std::string& cinema = "Odeon") {
     NewShowtime s;
     s.title = "Dune: Part Three";
@@ -71,7 +72,8 @@ class StoreContract : public ::testing::TestWithParam<Engine> {
     return id.ok() ? id.value() : 0;
   }
 
-  Result<Hold> TryHold(int64_t showtime, int64_t customer, std::vector<std::string> seats, Millis ttl = kTtl) {
+  Result<Hold> TryHold(int64_t showtime, int64_t customer, std::vector<std::string> seats,
+                       Millis ttl = kTtl) {
     std::sort(seats.begin(), seats.end());
     return store_->HoldSeats(HoldRequest{NewUuid(), showtime, customer, seats, ttl});
   }
@@ -152,7 +154,9 @@ TEST_P(StoreContract, HarderRaceNeverTwoLiveHoldersAndNoDatabaseErrors) {
         pick.resize(1 + rng() % 4);
         const auto t0 = std::chrono::steady_clock::now();
         auto r = TryHold(st, 1 + t, pick);
-        const auto us = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
+        const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
+                            std::chrono::steady_clock::now() - t0)
+                            .count();
         latencies_us[t].push_back(static_cast<uint32_t>(us));
         if (!r.ok()) {
           (r.status().code() == Code::kConflict ? conflicts : errors)++;
@@ -178,14 +182,17 @@ TEST_P(StoreContract, HarderRaceNeverTwoLiveHoldersAndNoDatabaseErrors) {
     });
   }
   for (auto& t : threads) t.join();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   std::vector<uint32_t> all;
   for (auto& v : latencies_us) all.insert(all.end(), v.begin(), v.end());
   std::sort(all.begin(), all.end());
   const uint32_t p50 = all[all.size() / 2], p99 = all[all.size() * 99 / 100];
-  std::printf("[race %s] %d threads x %d rounds: %d won, %d lost, %.0f hold attempts/s, p50 %.2f ms, p99 %.2f ms\n",
-              GetParam() == Engine::kSqlite ? "sqlite" : "postgres", kThreads, rounds, wins.load(),
-              conflicts.load(), static_cast<double>(all.size()) / seconds, p50 / 1000.0, p99 / 1000.0);
+  std::printf(
+      "[race %s] %d threads x %d rounds: %d won, %d lost, %.0f hold attempts/s, p50 %.2f ms, p99 "
+      "%.2f ms\n",
+      GetParam() == Engine::kSqlite ? "sqlite" : "postgres", kThreads, rounds, wins.load(),
+      conflicts.load(), static_cast<double>(all.size()) / seconds, p50 / 1000.0, p99 / 1000.0);
   EXPECT_EQ(double_owned.load(), 0);
   EXPECT_EQ(errors.load(), 0);
   EXPECT_GT(wins.load(), 0);
@@ -204,7 +211,8 @@ TEST_P(StoreContract, PartialOverlapNamesTheTakenSeatAndHoldsNothing) {
   ASSERT_FALSE(b.ok());
   EXPECT_EQ(b.status().code(), Code::kConflict);
   EXPECT_EQ(b.status().seats(), std::vector<std::string>{"F6"});
-  EXPECT_EQ(b.status().message(), "Seats [F6, F7] of showtime " + std::to_string(st) + " are not available");
+  EXPECT_EQ(b.status().message(),
+            "Seats [F6, F7] of showtime " + std::to_string(st) + " are not available");
   auto owners = Owners(st);
   EXPECT_EQ(owners["F7"].status, SeatStatus::kAvailable);
   EXPECT_EQ(owners["F6"].hold_id, a->hold_id);
@@ -250,7 +258,8 @@ TEST_P(StoreContract, StaleHoldIdCannotTouchANewerHold) {
   clock_.Advance(kTtl + Millis(1));
   auto b = TryHold(st, 2, {"F5", "F6"});
   ASSERT_TRUE(b.ok());
-  EXPECT_EQ(store_->ExtendHold(a->hold_id, 1, kTtl, kMaxLifetime).status().code(), Code::kNotActive);
+  EXPECT_EQ(store_->ExtendHold(a->hold_id, 1, kTtl, kMaxLifetime).status().code(),
+            Code::kNotActive);
   EXPECT_TRUE(store_->ReleaseHold(a->hold_id, 1).ok());  // an expired hold releases as a no-op
   auto owners = Owners(st);
   EXPECT_EQ(owners["F5"].hold_id, b->hold_id);
@@ -279,7 +288,8 @@ TEST_P(StoreContract, ReleaseFreesAtOnceAndIsRepeatable) {
   EXPECT_EQ(Owners(st)["F5"].status, SeatStatus::kAvailable);
   EXPECT_EQ(store_->GetHold(a->hold_id, 1)->state, HoldState::kReleased);
   EXPECT_TRUE(store_->ReleaseHold(a->hold_id, 1).ok());
-  EXPECT_EQ(store_->ExtendHold(a->hold_id, 1, kTtl, kMaxLifetime).status().code(), Code::kNotActive);
+  EXPECT_EQ(store_->ExtendHold(a->hold_id, 1, kTtl, kMaxLifetime).status().code(),
+            Code::kNotActive);
   EXPECT_TRUE(TryHold(st, 2, {"F5", "F6"}).ok());
 }
 
@@ -301,13 +311,15 @@ TEST_P(StoreContract, ExtendMovesExpiryButNeverPastTheLifetimeCap) {
   EXPECT_EQ(e3->expires_at, kStart + kMaxLifetime);
   EXPECT_EQ(store_->GetHold(a->hold_id, 1)->expires_at, kStart + kMaxLifetime);
   clock_.Advance(Millis(60'001));
-  EXPECT_EQ(store_->ExtendHold(a->hold_id, 1, kTtl, kMaxLifetime).status().code(), Code::kNotActive);
+  EXPECT_EQ(store_->ExtendHold(a->hold_id, 1, kTtl, kMaxLifetime).status().code(),
+            Code::kNotActive);
   EXPECT_EQ(Owners(st)["F5"].status, SeatStatus::kAvailable);
 }
 
 TEST_P(StoreContract, SweeperIsIdempotentAndSafeConcurrently) {
   const int64_t st = MakeShowtime({{"A", 50}, {"B", 50}});
-  for (int i = 1; i <= 40; ++i) ASSERT_TRUE(TryHold(st, i, {"A" + std::to_string(i)}, Millis(60'000)).ok());
+  for (int i = 1; i <= 40; ++i)
+    ASSERT_TRUE(TryHold(st, i, {"A" + std::to_string(i)}, Millis(60'000)).ok());
   auto keep = TryHold(st, 99, {"B1", "B2"}, Millis(3'600'000));
   ASSERT_TRUE(keep.ok());
   clock_.Advance(Millis(120'000));
@@ -341,7 +353,8 @@ TEST_P(StoreContract, SweeperIsIdempotentAndSafeConcurrently) {
 TEST_P(StoreContract, ShowtimesListFilterAndPage) {
   const Instant day = kStart + Millis(86'400'000);
   std::vector<int64_t> ids;
-  for (int i = 0; i < 5; ++i) ids.push_back(MakeShowtime({{"A", 5}}, day + Millis(i * 3'600'000), i % 2 ? "Rex" : "Odeon"));
+  for (int i = 0; i < 5; ++i)
+    ids.push_back(MakeShowtime({{"A", 5}}, day + Millis(i * 3'600'000), i % 2 ? "Rex" : "Odeon"));
   auto got = store_->GetShowtime(ids[0]);
   ASSERT_TRUE(got.ok());
   EXPECT_EQ(got->title, "Dune: Part Three");
@@ -397,7 +410,8 @@ TEST_P(StoreContract, MigrateTwiceIsANoOp) {
   EXPECT_TRUE(store_->Ping().ok());
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, StoreContract, ::testing::Values(Engine::kSqlite, Engine::kPostgres), EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, StoreContract,
+                         ::testing::Values(Engine::kSqlite, Engine::kPostgres), EngineName);
 
 }  // namespace
 }  // namespace boxoffice

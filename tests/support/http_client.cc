@@ -1,8 +1,10 @@
 #include "support/http_client.h"
 
-#include <utility>
+// clang-format off
+#include <utility>  // before Asio: Boost 1.74's coroutine headers need std::exchange
 #include <boost/asio.hpp>
 #include <boost/beast.hpp>
+// clang-format on
 #include <cctype>
 
 namespace boxoffice::testing {

@@ -8,7 +8,7 @@
 namespace boxoffice::testing {
 
 struct HttpResult {
-  int status = 0;  // 0: no response (connection failed)
+  int status = 0;                              // 0: no response (connection failed)
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
   std::string Header(const std::string& lower_name) const {

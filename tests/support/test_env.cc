@@ -47,9 +47,9 @@ std::string TempDir() {
 }  // namespace boxoffice::testing
 
 #include <libpq-fe.h>
+#include <unistd.h>
 
 #include <atomic>
-#include <unistd.h>
 
 namespace boxoffice::testing {
 
@@ -59,11 +59,13 @@ std::string FreshPostgresSchemaUrl() {
   const std::string schema = "t" + std::to_string(getpid()) + "_" + std::to_string(counter++);
   PGconn* conn = PQconnectdb(base.c_str());
   if (PQstatus(conn) != CONNECTION_OK) std::abort();
-  PGresult* r = PQexec(conn, ("DROP SCHEMA IF EXISTS " + schema + " CASCADE; CREATE SCHEMA " + schema).c_str());
+  PGresult* r = PQexec(
+      conn, ("DROP SCHEMA IF EXISTS " + schema + " CASCADE; CREATE SCHEMA " + schema).c_str());
   if (PQresultStatus(r) != PGRES_COMMAND_OK) std::abort();
   PQclear(r);
   PQfinish(conn);
-  return base + (base.find('?') == std::string::npos ? "?" : "&") + "options=-csearch_path%3D" + schema;
+  return base + (base.find('?') == std::string::npos ? "?" : "&") + "options=-csearch_path%3D" +
+         schema;
 }
 
 }  // namespace boxoffice::testing
