@@ -247,6 +247,9 @@ Server::Server(ServerOptions options, const Router* router, Metrics* metrics)
     : impl_(std::make_unique<Impl>(std::move(options), router, metrics)) {
   metrics->AddGauge("boxoffice_http_open_connections", "Open HTTP connections.",
                     [impl = impl_.get()] { return static_cast<double>(impl->connections.load()); });
+  metrics->AddGauge(
+      "boxoffice_http_requests_in_flight", "Requests read and not yet answered.",
+      [impl = impl_.get()] { return static_cast<double>(impl->active_requests.load()); });
 }
 
 Server::~Server() { Stop(); }

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 
 #include <chrono>
 #include <fstream>
+#include <future>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -427,6 +429,94 @@ TEST_P(HttpApi, StopsCleanlyOnSigterm) {
   for (std::string line; std::getline(lines, line);) {
     EXPECT_TRUE(json::parse(line, nullptr, false).is_object()) << line;
   }
+}
+
+// With SQLite another process can hold the write lock, which lets these tests keep a
+// request waiting on the database for as long as they like.
+class SqliteLocked : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = testing::TempDir() + "/locked.db";
+    service_ = std::make_unique<Service>("sqlite:" + path_);
+    auto created =
+        HttpCall(service_->port(), "POST", "/admin/showtimes", kLayout, {Bearer(Token(1, true))});
+    ASSERT_EQ(created.status, 201);
+    ASSERT_EQ(sqlite3_open(path_.c_str(), &db_), SQLITE_OK);
+  }
+  void TearDown() override { sqlite3_close(db_); }
+  void Lock() {
+    ASSERT_EQ(sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  }
+  void Unlock() { ASSERT_EQ(sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr), SQLITE_OK); }
+  std::future<HttpResult> HoldAsync(const std::string& seat) {
+    return std::async(std::launch::async, [this, seat] {
+      return HttpCall(service_->port(), "POST", "/showtimes/1/holds",
+                      R"({"seats": [")" + seat + R"("]})", {Bearer(Token(11))});
+    });
+  }
+  // Waits until the service has a request in flight on the database (from /metrics).
+  void AwaitRequestInFlight() {
+    for (int i = 0; i < 500; ++i) {
+      if (Gauge("boxoffice_http_requests_in_flight") >= 2) return;  // the hold and this scrape
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    FAIL() << "no request in flight";
+  }
+  double Gauge(const std::string& name) {
+    const std::string body = HttpCall(service_->port(), "GET", "/metrics").body;
+    const size_t at = body.find("\n" + name + " ");
+    return at == std::string::npos ? -1 : std::stod(body.substr(at + name.size() + 2));
+  }
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  std::unique_ptr<Service> service_;
+};
+
+// A request waiting on the database occupies a worker, never an I/O thread: the service
+// keeps answering, and the request completes once the database lets it.
+TEST_F(SqliteLocked, DatabaseWaitsNeverBlockTheIoThreads) {
+  Lock();
+  auto hold = HoldAsync("E1");
+  AwaitRequestInFlight();
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(HttpCall(service_->port(), "GET", "/healthz").status, 200);
+  Unlock();
+  EXPECT_EQ(hold.get().status, 201);
+}
+
+// A database that stays locked past the busy timeout gives 503 UNAVAILABLE with
+// Retry-After, and nothing is held.
+TEST_F(SqliteLocked, ADatabaseThatDoesNotAnswerGives503) {
+  Lock();
+  auto hold = HoldAsync("E1").get();
+  Unlock();
+  EXPECT_EQ(hold.status, 503) << hold.body;
+  EXPECT_EQ(json::parse(hold.body)["code"], "UNAVAILABLE");
+  EXPECT_EQ(hold.Header("retry-after"), "1");
+  auto map = json::parse(HttpCall(service_->port(), "GET", "/showtimes/1/seats").body);
+  EXPECT_EQ(map["seats"][0]["status"], "AVAILABLE");
+}
+
+// SIGTERM while a request is in flight: the request still gets its answer, then the
+// process exits 0.
+TEST_F(SqliteLocked, SigtermLetsInFlightRequestsFinish) {
+  Lock();
+  auto hold = HoldAsync("E2");
+  AwaitRequestInFlight();
+  std::thread unlock([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    Unlock();
+  });
+  EXPECT_EQ(service_->Terminate(), 0);
+  unlock.join();
+  EXPECT_EQ(hold.get().status, 201);
+  sqlite3_stmt* stmt = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db_, "SELECT status FROM show_seat WHERE seat_code = 'E2'", -1,
+                               &stmt, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(stmt), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0)), "HELD");
+  sqlite3_finalize(stmt);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, HttpApi, ::testing::Values(Engine::kSqlite, Engine::kPostgres),
