@@ -123,7 +123,13 @@ class HttpApi : public ::testing::TestWithParam<Engine> {
       }
       db = testing::FreshPostgresSchemaUrl();
     }
-    service_ = std::make_unique<Service>(db);
+    db_ = db;
+    Start(db, {});
+  }
+
+  void Start(const std::string& db, std::vector<std::string> flags) {
+    service_.reset();
+    service_ = std::make_unique<Service>(db, std::move(flags));
     auto created = Call("POST", "/admin/showtimes", kLayout, {Bearer(Token(1, true))});
     ASSERT_EQ(created.status, 201) << created.body;
     showtime_ = json::parse(created.body)["showtimeId"].get<int64_t>();
@@ -151,6 +157,7 @@ class HttpApi : public ::testing::TestWithParam<Engine> {
   }
 
   std::unique_ptr<Service> service_;
+  std::string db_;
   int64_t showtime_ = 0;
 };
 
@@ -417,6 +424,30 @@ TEST_P(HttpApi, AdminShowtimeValidation) {
           R"([{"row": "A", "seats": 600, "category": "standard"}, {"row": "B", "seats": 400, "category": "standard"}])"),
       {Bearer(admin)});
   EXPECT_EQ(ok.status, 201) << ok.body;
+}
+
+// Holds expire by themselves: the map shows the seat AVAILABLE (lazy expiry at read time)
+// and the sweeper inside `serve` tidies the row. Real time here (the binary's clock), so
+// the hold lasts one second and the test polls, bounded, instead of asserting timings.
+TEST_P(HttpApi, HoldsExpireAndTheSweeperRunsInsideServe) {
+  Start(db_, {"--hold-ttl", "1s", "--hold-max-lifetime", "1s", "--sweep-interval", "100ms"});
+  auto created = Hold(6, R"(["E3"])");
+  ASSERT_EQ(created.status, 201);
+  const std::string id = json::parse(created.body)["holdId"];
+  bool swept = false;
+  for (int i = 0; i < 200 && !swept; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    swept = Call("GET", "/metrics").body.find("boxoffice_sweeper_released_seats_total 1\n") !=
+            std::string::npos;
+  }
+  EXPECT_TRUE(swept);
+  EXPECT_EQ(json::parse(Call("GET", Seats()).body)["seats"][2]["status"], "AVAILABLE");
+  EXPECT_EQ(json::parse(Call("GET", "/holds/" + id, "", {Bearer(Token(6))}).body)["status"],
+            "EXPIRED");
+  ExpectError(Call("POST", "/holds/" + id + "/extend", "", {Bearer(Token(6))}), 409,
+              "HOLD_NOT_ACTIVE");
+  EXPECT_EQ(Call("DELETE", "/holds/" + id, "", {Bearer(Token(6))}).status, 204);
+  EXPECT_EQ(Hold(7, R"(["E3"])").status, 201);
 }
 
 TEST_P(HttpApi, StopsCleanlyOnSigterm) {
