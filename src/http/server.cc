@@ -57,14 +57,15 @@ struct Server::Impl {
   }
 
   void Record(const std::string& route, const std::string& method, int status, double seconds) {
+    const std::string labels = "route=\"" + route + "\",method=\"" + method + "\",status=\"" +
+                               std::to_string(status) + "\"";
     metrics
         ->GetCounter("boxoffice_http_requests_total", "HTTP requests by route, method and status.",
-                     "route=\"" + route + "\",method=\"" + method + "\",status=\"" +
-                         std::to_string(status) + "\"")
+                     labels)
         .Inc();
     metrics
-        ->GetLatency("boxoffice_http_request_duration_seconds", "HTTP request latency by route.",
-                     "route=\"" + route + "\"")
+        ->GetLatency("boxoffice_http_request_duration_seconds",
+                     "HTTP request latency by route, method and status.", labels)
         .Observe(seconds);
   }
 

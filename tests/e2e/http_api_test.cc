@@ -13,6 +13,7 @@
 #include <fstream>
 #include <future>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "core/crypto.h"
@@ -33,15 +34,6 @@ const std::string kSecret = "e2e-secret-e2e-secret-e2e-secret-0123";
 
 enum class Engine { kSqlite, kPostgres };
 
-unsigned short FreePort() {
-  // A port nobody answers on; the service fails loudly in the rare case it is taken meanwhile.
-  for (int attempt = 0; attempt < 200; ++attempt) {
-    const unsigned short port = static_cast<unsigned short>(30000 + (std::rand() % 20000));
-    if (HttpCall(port, "GET", "/healthz").status == 0) return port;
-  }
-  return 0;
-}
-
 std::string Token(int64_t customer, bool admin = false, Millis ttl = Millis(3'600'000)) {
   return SignJwt(Principal{customer, admin}, SystemClock().Now() + ttl, kSecret);
 }
@@ -52,12 +44,12 @@ std::pair<std::string, std::string> Bearer(const std::string& token) {
 
 class Service {
  public:
+  // Starts `serve` on a port the kernel picks (127.0.0.1:0) and learns it from the
+  // "listening" log line, so parallel tests never race for a port.
   Service(const std::string& db, std::vector<std::string> extra = {}) {
-    port_ = FreePort();
     log_ = testing::TempDir() + "/serve.log";
-    std::vector<std::string> args = {
-        BOXOFFICE_BINARY, "serve", "--listen",     "127.0.0.1:" + std::to_string(port_),
-        "--db",           db,      "--jwt-secret", kSecret};
+    std::vector<std::string> args = {BOXOFFICE_BINARY, "serve", "--listen",     "127.0.0.1:0",
+                                     "--db",           db,      "--jwt-secret", kSecret};
     args.insert(args.end(), extra.begin(), extra.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -68,10 +60,15 @@ class Service {
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
     if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid_ = 0;
     posix_spawn_file_actions_destroy(&actions);
-    for (int i = 0; i < 300 && pid_ > 0; ++i) {
-      if (HttpCall(port_, "GET", "/healthz").status == 200) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    for (int i = 0; i < 500 && pid_ > 0 && port_ == 0; ++i) {
+      std::istringstream lines(Log());
+      for (std::string line; std::getline(lines, line);) {
+        auto j = json::parse(line, nullptr, false);
+        if (j.is_object() && j.value("msg", "") == "listening") port_ = j.value("port", 0);
+      }
+      if (port_ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
+    if (port_ != 0 && HttpCall(port_, "GET", "/healthz").status == 200) return;
     ADD_FAILURE() << "service did not start; log:\n" << Log();
   }
   ~Service() {
@@ -185,6 +182,20 @@ TEST_P(HttpApi, RequestIdIsEchoedOrMade) {
             "abc-123");
   EXPECT_TRUE(IsUuid(Call("GET", "/healthz").Header("x-request-id")));
   EXPECT_TRUE(IsUuid(Call("GET", "/nowhere").Header("x-request-id")));
+}
+
+TEST_P(HttpApi, KeepAlivePipeliningAndMalformedRequests) {
+  const std::string two =
+      "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: one\r\n\r\n"
+      "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: two\r\nConnection: close\r\n\r\n";
+  const std::string answers = testing::RawExchange(service_->port(), two);
+  EXPECT_NE(answers.find("X-Request-Id: one"), std::string::npos) << answers;
+  EXPECT_NE(answers.find("X-Request-Id: two"), std::string::npos) << answers;
+  const std::string garbage = testing::RawExchange(service_->port(), "NONSENSE\r\n\r\n");
+  EXPECT_EQ(garbage.rfind("HTTP/1.1 400", 0), 0u) << garbage;
+  auto huge = Call("GET", "/healthz", "", {{"X-Padding", std::string(20 * 1024, 'x')}});
+  EXPECT_EQ(huge.status, 431);
+  EXPECT_EQ(Call("GET", "/healthz").status, 200);
 }
 
 TEST_P(HttpApi, UnknownRoutesAndWrongMethods) {
