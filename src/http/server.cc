@@ -86,6 +86,14 @@ Response Invoke(const Route& route, Request& request) {
   }
 }
 
+// Metric labels must come from a bounded set: any method outside it is "OTHER".
+std::string MethodLabel(const std::string& method) {
+  for (const char* known : {"GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"}) {
+    if (method == known) return method;
+  }
+  return method.empty() ? "-" : "OTHER";
+}
+
 // A client's X-Request-Id is echoed when it is short and printable; otherwise we make one.
 std::string RequestIdFor(const Headers& headers) {
   if (const std::string* given = headers.Find("X-Request-Id")) {
@@ -205,7 +213,7 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
     stream.expires_after(options.read_timeout);
     co_await bhttp::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
     if (counted) active_requests.fetch_sub(1);
-    Record(route_label, request.method.empty() ? "-" : request.method, response.status,
+    Record(route_label, MethodLabel(request.method), response.status,
            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     if (response.status >= 500) {
       LogWarn(

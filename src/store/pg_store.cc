@@ -286,6 +286,9 @@ class PgConnection {
   std::string last_sqlstate_;
 };
 
+// Deadlock detected, serialization failure: the transaction may simply run again.
+bool IsRetryable(const std::string& sqlstate) { return sqlstate == "40P01" || sqlstate == "40001"; }
+
 struct PgStore::Impl {
   PgOptions options;
   Pool<PgConnection> pool;
@@ -315,15 +318,25 @@ struct PgStore::Impl {
     return options.test_clock ? P(ToEpochMs(options.test_clock->Now())) : Param();
   }
 
-  // Runs body(connection) with no transaction, on a pooled connection.
+  // Runs body(connection) with no transaction, on a pooled connection: each statement is
+  // its own transaction. Retried like InTx after a deadlock or serialization failure.
   template <class T, class F>
-  Result<T> Run(F body) {
-    auto lease = pool.Acquire();
-    if (!lease.ok()) return lease.status();
-    PgConnection& c = *lease.value();
-    Result<T> r = body(c);
-    if (c.broken()) lease.value().Discard();
-    return r;
+  Result<T> Run(std::atomic<uint64_t>* retried, F body) {
+    for (int attempt = 1;; ++attempt) {
+      auto lease = pool.Acquire();
+      if (!lease.ok()) return lease.status();
+      PgConnection& c = *lease.value();
+      c.ResetError();
+      Result<T> r = body(c);
+      const std::string state = c.last_sqlstate();
+      if (c.broken()) lease.value().Discard();
+      if (!r.ok() && IsRetryable(state) && attempt < kMaxTxAttempts) {
+        retried->fetch_add(1);
+        LogWarn("statement retried", {{"sqlstate", state}, {"attempt", attempt}});
+        continue;
+      }
+      return r;
+    }
   }
 
   // Runs body(connection) inside BEGIN … COMMIT. A failed body or an error status rolls
@@ -347,7 +360,7 @@ struct PgStore::Impl {
       }
       const std::string state = c.last_sqlstate();
       if (c.broken()) lease.value().Discard();
-      if ((state == "40P01" || state == "40001") && attempt < kMaxTxAttempts) {
+      if (IsRetryable(state) && attempt < kMaxTxAttempts) {
         retried->fetch_add(1);
         LogWarn("transaction retried", {{"sqlstate", state}, {"attempt", attempt}});
         continue;
@@ -454,7 +467,7 @@ Status PgStore::Migrate() {
 }
 
 Status PgStore::Ping() {
-  auto r = impl_->Run<bool>([](PgConnection& c) -> Result<bool> {
+  auto r = impl_->Run<bool>(&retried_, [](PgConnection& c) -> Result<bool> {
     auto res = c.Exec(kPing, {});
     if (!res.ok()) return res.status();
     return true;
@@ -500,7 +513,7 @@ Result<int64_t> PgStore::CreateShowtime(const NewShowtime& st) {
 }
 
 Result<Showtime> PgStore::GetShowtime(int64_t showtime_id) {
-  return impl_->Run<Showtime>([&](PgConnection& c) -> Result<Showtime> {
+  return impl_->Run<Showtime>(&retried_, [&](PgConnection& c) -> Result<Showtime> {
     auto res = c.Exec(kSelectShowtime, {P(showtime_id)});
     if (!res.ok()) return res.status();
     if (PQntuples(res.value().get()) == 0) {
@@ -513,23 +526,24 @@ Result<Showtime> PgStore::GetShowtime(int64_t showtime_id) {
 }
 
 Result<std::vector<Showtime>> PgStore::ListShowtimes(const ShowtimeQuery& q) {
-  return impl_->Run<std::vector<Showtime>>([&](PgConnection& c) -> Result<std::vector<Showtime>> {
-    auto opt = [](const std::optional<Instant>& t) { return t ? P(ToEpochMs(*t)) : Param(); };
-    auto res =
-        c.Exec(kListShowtimes, {opt(q.from), opt(q.to), q.cinema ? P(*q.cinema) : Param(),
-                                q.after ? P(ToEpochMs(q.after->first)) : Param(),
-                                q.after ? P(q.after->second) : Param(), P(int64_t{q.limit})});
-    if (!res.ok()) return res.status();
-    std::vector<Showtime> out;
-    for (int i = 0; i < PQntuples(res.value().get()); ++i)
-      out.push_back(ReadShowtime(res.value().get(), i));
-    if (Status s = LoadPrices(c, &out); !s.ok()) return s;
-    return out;
-  });
+  return impl_->Run<std::vector<Showtime>>(
+      &retried_, [&](PgConnection& c) -> Result<std::vector<Showtime>> {
+        auto opt = [](const std::optional<Instant>& t) { return t ? P(ToEpochMs(*t)) : Param(); };
+        auto res =
+            c.Exec(kListShowtimes, {opt(q.from), opt(q.to), q.cinema ? P(*q.cinema) : Param(),
+                                    q.after ? P(ToEpochMs(q.after->first)) : Param(),
+                                    q.after ? P(q.after->second) : Param(), P(int64_t{q.limit})});
+        if (!res.ok()) return res.status();
+        std::vector<Showtime> out;
+        for (int i = 0; i < PQntuples(res.value().get()); ++i)
+          out.push_back(ReadShowtime(res.value().get(), i));
+        if (Status s = LoadPrices(c, &out); !s.ok()) return s;
+        return out;
+      });
 }
 
 Result<int64_t> PgStore::CountShowtimes() {
-  return impl_->Run<int64_t>([&](PgConnection& c) -> Result<int64_t> {
+  return impl_->Run<int64_t>(&retried_, [&](PgConnection& c) -> Result<int64_t> {
     auto res = c.Exec(kCountShowtimes, {});
     if (!res.ok()) return res.status();
     return Int(res.value().get(), 0, 0);
@@ -537,7 +551,7 @@ Result<int64_t> PgStore::CountShowtimes() {
 }
 
 Result<SeatMap> PgStore::GetSeatMap(int64_t showtime_id) {
-  return impl_->Run<SeatMap>([&](PgConnection& c) -> Result<SeatMap> {
+  return impl_->Run<SeatMap>(&retried_, [&](PgConnection& c) -> Result<SeatMap> {
     auto res = c.Exec(kSelectSeatMap, {impl_->Now(), P(showtime_id)});
     if (!res.ok()) return res.status();
     const PGresult* r = res.value().get();
@@ -557,25 +571,26 @@ Result<SeatMap> PgStore::GetSeatMap(int64_t showtime_id) {
 }
 
 Result<std::vector<SeatOwner>> PgStore::GetSeatOwners(int64_t showtime_id) {
-  return impl_->Run<std::vector<SeatOwner>>([&](PgConnection& c) -> Result<std::vector<SeatOwner>> {
-    auto res = c.Exec(kSelectSeatOwners, {impl_->Now(), P(showtime_id)});
-    if (!res.ok()) return res.status();
-    const PGresult* r = res.value().get();
-    std::vector<SeatOwner> out;
-    for (int i = 0; i < PQntuples(r); ++i) {
-      out.push_back(SeatOwner{Text(r, i, 0), ParseSeatStatus(PQgetvalue(r, i, 2)),
-                              PQgetisnull(r, i, 3) ? "" : Text(r, i, 3),
-                              PQgetisnull(r, i, 4) ? 0 : Int(r, i, 4)});
-    }
-    return out;
-  });
+  return impl_->Run<std::vector<SeatOwner>>(
+      &retried_, [&](PgConnection& c) -> Result<std::vector<SeatOwner>> {
+        auto res = c.Exec(kSelectSeatOwners, {impl_->Now(), P(showtime_id)});
+        if (!res.ok()) return res.status();
+        const PGresult* r = res.value().get();
+        std::vector<SeatOwner> out;
+        for (int i = 0; i < PQntuples(r); ++i) {
+          out.push_back(SeatOwner{Text(r, i, 0), ParseSeatStatus(PQgetvalue(r, i, 2)),
+                                  PQgetisnull(r, i, 3) ? "" : Text(r, i, 3),
+                                  PQgetisnull(r, i, 4) ? 0 : Int(r, i, 4)});
+        }
+        return out;
+      });
 }
 
 Result<Hold> PgStore::HoldSeats(const HoldRequest& req) {
   const std::string seats = ArrayLiteral(req.seats);
   const int64_t n = static_cast<int64_t>(req.seats.size());
   // One statement is its own transaction: nothing to BEGIN, nothing left open.
-  return impl_->Run<Hold>([&](PgConnection& c) -> Result<Hold> {
+  return impl_->Run<Hold>(&retried_, [&](PgConnection& c) -> Result<Hold> {
     auto res = c.Exec(kHoldSeats, {impl_->Now(), P(req.showtime_id), seats, req.hold_id,
                                    P(req.customer_id), P(req.ttl.count()), P(n)});
     if (!res.ok()) return res.status();
@@ -606,7 +621,7 @@ Result<Hold> PgStore::HoldSeats(const HoldRequest& req) {
 
 Result<Hold> PgStore::GetHold(const std::string& hold_id, int64_t customer_id) {
   if (!IsUuid(hold_id)) return HoldNotFound(hold_id);
-  return impl_->Run<Hold>([&](PgConnection& c) -> Result<Hold> {
+  return impl_->Run<Hold>(&retried_, [&](PgConnection& c) -> Result<Hold> {
     auto res = c.Exec(kSelectHold, {impl_->Now(), hold_id, P(customer_id)});
     if (!res.ok()) return res.status();
     if (PQntuples(res.value().get()) == 0) return HoldNotFound(hold_id);
@@ -659,7 +674,7 @@ Result<Hold> PgStore::ExtendHold(const std::string& hold_id, int64_t customer_id
 }
 
 Result<int> PgStore::SweepExpired(int batch_limit) {
-  return impl_->Run<int>([&](PgConnection& c) -> Result<int> {
+  return impl_->Run<int>(&retried_, [&](PgConnection& c) -> Result<int> {
     auto res = c.Exec(kSweepExpired, {impl_->Now(), P(int64_t{batch_limit})});
     if (!res.ok()) return res.status();
     return std::atoi(PQcmdTuples(res.value().get()));

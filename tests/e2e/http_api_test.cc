@@ -193,6 +193,13 @@ TEST_P(HttpApi, KeepAlivePipeliningAndMalformedRequests) {
   EXPECT_NE(answers.find("X-Request-Id: two"), std::string::npos) << answers;
   const std::string garbage = testing::RawExchange(service_->port(), "NONSENSE\r\n\r\n");
   EXPECT_EQ(garbage.rfind("HTTP/1.1 400", 0), 0u) << garbage;
+  // Methods outside the known set are one bounded metrics label, whatever the client sends.
+  const std::string odd = testing::RawExchange(
+      service_->port(), "BREW7 /healthz HTTP/1.1\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(odd.rfind("HTTP/1.1 405", 0), 0u) << odd;
+  const std::string metrics = Call("GET", "/metrics").body;
+  EXPECT_NE(metrics.find("method=\"OTHER\""), std::string::npos);
+  EXPECT_EQ(metrics.find("BREW7"), std::string::npos);
   auto huge = Call("GET", "/healthz", "", {{"X-Padding", std::string(20 * 1024, 'x')}});
   EXPECT_EQ(huge.status, 431);
   EXPECT_EQ(Call("GET", "/healthz").status, 200);
