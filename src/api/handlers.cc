@@ -238,6 +238,9 @@ Response StatusResponse(const Status& s) {
       return ErrorResponse(409, "SEATS_UNAVAILABLE", s.message(), SeatsDetail(s.seats()));
     case Code::kUnknownSeats:
       return ErrorResponse(400, "UNKNOWN_SEATS", s.message(), SeatsDetail(s.seats()));
+    case Code::kCheckoutExists:
+      return ErrorResponse(409, "CHECKOUT_EXISTS", "a checkout of this hold is already pending",
+                           nlohmann::json{{"bookingId", s.id()}}.dump());
     case Code::kNotActive:
       return ErrorResponse(409, "HOLD_NOT_ACTIVE", "the hold is no longer active: " + s.message());
     case Code::kUnavailable:

@@ -16,6 +16,8 @@ const char* CodeName(Code code) {
       return "UNKNOWN_SEATS";
     case Code::kNotActive:
       return "NOT_ACTIVE";
+    case Code::kCheckoutExists:
+      return "CHECKOUT_EXISTS";
     case Code::kUnavailable:
       return "UNAVAILABLE";
     case Code::kInternal:

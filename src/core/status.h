@@ -6,6 +6,7 @@
 // api/ maps a code to an HTTP status. Programmer errors are not Statuses: they abort.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -17,13 +18,14 @@ namespace boxoffice {
 
 enum class Code {
   kOk,
-  kInvalid,       // the request is malformed; nothing was changed
-  kNotFound,      // no such thing, or not visible to this caller
-  kConflict,      // some requested seats are held or booked by someone else
-  kUnknownSeats,  // some requested seat codes are not in the showtime
-  kNotActive,     // the hold expired, was released, or is booked
-  kUnavailable,   // a dependency did not answer in time; safe to retry
-  kInternal,      // a bug or a broken invariant reported by a dependency
+  kInvalid,         // the request is malformed; nothing was changed
+  kNotFound,        // no such thing, or not visible to this caller
+  kConflict,        // some requested seats are held or booked by someone else
+  kUnknownSeats,    // some requested seat codes are not in the showtime
+  kNotActive,       // the hold expired, was released, or is booked
+  kCheckoutExists,  // a checkout of this hold is pending; id() names its booking
+  kUnavailable,     // a dependency did not answer in time; safe to retry
+  kInternal,        // a bug or a broken invariant reported by a dependency
 };
 
 const char* CodeName(Code code);
@@ -40,11 +42,18 @@ class Status {
   const std::string& message() const { return message_; }
   // The seats a kConflict or kUnknownSeats status is about, sorted.
   const std::vector<std::string>& seats() const { return seats_; }
+  // The id a status refers to (the pending booking of kCheckoutExists), or 0.
+  int64_t id() const { return id_; }
+  Status& WithId(int64_t id) {
+    id_ = id;
+    return *this;
+  }
 
  private:
   Code code_ = Code::kOk;
   std::string message_;
   std::vector<std::string> seats_;
+  int64_t id_ = 0;
 };
 
 // A value or the Status that explains why there is none.

@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "core/seats.h"
 #include "store/migrations.h"
+#include "store/money.h"
 #include "store/pool.h"
 
 namespace boxoffice {
@@ -152,16 +153,83 @@ constexpr Sql kReleaseSeats{
 constexpr Sql kMarkHoldReleased{
     "mark_hold_released",
     "UPDATE seat_hold SET status = 'RELEASED' WHERE hold_id = $1::uuid AND status = 'HELD'"};
-constexpr Sql kExtendSeats{
-    "extend_seats",
+constexpr Sql kNowMs{"now_ms", "SELECT " BOX_MS(BOX_NOW)};
+constexpr Sql kPendingBookingOfHold{
+    "pending_booking_of_hold",
+    "SELECT booking_id FROM booking WHERE hold_id = $1::uuid AND status = 'PENDING'"};
+constexpr Sql kRearmSeats{
+    "rearm_seats",
     BOX_LOCK_SEATS("$2", "$3")
-    "UPDATE show_seat s SET hold_expires_at = GREATEST(s.hold_expires_at, LEAST("
-    "         date_trunc('milliseconds', " BOX_NOW ") + $5::bigint * interval '1 ms',"
-    "         " BOX_TS("$6") " + $7::bigint * interval '1 ms'))"
+    "UPDATE show_seat s SET hold_expires_at = " BOX_TS("$5")
     "  FROM locked"
     " WHERE s.showtime_id = $2 AND s.seat_code = locked.seat_code"
-    "   AND s.hold_id = $4::uuid AND s.status = 'HELD' AND s.hold_expires_at >= " BOX_NOW
-    " RETURNING " BOX_MS("s.hold_expires_at")};
+    "   AND s.hold_id = $4::uuid AND s.status = 'HELD' AND s.hold_expires_at >= " BOX_NOW};
+constexpr Sql kSeatsPrice{
+    "seats_price",
+    "SELECT sum(p.amount), min(p.currency), max(p.currency), count(*)"
+    "  FROM show_seat s JOIN price p ON p.showtime_id = s.showtime_id AND p.category = s.category"
+    " WHERE s.showtime_id = $1 AND s.seat_code = ANY($2::text[])"};
+constexpr Sql kInsertBooking{
+    "insert_booking",
+    "INSERT INTO booking (hold_id, showtime_id, customer_id, seats, status, amount, currency,"
+    " created_at, updated_at) VALUES ($1::uuid, $2, $3, $4::text[], 'PENDING', $5, $6, " BOX_TS(
+        "$7") ", " BOX_TS("$7") ") RETURNING booking_id"};
+constexpr Sql kAttachSession{
+    "attach_session",
+    "UPDATE booking SET session_id = $1, payment_url = $2, payment_expires_at = " BOX_TS("$3") ","
+    "       updated_at = statement_timestamp()"
+    " WHERE booking_id = $4 AND status = 'PENDING' AND (session_id IS NULL OR session_id = $1)"};
+#define BOX_BOOKING_COLUMNS                                                                      \
+  "SELECT booking_id, hold_id::text, showtime_id, customer_id, seats, status, amount, currency," \
+  " session_id, payment_url, " BOX_MS("payment_expires_at") ", payment_id, " BOX_MS(             \
+      "created_at") " FROM booking WHERE booking_id = $1"
+constexpr Sql kSelectBooking{"select_booking", BOX_BOOKING_COLUMNS};
+constexpr Sql kLockBooking{"lock_booking", BOX_BOOKING_COLUMNS " FOR UPDATE"};
+constexpr Sql kInsertPayment{"insert_payment",
+                             "INSERT INTO payment (payment_id, session_id, booking_id, status, "
+                             "amount, currency, received_at)"
+                             " VALUES ($1, $2, $3, $4, $5, $6, " BOX_TS(
+                                 "$7") ") ON CONFLICT (payment_id) DO NOTHING RETURNING 1"};
+// The seeds' confirm statement, with the lock order explicit: HELD → BOOKED only where the
+// seat is this hold's and the hold has not expired, for all of the booking's seats or none
+// (read under the lock, for the reason given at kHoldSeats).
+constexpr Sql kConfirmSeats{
+    "confirm_seats",
+    "WITH locked AS MATERIALIZED ("
+    "  SELECT seat_code,"
+    "         (status = 'HELD' AND hold_id = $4::uuid AND hold_expires_at >= " BOX_NOW
+    ") AS ours"
+    "    FROM show_seat WHERE showtime_id = $2 AND seat_code = ANY($3::text[])"
+    "   ORDER BY seat_code FOR NO KEY UPDATE),"
+    " verdict AS (SELECT count(*) FILTER (WHERE ours) = $6::int AS all_ours FROM locked),"
+    " upd AS ("
+    "  UPDATE show_seat s SET status = 'BOOKED', booking_id = $5, hold_expires_at = NULL"
+    "    FROM locked, verdict"
+    "   WHERE verdict.all_ours AND locked.ours"
+    "     AND s.showtime_id = $2 AND s.seat_code = locked.seat_code"
+    "  RETURNING 1)"
+    " SELECT count(*), boxoffice_assert(count(*) IN (0, $6::int), 'partial confirm') FROM upd"};
+constexpr Sql kMarkHoldBooked{"mark_hold_booked",
+                              "UPDATE seat_hold SET status = 'BOOKED' WHERE hold_id = $1::uuid"};
+constexpr Sql kUpdateBooking{
+    "update_booking",
+    "UPDATE booking SET status = $1, payment_id = COALESCE($2, payment_id), updated_at = " BOX_TS(
+        "$3") " WHERE booking_id = $4"};
+constexpr Sql kInsertRefund{
+    "insert_refund",
+    "INSERT INTO refund (refund_id, payment_id, booking_id, amount, currency, status, created_at)"
+    " VALUES ($1::uuid, $2, $3, $4, $5, 'PENDING', " BOX_TS("$6") ")"};
+constexpr Sql kInsertEvent{"insert_event",
+                           "INSERT INTO outbox (event_id, type, key, payload, created_at)"
+                           " VALUES ($1::uuid, $2, $3, $4, " BOX_TS("$5") ")"};
+constexpr Sql kPendingEvents{
+    "pending_events",
+    "SELECT id, event_id::text, type, key, payload, " BOX_MS("created_at") " FROM outbox"
+    " WHERE published_at IS NULL AND id > $1 ORDER BY id LIMIT $2"};
+constexpr Sql kPendingRefunds{
+    "pending_refunds",
+    "SELECT refund_id::text, payment_id, booking_id, amount, currency FROM refund"
+    " WHERE status = 'PENDING' ORDER BY created_at LIMIT $1"};
 constexpr Sql kSetHoldExpiry{"set_hold_expiry", "UPDATE seat_hold SET expires_at = " BOX_TS(
                                                     "$1") " WHERE hold_id = $2::uuid"};
 // The seeds' sweeper, batched; SKIP LOCKED means it never waits, on any number of instances.
@@ -436,6 +504,120 @@ Status LoadPrices(PgConnection& c, std::vector<Showtime>* list) {
   return Status::Ok();
 }
 
+Booking ReadBooking(const PGresult* r) {
+  Booking b;
+  b.id = Int(r, 0, 0);
+  b.hold_id = Text(r, 0, 1);
+  b.showtime_id = Int(r, 0, 2);
+  b.customer_id = Int(r, 0, 3);
+  b.seats = ParseArray(Text(r, 0, 4));
+  b.status = ParseBookingStatus(Text(r, 0, 5)).value_or(BookingStatus::kFailed);
+  b.amount = Price{Int(r, 0, 6), Text(r, 0, 7)};
+  b.session_id = Text(r, 0, 8);
+  b.payment_url = Text(r, 0, 9);
+  if (!PQgetisnull(r, 0, 10)) b.payment_expires_at = FromEpochMs(Int(r, 0, 10));
+  b.payment_id = Text(r, 0, 11);
+  b.created_at = FromEpochMs(Int(r, 0, 12));
+  return b;
+}
+
+Status Done(const Result<PgResultPtr>& r) { return r.ok() ? Status::Ok() : r.status(); }
+
+// The money rules' primitives over an open transaction. `now` is read once from the
+// database clock (or the test clock) and passed to every statement as $1 where it counts.
+class PgMoneyTx final : public MoneyTx {
+ public:
+  PgMoneyTx(PgConnection& c, Param clock_override) : c_(c), clock_(std::move(clock_override)) {}
+
+  Result<Instant> Now() override {
+    auto r = c_.Exec(kNowMs, {clock_});
+    if (!r.ok()) return r.status();
+    now_ms_ = Int(r.value().get(), 0, 0);
+    return FromEpochMs(now_ms_);
+  }
+  Result<Hold> LockHold(const std::string& hold_id, int64_t customer_id, Instant now) override {
+    if (!IsUuid(hold_id)) return HoldNotFound(hold_id);
+    auto r = c_.Exec(kLockHold, {P(ToEpochMs(now)), hold_id, P(customer_id)});
+    if (!r.ok()) return r.status();
+    if (PQntuples(r.value().get()) == 0) return HoldNotFound(hold_id);
+    return ReadHold(r.value().get());
+  }
+  Result<int64_t> PendingBookingOf(const std::string& hold_id) override {
+    auto r = c_.Exec(kPendingBookingOfHold, {hold_id});
+    if (!r.ok()) return r.status();
+    return PQntuples(r.value().get()) == 0 ? int64_t{0} : Int(r.value().get(), 0, 0);
+  }
+  Result<int> RearmSeats(const Hold& hold, Instant expires_at, Instant now) override {
+    auto r = c_.Exec(kRearmSeats, {P(ToEpochMs(now)), P(hold.showtime_id), ArrayLiteral(hold.seats),
+                                   hold.hold_id, P(ToEpochMs(expires_at))});
+    if (!r.ok()) return r.status();
+    return std::atoi(PQcmdTuples(r.value().get()));
+  }
+  Status SetHoldExpiry(const std::string& hold_id, Instant expires_at) override {
+    return Done(c_.Exec(kSetHoldExpiry, {P(ToEpochMs(expires_at)), hold_id}));
+  }
+  Result<Price> SeatsPrice(int64_t showtime_id, const std::vector<std::string>& seats) override {
+    auto r = c_.Exec(kSeatsPrice, {P(showtime_id), ArrayLiteral(seats)});
+    if (!r.ok()) return r.status();
+    const PGresult* g = r.value().get();
+    if (static_cast<size_t>(Int(g, 0, 3)) != seats.size() || Text(g, 0, 1) != Text(g, 0, 2)) {
+      return Status(Code::kInternal, "seats lack a price or mix currencies");
+    }
+    return Price{Int(g, 0, 0), Text(g, 0, 1)};
+  }
+  Result<int64_t> InsertBooking(const Booking& b, Instant now) override {
+    auto r = c_.Exec(kInsertBooking,
+                     {b.hold_id, P(b.showtime_id), P(b.customer_id), ArrayLiteral(b.seats),
+                      P(b.amount.amount), b.amount.currency, P(ToEpochMs(now))});
+    if (!r.ok()) return r.status();
+    return Int(r.value().get(), 0, 0);
+  }
+  Result<std::optional<Booking>> LockBooking(int64_t booking_id) override {
+    auto r = c_.Exec(kLockBooking, {P(booking_id)});
+    if (!r.ok()) return r.status();
+    if (PQntuples(r.value().get()) == 0) return std::optional<Booking>();
+    return std::optional<Booking>(ReadBooking(r.value().get()));
+  }
+  Result<bool> InsertPayment(const PaymentReport& p, int64_t booking_id, Instant now) override {
+    auto r =
+        c_.Exec(kInsertPayment, {p.payment_id, p.session_id, booking_id ? P(booking_id) : Param(),
+                                 std::string(p.succeeded ? "SUCCEEDED" : "FAILED"), P(p.amount),
+                                 p.currency, P(ToEpochMs(now))});
+    if (!r.ok()) return r.status();
+    return PQntuples(r.value().get()) == 1;
+  }
+  Result<bool> ConfirmSeats(const Booking& b, Instant now) override {
+    auto r = c_.Exec(kConfirmSeats, {P(ToEpochMs(now)), P(b.showtime_id), ArrayLiteral(b.seats),
+                                     b.hold_id, P(b.id), P(static_cast<int64_t>(b.seats.size()))});
+    if (!r.ok()) return r.status();
+    return static_cast<size_t>(Int(r.value().get(), 0, 0)) == b.seats.size();
+  }
+  Status MarkHoldBooked(const std::string& hold_id) override {
+    return Done(c_.Exec(kMarkHoldBooked, {hold_id}));
+  }
+  Status UpdateBooking(int64_t booking_id, BookingStatus status, const std::string& payment_id,
+                       Instant now) override {
+    return Done(c_.Exec(kUpdateBooking, {std::string(BookingStatusName(status)),
+                                         payment_id.empty() ? Param() : Param(payment_id),
+                                         P(ToEpochMs(now)), P(booking_id)}));
+  }
+  Status InsertRefund(const Refund& refund, Instant now) override {
+    return Done(c_.Exec(
+        kInsertRefund,
+        {refund.refund_id, refund.payment_id, refund.booking_id ? P(refund.booking_id) : Param(),
+         P(refund.amount.amount), refund.amount.currency, P(ToEpochMs(now))}));
+  }
+  Status InsertEvent(const std::string& event_id, const std::string& type, const std::string& key,
+                     const std::string& payload, Instant now) override {
+    return Done(c_.Exec(kInsertEvent, {event_id, type, key, payload, P(ToEpochMs(now))}));
+  }
+
+ private:
+  PgConnection& c_;
+  Param clock_;
+  int64_t now_ms_ = 0;
+};
+
 }  // namespace
 
 Status PgStore::Migrate() {
@@ -650,27 +832,79 @@ Status PgStore::ReleaseHold(const std::string& hold_id, int64_t customer_id) {
 
 Result<Hold> PgStore::ExtendHold(const std::string& hold_id, int64_t customer_id, Millis ttl,
                                  Millis max_lifetime) {
-  if (!IsUuid(hold_id)) return HoldNotFound(hold_id);
-  return impl_->InTx<Hold>(&retried_, [&](PgConnection& c) -> Result<Hold> {
-    const Param now = impl_->Now();
-    auto res = c.Exec(kLockHold, {now, hold_id, P(customer_id)});
-    if (!res.ok()) return res.status();
-    if (PQntuples(res.value().get()) == 0) return HoldNotFound(hold_id);
-    Hold hold = ReadHold(res.value().get());
-    if (hold.state != HoldState::kHeld) return Status(Code::kNotActive, "hold is not active");
-    auto ext = c.Exec(kExtendSeats,
-                      {now, P(hold.showtime_id), ArrayLiteral(hold.seats), hold_id, P(ttl.count()),
-                       P(ToEpochMs(hold.created_at)), P(max_lifetime.count())});
-    if (!ext.ok()) return ext.status();
-    if (static_cast<size_t>(PQntuples(ext.value().get())) != hold.seats.size()) {
-      return Status(Code::kNotActive, "hold lost its seats");
-    }
-    const int64_t expires_ms = Int(ext.value().get(), 0, 0);
-    auto set = c.Exec(kSetHoldExpiry, {P(expires_ms), hold_id});
-    if (!set.ok()) return set.status();
-    hold.expires_at = FromEpochMs(expires_ms);
-    return hold;
+  return impl_->InTx<Hold>(&retried_, [&](PgConnection& c) {
+    PgMoneyTx tx(c, impl_->Now());
+    return ExtendHoldIn(tx, hold_id, customer_id, ttl, max_lifetime);
   });
+}
+
+Result<Booking> PgStore::StartCheckout(const std::string& hold_id, int64_t customer_id, Millis ttl,
+                                       Millis max_lifetime) {
+  return impl_->InTx<Booking>(&retried_, [&](PgConnection& c) {
+    PgMoneyTx tx(c, impl_->Now());
+    return StartCheckoutIn(tx, hold_id, customer_id, ttl, max_lifetime);
+  });
+}
+
+Result<Settlement> PgStore::SettlePayment(const PaymentReport& report) {
+  return impl_->InTx<Settlement>(&retried_, [&](PgConnection& c) {
+    PgMoneyTx tx(c, impl_->Now());
+    return SettlePaymentIn(tx, report);
+  });
+}
+
+Status PgStore::AttachPaymentSession(int64_t booking_id, const std::string& session_id,
+                                     const std::string& url, Instant expires_at) {
+  auto r = impl_->Run<bool>(&retried_, [&](PgConnection& c) -> Result<bool> {
+    auto res = c.Exec(kAttachSession, {session_id, url, P(ToEpochMs(expires_at)), P(booking_id)});
+    if (!res.ok()) return res.status();
+    return std::atoi(PQcmdTuples(res.value().get())) == 1;
+  });
+  if (!r.ok()) return r.status();
+  if (!r.value()) return Status(Code::kNotActive, "booking is not pending or has another session");
+  return Status::Ok();
+}
+
+Result<Booking> PgStore::GetBooking(int64_t booking_id, int64_t customer_id) {
+  return impl_->Run<Booking>(&retried_, [&](PgConnection& c) -> Result<Booking> {
+    auto res = c.Exec(kSelectBooking, {P(booking_id)});
+    if (!res.ok()) return res.status();
+    if (PQntuples(res.value().get()) == 0) return BookingNotFound(booking_id);
+    Booking b = ReadBooking(res.value().get());
+    if (b.customer_id != customer_id) return BookingNotFound(booking_id);
+    return b;
+  });
+}
+
+Result<std::vector<OutboxEvent>> PgStore::PendingEvents(int64_t after_id, int limit) {
+  return impl_->Run<std::vector<OutboxEvent>>(
+      &retried_, [&](PgConnection& c) -> Result<std::vector<OutboxEvent>> {
+        auto res = c.Exec(kPendingEvents, {P(after_id), P(int64_t{limit})});
+        if (!res.ok()) return res.status();
+        const PGresult* r = res.value().get();
+        std::vector<OutboxEvent> out;
+        for (int i = 0; i < PQntuples(r); ++i) {
+          out.push_back(OutboxEvent{Int(r, i, 0), Text(r, i, 1), Text(r, i, 2), Text(r, i, 3),
+                                    Text(r, i, 4), FromEpochMs(Int(r, i, 5))});
+        }
+        return out;
+      });
+}
+
+Result<std::vector<Refund>> PgStore::PendingRefunds(int limit) {
+  return impl_->Run<std::vector<Refund>>(
+      &retried_, [&](PgConnection& c) -> Result<std::vector<Refund>> {
+        auto res = c.Exec(kPendingRefunds, {P(int64_t{limit})});
+        if (!res.ok()) return res.status();
+        const PGresult* r = res.value().get();
+        std::vector<Refund> out;
+        for (int i = 0; i < PQntuples(r); ++i) {
+          out.push_back(Refund{Text(r, i, 0), Text(r, i, 1),
+                               PQgetisnull(r, i, 2) ? 0 : Int(r, i, 2),
+                               Price{Int(r, i, 3), Text(r, i, 4)}, false});
+        }
+        return out;
+      });
 }
 
 Result<int> PgStore::SweepExpired(int batch_limit) {

@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "core/seats.h"
 #include "store/migrations.h"
+#include "store/money.h"
 #include "store/pool.h"
 
 namespace boxoffice {
@@ -81,9 +82,6 @@ constexpr const char* kReleaseSeats =
     " WHERE showtime_id = ? AND hold_id = ? AND status = 'HELD'";
 constexpr const char* kMarkHoldReleased =
     "UPDATE seat_hold SET status = 'RELEASED' WHERE hold_id = ? AND status = 'HELD'";
-constexpr const char* kExtendSeats =
-    "UPDATE show_seat SET hold_expires_at = ?1"
-    " WHERE showtime_id = ?2 AND hold_id = ?3 AND status = 'HELD' AND hold_expires_at >= ?4";
 constexpr const char* kSetHoldExpiry = "UPDATE seat_hold SET expires_at = ? WHERE hold_id = ?";
 // The seeds' sweeper, batched: only rows whose hold has expired, at most ?2 of them.
 constexpr const char* kSweepExpired =
@@ -93,6 +91,49 @@ constexpr const char* kSweepExpired =
     "                                     WHERE status = 'HELD' AND hold_expires_at < ?1"
     "                                     LIMIT ?2)"
     "   AND status = 'HELD' AND hold_expires_at < ?1";
+
+constexpr const char* kPendingBookingOfHold =
+    "SELECT booking_id FROM booking WHERE hold_id = ? AND status = 'PENDING'";
+constexpr const char* kRearmSeats =
+    "UPDATE show_seat SET hold_expires_at = ?1"
+    " WHERE showtime_id = ?2 AND hold_id = ?3 AND status = 'HELD' AND hold_expires_at >= ?4";
+constexpr const char* kSeatsPrice =
+    "SELECT sum(p.amount), min(p.currency), max(p.currency), count(*)"
+    "  FROM show_seat s JOIN price p ON p.showtime_id = s.showtime_id AND p.category = s.category"
+    " WHERE s.showtime_id = ?1 AND s.seat_code IN (SELECT value FROM json_each(?2))";
+constexpr const char* kInsertBooking =
+    "INSERT INTO booking (hold_id, showtime_id, customer_id, seats, status, amount, currency,"
+    " created_at, updated_at) VALUES (?1, ?2, ?3, ?4, 'PENDING', ?5, ?6, ?7, ?7)";
+constexpr const char* kAttachSession =
+    "UPDATE booking SET session_id = ?1, payment_url = ?2, payment_expires_at = ?3, updated_at = ?4"
+    " WHERE booking_id = ?5 AND status = 'PENDING' AND (session_id IS NULL OR session_id = ?1)";
+constexpr const char* kSelectBooking =
+    "SELECT booking_id, hold_id, showtime_id, customer_id, seats, status, amount, currency,"
+    "       session_id, payment_url, payment_expires_at, payment_id, created_at"
+    "  FROM booking WHERE booking_id = ?";
+constexpr const char* kInsertPayment =
+    "INSERT INTO payment (payment_id, session_id, booking_id, status, amount, currency, "
+    "received_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (payment_id) DO NOTHING";
+// The seeds' confirm statement: only this hold's seats, only while it has not expired.
+constexpr const char* kConfirmSeats =
+    "UPDATE show_seat SET status = 'BOOKED', booking_id = ?1, hold_expires_at = NULL"
+    " WHERE showtime_id = ?2 AND hold_id = ?3 AND status = 'HELD' AND hold_expires_at >= ?4";
+constexpr const char* kMarkHoldBooked = "UPDATE seat_hold SET status = 'BOOKED' WHERE hold_id = ?";
+constexpr const char* kUpdateBooking =
+    "UPDATE booking SET status = ?1, payment_id = COALESCE(?2, payment_id), updated_at = ?3"
+    " WHERE booking_id = ?4";
+constexpr const char* kInsertRefund =
+    "INSERT INTO refund (refund_id, payment_id, booking_id, amount, currency, status, created_at)"
+    " VALUES (?, ?, ?, ?, ?, 'PENDING', ?)";
+constexpr const char* kInsertEvent =
+    "INSERT INTO outbox (event_id, type, key, payload, created_at) VALUES (?, ?, ?, ?, ?)";
+constexpr const char* kPendingEvents =
+    "SELECT id, event_id, type, key, payload, created_at FROM outbox"
+    " WHERE published_at IS NULL AND id > ? ORDER BY id LIMIT ?";
+constexpr const char* kPendingRefunds =
+    "SELECT refund_id, payment_id, booking_id, amount, currency FROM refund"
+    " WHERE status = 'PENDING' ORDER BY created_at LIMIT ?";
 
 }  // namespace
 
@@ -309,6 +350,126 @@ Status LoadPrices(SqliteConnection& conn, Showtime* s) {
   while (q.Next()) s->prices[q.Text(0)] = Price{q.Int(1), q.Text(2)};
   return q.status();
 }
+
+Booking ReadBooking(Query& q) {
+  Booking b;
+  b.id = q.Int(0);
+  b.hold_id = q.Text(1);
+  b.showtime_id = q.Int(2);
+  b.customer_id = q.Int(3);
+  b.seats = SplitComma(q.Text(4));
+  b.status = ParseBookingStatus(q.Text(5)).value_or(BookingStatus::kFailed);
+  b.amount = Price{q.Int(6), q.Text(7)};
+  b.session_id = q.Text(8);
+  b.payment_url = q.Text(9);
+  if (!q.IsNull(10)) b.payment_expires_at = FromEpochMs(q.Int(10));
+  b.payment_id = q.Text(11);
+  b.created_at = FromEpochMs(q.Int(12));
+  return b;
+}
+
+Result<std::optional<Booking>> LoadBooking(SqliteConnection& c, int64_t booking_id) {
+  Query q(c, kSelectBooking, {booking_id});
+  if (!q.Next()) {
+    if (!q.status().ok()) return q.status();
+    return std::optional<Booking>();
+  }
+  return std::optional<Booking>(ReadBooking(q));
+}
+
+// The money rules' primitives over a write transaction (one writer: no row locks needed).
+class SqliteMoneyTx final : public MoneyTx {
+ public:
+  SqliteMoneyTx(SqliteConnection& c, const Clock* clock) : c_(c), clock_(clock) {}
+
+  Result<Instant> Now() override { return clock_->Now(); }
+  Result<Hold> LockHold(const std::string& hold_id, int64_t customer_id, Instant now) override {
+    return LoadHold(c_, hold_id, customer_id, now);
+  }
+  Result<int64_t> PendingBookingOf(const std::string& hold_id) override {
+    Query q(c_, kPendingBookingOfHold, {hold_id});
+    if (!q.Next())
+      return q.status().ok() ? Result<int64_t>(int64_t{0}) : Result<int64_t>(q.status());
+    return q.Int(0);
+  }
+  Result<int> RearmSeats(const Hold& hold, Instant expires_at, Instant now) override {
+    return Query(c_, kRearmSeats,
+                 {ToEpochMs(expires_at), hold.showtime_id, hold.hold_id, ToEpochMs(now)})
+        .Exec();
+  }
+  Status SetHoldExpiry(const std::string& hold_id, Instant expires_at) override {
+    auto r = Query(c_, kSetHoldExpiry, {ToEpochMs(expires_at), hold_id}).Exec();
+    return r.ok() ? Status::Ok() : r.status();
+  }
+  Result<Price> SeatsPrice(int64_t showtime_id, const std::vector<std::string>& seats) override {
+    Query q(c_, kSeatsPrice, {showtime_id, SeatsJson(seats)});
+    if (!q.Next()) return q.status().ok() ? Status(Code::kInternal, "no price row") : q.status();
+    if (static_cast<size_t>(q.Int(3)) != seats.size() || q.Text(1) != q.Text(2)) {
+      return Status(Code::kInternal, "seats lack a price or mix currencies");
+    }
+    return Price{q.Int(0), q.Text(1)};
+  }
+  Result<int64_t> InsertBooking(const Booking& b, Instant now) override {
+    auto r = Query(c_, kInsertBooking,
+                   {b.hold_id, b.showtime_id, b.customer_id, JoinComma(b.seats), b.amount.amount,
+                    b.amount.currency, ToEpochMs(now)})
+                 .Exec();
+    if (!r.ok()) return r.status();
+    return sqlite3_last_insert_rowid(c_.db());
+  }
+  Result<std::optional<Booking>> LockBooking(int64_t booking_id) override {
+    return LoadBooking(c_, booking_id);
+  }
+  Result<bool> InsertPayment(const PaymentReport& p, int64_t booking_id, Instant now) override {
+    auto r = Query(c_, kInsertPayment,
+                   {p.payment_id, p.session_id, booking_id ? Value(booking_id) : Value(nullptr),
+                    std::string(p.succeeded ? "SUCCEEDED" : "FAILED"), p.amount, p.currency,
+                    ToEpochMs(now)})
+                 .Exec();
+    if (!r.ok()) return r.status();
+    return r.value() == 1;
+  }
+  Result<bool> ConfirmSeats(const Booking& b, Instant now) override {
+    // All or none: a short count is undone back to the savepoint.
+    if (Status s = c_.ExecScript("SAVEPOINT confirm_seats"); !s.ok()) return s;
+    auto r = Query(c_, kConfirmSeats, {b.id, b.showtime_id, b.hold_id, ToEpochMs(now)}).Exec();
+    const bool all = r.ok() && static_cast<size_t>(r.value()) == b.seats.size();
+    if (!all) c_.ExecScript("ROLLBACK TO confirm_seats");
+    c_.ExecScript("RELEASE confirm_seats");
+    if (!r.ok()) return r.status();
+    return all;
+  }
+  Status MarkHoldBooked(const std::string& hold_id) override {
+    auto r = Query(c_, kMarkHoldBooked, {hold_id}).Exec();
+    return r.ok() ? Status::Ok() : r.status();
+  }
+  Status UpdateBooking(int64_t booking_id, BookingStatus status, const std::string& payment_id,
+                       Instant now) override {
+    auto r =
+        Query(c_, kUpdateBooking,
+              {std::string(BookingStatusName(status)),
+               payment_id.empty() ? Value(nullptr) : Value(payment_id), ToEpochMs(now), booking_id})
+            .Exec();
+    return r.ok() ? Status::Ok() : r.status();
+  }
+  Status InsertRefund(const Refund& refund, Instant now) override {
+    auto r = Query(c_, kInsertRefund,
+                   {refund.refund_id, refund.payment_id,
+                    refund.booking_id ? Value(refund.booking_id) : Value(nullptr),
+                    refund.amount.amount, refund.amount.currency, ToEpochMs(now)})
+                 .Exec();
+    return r.ok() ? Status::Ok() : r.status();
+  }
+  Status InsertEvent(const std::string& event_id, const std::string& type, const std::string& key,
+                     const std::string& payload, Instant now) override {
+    auto r = Query(c_, kInsertEvent, {event_id, type, key, payload, ToEpochMs(now)}).Exec();
+    return r.ok() ? Status::Ok() : r.status();
+  }
+
+ private:
+  SqliteConnection& c_;
+  const Clock* clock_;
+};
 
 }  // namespace
 
@@ -573,31 +734,85 @@ Status SqliteStore::ReleaseHold(const std::string& hold_id, int64_t customer_id)
   return tx.Commit();
 }
 
-Result<Hold> SqliteStore::ExtendHold(const std::string& hold_id, int64_t customer_id, Millis ttl,
-                                     Millis max_lifetime) {
-  auto conn = pools_->writer.Acquire();
+// Runs body(tx) in a write transaction; commits when it returns a value.
+template <class T, class F>
+Result<T> InWriteTx(Pool<SqliteConnection>& writer, const Clock* clock, F body) {
+  auto conn = writer.Acquire();
   if (!conn.ok()) return conn.status();
   SqliteConnection& c = *conn.value();
-  const Instant now = clock_->Now();
   WriteTx tx(c);
   if (!tx.status().ok()) return tx.status();
-  auto loaded = LoadHold(c, hold_id, customer_id, now);
-  if (!loaded.ok()) return loaded.status();
-  Hold hold = loaded.value();
-  if (hold.state != HoldState::kHeld) return Status(Code::kNotActive, "hold is not active");
-  const Instant target =
-      std::max(hold.expires_at, std::min(now + ttl, hold.created_at + max_lifetime));
-  auto updated =
-      Query(c, kExtendSeats, {ToEpochMs(target), hold.showtime_id, hold_id, ToEpochMs(now)}).Exec();
-  if (!updated.ok()) return updated.status();
-  if (static_cast<size_t>(updated.value()) != hold.seats.size()) {
-    return Status(Code::kNotActive, "hold lost its seats");
-  }
-  if (auto r = Query(c, kSetHoldExpiry, {ToEpochMs(target), hold_id}).Exec(); !r.ok())
-    return r.status();
+  SqliteMoneyTx money(c, clock);
+  Result<T> r = body(money);
+  if (!r.ok()) return r;
   if (Status s = tx.Commit(); !s.ok()) return s;
-  hold.expires_at = target;
-  return hold;
+  return r;
+}
+
+Result<Hold> SqliteStore::ExtendHold(const std::string& hold_id, int64_t customer_id, Millis ttl,
+                                     Millis max_lifetime) {
+  return InWriteTx<Hold>(pools_->writer, clock_, [&](MoneyTx& tx) {
+    return ExtendHoldIn(tx, hold_id, customer_id, ttl, max_lifetime);
+  });
+}
+
+Result<Booking> SqliteStore::StartCheckout(const std::string& hold_id, int64_t customer_id,
+                                           Millis ttl, Millis max_lifetime) {
+  return InWriteTx<Booking>(pools_->writer, clock_, [&](MoneyTx& tx) {
+    return StartCheckoutIn(tx, hold_id, customer_id, ttl, max_lifetime);
+  });
+}
+
+Result<Settlement> SqliteStore::SettlePayment(const PaymentReport& report) {
+  return InWriteTx<Settlement>(pools_->writer, clock_,
+                               [&](MoneyTx& tx) { return SettlePaymentIn(tx, report); });
+}
+
+Status SqliteStore::AttachPaymentSession(int64_t booking_id, const std::string& session_id,
+                                         const std::string& url, Instant expires_at) {
+  auto conn = pools_->writer.Acquire();
+  if (!conn.ok()) return conn.status();
+  auto r = Query(*conn.value(), kAttachSession,
+                 {session_id, url, ToEpochMs(expires_at), ToEpochMs(clock_->Now()), booking_id})
+               .Exec();
+  if (!r.ok()) return r.status();
+  if (r.value() == 0)
+    return Status(Code::kNotActive, "booking is not pending or has another session");
+  return Status::Ok();
+}
+
+Result<Booking> SqliteStore::GetBooking(int64_t booking_id, int64_t customer_id) {
+  auto conn = pools_->readers.Acquire();
+  if (!conn.ok()) return conn.status();
+  auto b = LoadBooking(*conn.value(), booking_id);
+  if (!b.ok()) return b.status();
+  if (!b.value() || b.value()->customer_id != customer_id) return BookingNotFound(booking_id);
+  return *b.value();
+}
+
+Result<std::vector<OutboxEvent>> SqliteStore::PendingEvents(int64_t after_id, int limit) {
+  auto conn = pools_->readers.Acquire();
+  if (!conn.ok()) return conn.status();
+  std::vector<OutboxEvent> out;
+  Query q(*conn.value(), kPendingEvents, {after_id, int64_t{limit}});
+  while (q.Next())
+    out.push_back(
+        OutboxEvent{q.Int(0), q.Text(1), q.Text(2), q.Text(3), q.Text(4), FromEpochMs(q.Int(5))});
+  if (!q.status().ok()) return q.status();
+  return out;
+}
+
+Result<std::vector<Refund>> SqliteStore::PendingRefunds(int limit) {
+  auto conn = pools_->readers.Acquire();
+  if (!conn.ok()) return conn.status();
+  std::vector<Refund> out;
+  Query q(*conn.value(), kPendingRefunds, {int64_t{limit}});
+  while (q.Next()) {
+    out.push_back(Refund{q.Text(0), q.Text(1), q.IsNull(2) ? 0 : q.Int(2),
+                         Price{q.Int(3), q.Text(4)}, false});
+  }
+  if (!q.status().ok()) return q.status();
+  return out;
 }
 
 Result<int> SqliteStore::SweepExpired(int batch_limit) {

@@ -57,6 +57,14 @@ class SqliteStore final : public Store {
   Result<Hold> ExtendHold(const std::string& hold_id, int64_t customer_id, Millis ttl,
                           Millis max_lifetime) override;
   Result<int> SweepExpired(int batch_limit) override;
+  Result<Booking> StartCheckout(const std::string& hold_id, int64_t customer_id, Millis ttl,
+                                Millis max_lifetime) override;
+  Status AttachPaymentSession(int64_t booking_id, const std::string& session_id,
+                              const std::string& url, Instant expires_at) override;
+  Result<Booking> GetBooking(int64_t booking_id, int64_t customer_id) override;
+  Result<Settlement> SettlePayment(const PaymentReport& report) override;
+  Result<std::vector<OutboxEvent>> PendingEvents(int64_t after_id, int limit) override;
+  Result<std::vector<Refund>> PendingRefunds(int limit) override;
 
  private:
   struct Pools;

@@ -22,6 +22,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/clock.h"
@@ -114,6 +115,65 @@ struct Hold {
   Instant expires_at;
 };
 
+enum class BookingStatus { kPending, kConfirmed, kFailed, kRefunded };
+const char* BookingStatusName(BookingStatus s);
+std::optional<BookingStatus> ParseBookingStatus(std::string_view text);
+
+struct Booking {
+  int64_t id = 0;
+  std::string hold_id;
+  int64_t showtime_id = 0;
+  int64_t customer_id = 0;
+  std::vector<std::string> seats;
+  BookingStatus status = BookingStatus::kPending;
+  Price amount;
+  std::string session_id;  // empty until the gateway session is attached
+  std::string payment_url;
+  std::optional<Instant> payment_expires_at;
+  std::string payment_id;  // the payment that confirmed it, if any
+  Instant created_at;
+};
+
+// What the gateway says about a payment (callback or status query).
+struct PaymentReport {
+  std::string payment_id;
+  std::string session_id;
+  std::string reference;  // our booking id, as the checkout gave it to the gateway
+  bool succeeded = false;
+  int64_t amount = 0;
+  std::string currency;
+};
+
+// What SettlePayment did. Every outcome that kept money without a seat wrote a refund.
+enum class Settlement {
+  kDuplicate,           // this payment id was settled before: nothing changed
+  kConfirmed,           // seats BOOKED, booking CONFIRMED, BookingConfirmed in the outbox
+  kLateRefunded,        // paid, but the hold had expired or lost its seats: FAILED + refund
+  kMismatchRefunded,    // paid another amount or currency than the booking's: FAILED + refund
+  kPaymentFailed,       // the payment failed: booking FAILED, the hold is kept
+  kNotPendingRefunded,  // paid for a booking no longer pending: refund
+  kUnknownRecorded,     // reference matches no booking: recorded, refunded if it succeeded
+};
+const char* SettlementName(Settlement s);
+
+// A row of the outbox: an event to deliver at least once, in id order.
+struct OutboxEvent {
+  int64_t id = 0;
+  std::string event_id;
+  std::string type;     // BookingConfirmed, BookingFailed, BookingRefunded
+  std::string key;      // the booking id: the Kafka message key
+  std::string payload;  // the event JSON of API.md
+  Instant created_at;
+};
+
+struct Refund {
+  std::string refund_id;  // also the gateway idempotency key
+  std::string payment_id;
+  int64_t booking_id = 0;  // 0: the payment matched no booking
+  Price amount;
+  bool issued = false;
+};
+
 // The Statuses every store reports the same way, with the seeds' messages.
 Status ShowtimeNotFound(int64_t showtime_id);
 Status HoldNotFound(const std::string& hold_id);
@@ -121,6 +181,11 @@ Status HoldNotFound(const std::string& hold_id);
 Status SeatsUnavailable(const HoldRequest& request, std::vector<std::string> taken);
 // kUnknownSeats listing the requested codes missing from `found`.
 Status UnknownSeats(const HoldRequest& request, const std::vector<std::string>& found);
+Status BookingNotFound(int64_t booking_id);
+
+// The event JSON of API.md "Events" for a booking.
+std::string BookingEventJson(const std::string& event_id, const std::string& type,
+                             const Booking& booking, Instant occurred_at);
 
 class Store {
  public:
@@ -157,6 +222,28 @@ class Store {
   // Frees up to batch_limit expired held seats; returns how many. Idempotent and safe to
   // run on several instances at once (a correctness no-op thanks to lazy expiry).
   virtual Result<int> SweepExpired(int batch_limit) = 0;
+
+  // Checkout's first atomic phase, in one transaction: the hold must be customer_id's and
+  // active (kNotFound / kNotActive), with no checkout pending (kCheckoutExists naming the
+  // booking); it is re-armed to now + ttl within created_at + max_lifetime, and a PENDING
+  // booking is recorded for the sum of the seats' category prices.
+  virtual Result<Booking> StartCheckout(const std::string& hold_id, int64_t customer_id, Millis ttl,
+                                        Millis max_lifetime) = 0;
+  // Records the gateway session of a PENDING booking (idempotent for the same session).
+  virtual Status AttachPaymentSession(int64_t booking_id, const std::string& session_id,
+                                      const std::string& url, Instant expires_at) = 0;
+  // kNotFound unless the booking exists and belongs to customer_id.
+  virtual Result<Booking> GetBooking(int64_t booking_id, int64_t customer_id) = 0;
+  // Applies what the gateway reported, all in one transaction, exactly once per payment id:
+  // the seeds' confirm statement (HELD → BOOKED only where hold_id matches and the hold has
+  // not expired), the booking's new status, its outbox event, and a refund intent whenever
+  // money would otherwise be kept without a seat.
+  virtual Result<Settlement> SettlePayment(const PaymentReport& report) = 0;
+
+  // Unpublished outbox rows after after_id, in id order, at most limit of them.
+  virtual Result<std::vector<OutboxEvent>> PendingEvents(int64_t after_id, int limit) = 0;
+  // Refunds not yet accepted by the gateway, oldest first.
+  virtual Result<std::vector<Refund>> PendingRefunds(int limit) = 0;
 };
 
 }  // namespace boxoffice

@@ -19,76 +19,10 @@
 #include "core/seats.h"
 #include "store/pg_store.h"
 #include "store/sqlite_store.h"
-#include "support/test_env.h"
+#include "store/store_fixture.h"
 
 namespace boxoffice {
 namespace {
-
-using testing::PostgresUrl;
-
-const Instant kStart = FromEpochMs(1'900'000'000'000);
-constexpr Millis kTtl{10 * 60'000};
-constexpr Millis kMaxLifetime{20 * 60'000};
-
-enum class Engine { kSqlite, kPostgres };
-
-std::string EngineName(const ::testing::TestParamInfo<Engine>& info) {
-  return info.param == Engine::kSqlite ? "Sqlite" : "Postgres";
-}
-
-class StoreContract : public ::testing::TestWithParam<Engine> {
- protected:
-  void SetUp() override {
-    if (GetParam() == Engine::kSqlite) {
-      SqliteOptions o;
-      o.path = testing::TempDir() + "/store.db";
-      store_ = std::make_unique<SqliteStore>(o, &clock_);
-    } else {
-      if (PostgresUrl().empty()) {
-        if (testing::PostgresRequired()) FAIL() << "BOXOFFICE_TEST_PG_URL is not set";
-        GTEST_SKIP() << "no PostgreSQL (run through scripts/with-postgres.sh)";
-      }
-      PgOptions o;
-      o.url = testing::FreshPostgresSchemaUrl();
-      o.test_clock = &clock_;
-      store_ = std::make_unique<PgStore>(o);
-    }
-    ASSERT_TRUE(store_->Migrate().ok());
-  }
-
-  // A showtime whose rows are given as {"F", 10}: seats F1..F10, all "standard".
-  int64_t MakeShowtime(std::vector<std::pair<std::string, int>> rows,
-                       Instant starts = kStart + Millis(86'400'000),
-                       const std::string& cinema = "Odeon") {
-    NewShowtime s;
-    s.title = "Dune: Part Three";
-    s.cinema = cinema;
-    s.hall = "Screen 1";
-    s.starts_at = starts;
-    for (auto& [row, n] : rows) s.rows.push_back(RowLayout{row, n, "standard"});
-    s.prices["standard"] = Price{1250, "EUR"};
-    auto id = store_->CreateShowtime(s);
-    EXPECT_TRUE(id.ok()) << id.status().message();
-    return id.ok() ? id.value() : 0;
-  }
-
-  Result<Hold> TryHold(int64_t showtime, int64_t customer, std::vector<std::string> seats,
-                       Millis ttl = kTtl) {
-    std::sort(seats.begin(), seats.end());
-    return store_->HoldSeats(HoldRequest{NewUuid(), showtime, customer, seats, ttl});
-  }
-
-  std::map<std::string, SeatOwner> Owners(int64_t showtime) {
-    auto owners = store_->GetSeatOwners(showtime);
-    EXPECT_TRUE(owners.ok());
-    std::map<std::string, SeatOwner> out;
-    for (auto& o : owners.value()) out[o.code] = o;
-    return out;
-  }
-
-  ManualClock clock_{kStart};
-  std::unique_ptr<Store> store_;
-};
 
 TEST_P(StoreContract, SeedRaceTwentyCustomersTwoSeatsOneWinner) {
   const int64_t st = MakeShowtime({{"F", 10}});

@@ -1,0 +1,58 @@
+// The rules of checkout and payment settlement, written once for both stores.
+//
+// Each store runs them inside one of its own transactions through MoneyTx, a handful of
+// primitive statements over that transaction. The rules live here so SQLite and
+// PostgreSQL cannot drift apart; the statements live in each store. Lock order, which
+// every primitive sequence below keeps: booking → seat_hold → show_seat (in seat order).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "store/store.h"
+
+namespace boxoffice {
+
+class MoneyTx {
+ public:
+  virtual ~MoneyTx() = default;
+  // The store's clock, read once per transaction.
+  virtual Result<Instant> Now() = 0;
+
+  // The hold, locked for this transaction, if customer_id owns it (kNotFound otherwise).
+  virtual Result<Hold> LockHold(const std::string& hold_id, int64_t customer_id, Instant now) = 0;
+  // The PENDING booking of a hold, or 0.
+  virtual Result<int64_t> PendingBookingOf(const std::string& hold_id) = 0;
+  // Sets the expiry of every seat this hold still owns unexpired; returns how many.
+  virtual Result<int> RearmSeats(const Hold& hold, Instant expires_at, Instant now) = 0;
+  virtual Status SetHoldExpiry(const std::string& hold_id, Instant expires_at) = 0;
+  // The sum of the seats' category prices; kInternal if they mix currencies.
+  virtual Result<Price> SeatsPrice(int64_t showtime_id, const std::vector<std::string>& seats) = 0;
+  virtual Result<int64_t> InsertBooking(const Booking& booking, Instant now) = 0;
+
+  // The booking, locked for this transaction, or nullopt.
+  virtual Result<std::optional<Booking>> LockBooking(int64_t booking_id) = 0;
+  // Records the payment; false if its id was recorded before.
+  virtual Result<bool> InsertPayment(const PaymentReport& report, int64_t booking_id,
+                                     Instant now) = 0;
+  // The seeds' confirm: HELD → BOOKED where hold_id matches and the hold has not expired.
+  // Changes all of the booking's seats or none; returns whether it changed them.
+  virtual Result<bool> ConfirmSeats(const Booking& booking, Instant now) = 0;
+  virtual Status MarkHoldBooked(const std::string& hold_id) = 0;
+  virtual Status UpdateBooking(int64_t booking_id, BookingStatus status,
+                               const std::string& payment_id, Instant now) = 0;
+  virtual Status InsertRefund(const Refund& refund, Instant now) = 0;
+  virtual Status InsertEvent(const std::string& event_id, const std::string& type,
+                             const std::string& key, const std::string& payload, Instant now) = 0;
+};
+
+// Store::StartCheckout's rules. An error status means the caller rolls back.
+Result<Booking> StartCheckoutIn(MoneyTx& tx, const std::string& hold_id, int64_t customer_id,
+                                Millis ttl, Millis max_lifetime);
+// Store::ExtendHold's rules.
+Result<Hold> ExtendHoldIn(MoneyTx& tx, const std::string& hold_id, int64_t customer_id, Millis ttl,
+                          Millis max_lifetime);
+// Store::SettlePayment's rules.
+Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report);
+
+}  // namespace boxoffice

@@ -1,0 +1,247 @@
+// The money rules, run on SQLite and PostgreSQL: whatever the gateway does, no seat is sold
+// twice and no money is kept without a seat.
+//  * checkout prices the seats by category, re-arms the hold, and allows one pending
+//    checkout per hold;
+//  * a payment settles exactly once per payment id: confirmed, or failed with a refund
+//    intent and an event written in the same transaction;
+//  * a late payment never takes seats back from a newer holder.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <barrier>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "store/store_fixture.h"
+
+namespace boxoffice {
+namespace {
+
+class MoneyContract : public StoreContract {
+ protected:
+  // Rows E (standard, 12.50 EUR) and F (premium, 16.50 EUR), ten seats each.
+  int64_t MakePricedShowtime() {
+    NewShowtime s;
+    s.title = "Dune: Part Three";
+    s.cinema = "Odeon";
+    s.hall = "Screen 1";
+    s.starts_at = kStart + Millis(86'400'000);
+    s.rows = {{"E", 10, "standard"}, {"F", 10, "premium"}};
+    s.prices = {{"standard", {1250, "EUR"}}, {"premium", {1650, "EUR"}}};
+    auto id = store_->CreateShowtime(s);
+    EXPECT_TRUE(id.ok());
+    return id.value();
+  }
+
+  PaymentReport Paid(const Booking& b, const std::string& payment_id, bool succeeded = true) {
+    return PaymentReport{payment_id, "ses_" + payment_id, std::to_string(b.id),
+                         succeeded,  b.amount.amount,     b.amount.currency};
+  }
+
+  std::vector<OutboxEvent> Events() { return store_->PendingEvents(0, 1000).value(); }
+  std::vector<Refund> Refunds() { return store_->PendingRefunds(1000).value(); }
+
+  // A showtime, a hold of E1+F1 by customer 1, and its checkout.
+  Booking CheckedOut() {
+    st_ = MakePricedShowtime();
+    auto hold = TryHold(st_, 1, {"E1", "F1"});
+    EXPECT_TRUE(hold.ok());
+    hold_id_ = hold->hold_id;
+    auto b = store_->StartCheckout(hold_id_, 1, kTtl, kMaxLifetime);
+    EXPECT_TRUE(b.ok()) << b.status().message();
+    return b.value();
+  }
+
+  int64_t st_ = 0;
+  std::string hold_id_;
+};
+
+TEST_P(MoneyContract, CheckoutPricesTheSeatsAndRearmsTheHold) {
+  st_ = MakePricedShowtime();
+  auto hold = TryHold(st_, 1, {"E1", "F1"});
+  ASSERT_TRUE(hold.ok());
+  clock_.Advance(Millis(5 * 60'000));
+  auto b = store_->StartCheckout(hold->hold_id, 1, kTtl, kMaxLifetime);
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(b->status, BookingStatus::kPending);
+  EXPECT_EQ(b->amount.amount, 1250 + 1650);
+  EXPECT_EQ(b->amount.currency, "EUR");
+  EXPECT_EQ(b->seats, (std::vector<std::string>{"E1", "F1"}));
+  EXPECT_EQ(store_->GetHold(hold->hold_id, 1)->expires_at, kStart + Millis(15 * 60'000));
+
+  auto again = store_->StartCheckout(hold->hold_id, 1, kTtl, kMaxLifetime);
+  EXPECT_EQ(again.status().code(), Code::kCheckoutExists);
+  EXPECT_EQ(again.status().id(), b->id);
+  EXPECT_EQ(store_->StartCheckout(hold->hold_id, 2, kTtl, kMaxLifetime).status().code(),
+            Code::kNotFound);
+  EXPECT_EQ(store_->GetBooking(b->id, 1)->hold_id, hold->hold_id);
+  EXPECT_EQ(store_->GetBooking(b->id, 2).status().code(), Code::kNotFound);
+  EXPECT_EQ(store_->GetBooking(b->id + 1000, 1).status().code(), Code::kNotFound);
+
+  ASSERT_TRUE(
+      store_
+          ->AttachPaymentSession(b->id, "ses_1", "https://pay/ses_1", kStart + Millis(13 * 60'000))
+          .ok());
+  EXPECT_TRUE(
+      store_
+          ->AttachPaymentSession(b->id, "ses_1", "https://pay/ses_1", kStart + Millis(13 * 60'000))
+          .ok());
+  EXPECT_EQ(store_->AttachPaymentSession(b->id, "ses_2", "https://pay/ses_2", kStart).code(),
+            Code::kNotActive);
+  EXPECT_EQ(store_->GetBooking(b->id, 1)->session_id, "ses_1");
+}
+
+TEST_P(MoneyContract, CheckoutNeedsAnActiveHold) {
+  st_ = MakePricedShowtime();
+  auto expired = TryHold(st_, 1, {"E1"});
+  auto released = TryHold(st_, 1, {"E2"});
+  ASSERT_TRUE(store_->ReleaseHold(released->hold_id, 1).ok());
+  clock_.Advance(kTtl + Millis(1));
+  EXPECT_EQ(store_->StartCheckout(expired->hold_id, 1, kTtl, kMaxLifetime).status().code(),
+            Code::kNotActive);
+  EXPECT_EQ(store_->StartCheckout(released->hold_id, 1, kTtl, kMaxLifetime).status().code(),
+            Code::kNotActive);
+}
+
+TEST_P(MoneyContract, PaymentConfirmsOnceHoweverOftenItIsReported) {
+  const Booking b = CheckedOut();
+  EXPECT_EQ(store_->SettlePayment(Paid(b, "pay_1")).value(), Settlement::kConfirmed);
+  EXPECT_EQ(store_->SettlePayment(Paid(b, "pay_1")).value(), Settlement::kDuplicate);
+  auto booking = store_->GetBooking(b.id, 1);
+  EXPECT_EQ(booking->status, BookingStatus::kConfirmed);
+  EXPECT_EQ(booking->payment_id, "pay_1");
+  auto owners = Owners(st_);
+  EXPECT_EQ(owners["E1"].status, SeatStatus::kBooked);
+  EXPECT_EQ(owners["F1"].status, SeatStatus::kBooked);
+  EXPECT_EQ(store_->GetHold(hold_id_, 1)->state, HoldState::kBooked);
+  EXPECT_EQ(store_->ReleaseHold(hold_id_, 1).code(), Code::kNotActive);
+  // Booked seats stay booked long after the hold would have expired.
+  clock_.Advance(Millis(3'600'000));
+  EXPECT_EQ(TryHold(st_, 2, {"E1"}).status().code(), Code::kConflict);
+  EXPECT_EQ(store_->SweepExpired(100).value(), 0);
+
+  auto events = Events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].type, "BookingConfirmed");
+  EXPECT_EQ(events[0].key, std::to_string(b.id));
+  auto payload = nlohmann::json::parse(events[0].payload);
+  EXPECT_EQ(payload["id"], events[0].event_id);
+  EXPECT_EQ(payload["bookingId"], b.id);
+  EXPECT_EQ(payload["showtimeId"], st_);
+  EXPECT_EQ(payload["seats"], nlohmann::json::array({"E1", "F1"}));
+  EXPECT_EQ(payload["amount"]["amount"], 2900);
+  EXPECT_TRUE(Refunds().empty());
+
+  // Another payment for the same booking is money without a seat: refunded.
+  EXPECT_EQ(store_->SettlePayment(Paid(b, "pay_2")).value(), Settlement::kNotPendingRefunded);
+  ASSERT_EQ(Refunds().size(), 1u);
+  EXPECT_EQ(Refunds()[0].payment_id, "pay_2");
+}
+
+TEST_P(MoneyContract, ConcurrentDuplicateCallbacksSettleOnce) {
+  const Booking b = CheckedOut();
+  constexpr int kThreads = 8;
+  std::barrier start(kThreads);
+  std::atomic<int> confirmed{0}, duplicates{0}, errors{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&] {
+      start.arrive_and_wait();
+      auto r = store_->SettlePayment(Paid(b, "pay_same"));
+      if (!r.ok()) {
+        ++errors;
+      } else if (r.value() == Settlement::kConfirmed) {
+        ++confirmed;
+      } else if (r.value() == Settlement::kDuplicate) {
+        ++duplicates;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(confirmed.load(), 1);
+  EXPECT_EQ(duplicates.load(), kThreads - 1);
+  EXPECT_EQ(errors.load(), 0);
+  EXPECT_EQ(Events().size(), 1u);
+}
+
+TEST_P(MoneyContract, LatePaymentNeverTakesSeatsFromANewerHolder) {
+  const Booking b = CheckedOut();
+  clock_.Advance(kTtl + Millis(1));
+  auto newer = TryHold(st_, 2, {"E1"});
+  ASSERT_TRUE(newer.ok());
+  EXPECT_EQ(store_->SettlePayment(Paid(b, "pay_late")).value(), Settlement::kLateRefunded);
+  EXPECT_EQ(store_->SettlePayment(Paid(b, "pay_late")).value(), Settlement::kDuplicate);
+  EXPECT_EQ(store_->GetBooking(b.id, 1)->status, BookingStatus::kFailed);
+  auto owners = Owners(st_);
+  EXPECT_EQ(owners["E1"].hold_id, newer->hold_id);
+  EXPECT_EQ(owners["F1"].status, SeatStatus::kAvailable);
+  auto refunds = Refunds();
+  ASSERT_EQ(refunds.size(), 1u);
+  EXPECT_EQ(refunds[0].payment_id, "pay_late");
+  EXPECT_EQ(refunds[0].booking_id, b.id);
+  EXPECT_EQ(refunds[0].amount.amount, 2900);
+  auto events = Events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].type, "BookingFailed");
+}
+
+TEST_P(MoneyContract, LatePaymentAfterPlainExpiryIsRefundedToo) {
+  const Booking b = CheckedOut();
+  clock_.Advance(kTtl + Millis(1));
+  EXPECT_EQ(store_->SettlePayment(Paid(b, "pay_late")).value(), Settlement::kLateRefunded);
+  EXPECT_EQ(Owners(st_)["E1"].status, SeatStatus::kAvailable);
+  EXPECT_EQ(Refunds().size(), 1u);
+}
+
+TEST_P(MoneyContract, PaymentAtTheLastMillisecondStillConfirms) {
+  const Booking b = CheckedOut();
+  clock_.Advance(kTtl);  // hold_expires_at >= now: exactly at expiry the hold stands
+  EXPECT_EQ(store_->SettlePayment(Paid(b, "pay_edge")).value(), Settlement::kConfirmed);
+}
+
+TEST_P(MoneyContract, FailedPaymentKeepsTheHoldForAnotherTry) {
+  const Booking b = CheckedOut();
+  EXPECT_EQ(store_->SettlePayment(Paid(b, "pay_no", false)).value(), Settlement::kPaymentFailed);
+  EXPECT_EQ(store_->GetBooking(b.id, 1)->status, BookingStatus::kFailed);
+  EXPECT_EQ(store_->GetHold(hold_id_, 1)->state, HoldState::kHeld);
+  EXPECT_TRUE(Refunds().empty());
+  auto retry = store_->StartCheckout(hold_id_, 1, kTtl, kMaxLifetime);
+  ASSERT_TRUE(retry.ok()) << retry.status().message();
+  EXPECT_NE(retry->id, b.id);
+  EXPECT_EQ(store_->SettlePayment(Paid(retry.value(), "pay_yes")).value(), Settlement::kConfirmed);
+}
+
+TEST_P(MoneyContract, PaymentsForNothingWeSoldAreRecordedAndRefunded) {
+  st_ = MakePricedShowtime();
+  EXPECT_EQ(
+      store_->SettlePayment(PaymentReport{"pay_x", "ses_x", "999999", true, 500, "EUR"}).value(),
+      Settlement::kUnknownRecorded);
+  EXPECT_EQ(store_->SettlePayment(PaymentReport{"pay_y", "ses_y", "not-a-number", true, 700, "EUR"})
+                .value(),
+            Settlement::kUnknownRecorded);
+  EXPECT_EQ(
+      store_->SettlePayment(PaymentReport{"pay_z", "ses_z", "999999", false, 700, "EUR"}).value(),
+      Settlement::kUnknownRecorded);
+  EXPECT_EQ(
+      store_->SettlePayment(PaymentReport{"pay_x", "ses_x", "999999", true, 500, "EUR"}).value(),
+      Settlement::kDuplicate);
+  auto refunds = Refunds();
+  ASSERT_EQ(refunds.size(), 2u);
+  EXPECT_EQ(refunds[0].booking_id, 0);
+}
+
+TEST_P(MoneyContract, APaymentOfTheWrongAmountIsRefunded) {
+  const Booking b = CheckedOut();
+  PaymentReport short_paid = Paid(b, "pay_short");
+  short_paid.amount -= 1;
+  EXPECT_EQ(store_->SettlePayment(short_paid).value(), Settlement::kMismatchRefunded);
+  EXPECT_EQ(Owners(st_)["E1"].status, SeatStatus::kHeld);
+  EXPECT_EQ(store_->GetBooking(b.id, 1)->status, BookingStatus::kFailed);
+  EXPECT_EQ(Refunds().size(), 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, MoneyContract,
+                         ::testing::Values(Engine::kSqlite, Engine::kPostgres), EngineName);
+
+}  // namespace
+}  // namespace boxoffice
