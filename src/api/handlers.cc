@@ -8,6 +8,7 @@
 
 #include "api/json_io.h"
 #include "core/crypto.h"
+#include "core/gateway_signature.h"
 #include "core/jwt.h"
 #include "core/log.h"
 #include "core/time_format.h"
@@ -206,6 +207,45 @@ class Api {
     });
   }
 
+  Response GetBooking(Request& req) {
+    auto auth = Authenticate(req);
+    if (auto* denied = std::get_if<Response>(&auth)) return std::move(*denied);
+    auto id = ParseId(req.params["bookingId"]);
+    if (!id) return ErrorResponse(404, "NOT_FOUND", "booking not found");
+    auto booking = d_.store->GetBooking(*id, std::get<Principal>(auth).customer_id);
+    if (!booking.ok()) return StatusResponse(booking.status());
+    return Json(200, BookingJson(booking.value()));
+  }
+
+  // The gateway's signed callback: verified before anything is parsed, then settled once
+  // per payment id by the store (late, twice, unknown: see Store::SettlePayment).
+  Response PaymentCallback(Request& req) {
+    const std::string* signature = req.headers.Find("X-Gateway-Signature");
+    Status verified = d_.gateway_secret.empty()
+                          ? Status(Code::kInvalid, "payment callbacks are not configured")
+                          : VerifyGatewaySignature(signature ? *signature : "", req.body,
+                                                   d_.gateway_secret, d_.clock->Now());
+    if (!verified.ok()) {
+      LogWarn("payment callback refused",
+              {{"reason", verified.message()}, {"requestId", req.request_id}});
+      return ErrorResponse(401, "UNAUTHENTICATED", "bad or missing gateway signature");
+    }
+    PaymentReport report;
+    if (auto e = ParsePaymentReport(req.body, &report)) return BadBody(*e);
+    auto settled = d_.store->SettlePayment(report);
+    if (!settled.ok()) return StatusResponse(settled.status());
+    const char* outcome = SettlementName(settled.value());
+    d_.metrics
+        ->GetCounter("boxoffice_payments_settled_total", "Payment reports by outcome.",
+                     std::string("outcome=\"") + outcome + "\"")
+        .Inc();
+    LogInfo("payment settled", {{"paymentId", report.payment_id},
+                                {"reference", report.reference},
+                                {"outcome", outcome},
+                                {"requestId", req.request_id}});
+    return Json(200, nlohmann::json{{"received", true}, {"outcome", outcome}}.dump());
+  }
+
   Response CreateShowtime(Request& req) {
     auto auth = Authenticate(req);
     if (auto* denied = std::get_if<Response>(&auth)) return std::move(*denied);
@@ -271,6 +311,8 @@ void RegisterRoutes(http::Router* router, const ApiDeps& deps) {
   router->Add("DELETE", "/holds/{holdId}", bind(&Api::DeleteHold));
   router->Add("POST", "/holds/{holdId}/extend", bind(&Api::ExtendHold));
   router->Add("POST", "/admin/showtimes", bind(&Api::CreateShowtime));
+  router->Add("GET", "/bookings/{bookingId}", bind(&Api::GetBooking));
+  router->Add("POST", "/payments/callback", bind(&Api::PaymentCallback));
 }
 
 }  // namespace boxoffice::api

@@ -18,6 +18,7 @@ struct ApiDeps {
   Metrics* metrics = nullptr;
   const Clock* clock = nullptr;  // for token expiry
   std::string jwt_secret;
+  std::string gateway_secret;  // empty: every callback is refused
 };
 
 // Adds every route to router; deps must outlive it.

@@ -203,6 +203,49 @@ std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime*
   return std::nullopt;
 }
 
+std::optional<ParseError> ParsePaymentReport(const std::string& body, PaymentReport* out) {
+  const json j = json::parse(body, nullptr, false);
+  if (j.is_discarded()) return ParseError{true, "request body is not valid JSON"};
+  if (!j.is_object()) return Invalid("request body must be a JSON object");
+  auto text = [&](const char* field, std::string* target,
+                  bool required) -> std::optional<ParseError> {
+    auto it = j.find(field);
+    if (it == j.end() && !required) return std::nullopt;
+    if (it == j.end() || !it->is_string() || it->get<std::string>().empty() ||
+        it->get<std::string>().size() > kMaxTextField) {
+      return Invalid(std::string(field) + " must be a non-empty string");
+    }
+    *target = it->get<std::string>();
+    return std::nullopt;
+  };
+  if (auto e = text("paymentId", &out->payment_id, true)) return e;
+  if (auto e = text("sessionId", &out->session_id, false)) return e;
+  if (auto e = text("reference", &out->reference, true)) return e;
+  std::string status;
+  if (auto e = text("status", &status, true)) return e;
+  if (status != "SUCCEEDED" && status != "FAILED")
+    return Invalid("status must be SUCCEEDED or FAILED");
+  out->succeeded = status == "SUCCEEDED";
+  auto amount = j.find("amount");
+  if (amount == j.end() || !amount->is_number_integer() || amount->get<int64_t>() < 0) {
+    return Invalid("amount must be a non-negative integer");
+  }
+  out->amount = amount->get<int64_t>();
+  if (auto e = text("currency", &out->currency, true)) return e;
+  if (!IsCurrency(out->currency)) return Invalid("currency must be a 3-letter code");
+  return std::nullopt;
+}
+
+std::string BookingJson(const Booking& b) {
+  return Dump({{"bookingId", b.id},
+               {"holdId", b.hold_id},
+               {"showtimeId", b.showtime_id},
+               {"seats", b.seats},
+               {"status", BookingStatusName(b.status)},
+               {"amount", PriceJson(b.amount)},
+               {"paymentId", b.payment_id.empty() ? json() : json(b.payment_id)}});
+}
+
 std::string EncodeCursor(Instant starts_at, int64_t id) {
   return Base64UrlEncode(std::to_string(ToEpochMs(starts_at)) + ":" + std::to_string(id));
 }

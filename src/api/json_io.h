@@ -35,6 +35,11 @@ struct ParseError {
 std::optional<ParseError> ParseHoldBody(const std::string& body, std::vector<std::string>* seats);
 std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime* out);
 
+// The gateway's callback body: paymentId, sessionId, reference, status, amount, currency.
+std::optional<ParseError> ParsePaymentReport(const std::string& body, PaymentReport* out);
+// GET /bookings/{id}.
+std::string BookingJson(const Booking& booking);
+
 // Opaque list cursors: base64url of "startsAtMs:showtimeId".
 std::string EncodeCursor(Instant starts_at, int64_t id);
 std::optional<std::pair<Instant, int64_t>> DecodeCursor(const std::string& cursor);

@@ -23,7 +23,8 @@ namespace {
 // A JWT secret shorter than this is refused: HS256 wants at least 256 bits of key, and a
 // short secret can be brute-forced offline from any token.
 constexpr size_t kMinJwtSecretLength = 32;
-constexpr int kSweepBatchLimit = 1000;  // rows per sweep statement: a short transaction
+constexpr size_t kMinGatewaySecretLength = 16;  // a guessable secret forges payments
+constexpr int kSweepBatchLimit = 1000;          // rows per sweep statement: a short transaction
 
 std::string EnvName(const std::string& flag) {
   std::string env = "BOXOFFICE_";
@@ -82,6 +83,7 @@ int Fail(const std::string& what, const Status& s) {
 struct ServeFlags {
   Common common;
   std::string listen = "127.0.0.1:8080";
+  std::string gateway_secret;
   Millis hold_ttl{10 * 60'000};
   Millis hold_max_lifetime{20 * 60'000};
   Millis sweep_interval{15'000};
@@ -93,6 +95,10 @@ struct ServeFlags {
 int Serve(const ServeFlags& f) {
   if (f.common.jwt_secret.size() < kMinJwtSecretLength) {
     LogError("--jwt-secret must be at least 32 characters");
+    return 2;
+  }
+  if (!f.gateway_secret.empty() && f.gateway_secret.size() < kMinGatewaySecretLength) {
+    LogError("--gateway-secret must be at least 16 characters");
     return 2;
   }
   if (f.hold_ttl <= Millis(0) || f.hold_max_lifetime < f.hold_ttl) {
@@ -131,8 +137,8 @@ int Serve(const ServeFlags& f) {
   Metrics metrics;
   HoldService holds(store.value().get(), HoldPolicy{f.hold_ttl, f.hold_max_lifetime}, &metrics);
   http::Router router;
-  api::RegisterRoutes(
-      &router, api::ApiDeps{store.value().get(), &holds, &metrics, &clock, f.common.jwt_secret});
+  api::RegisterRoutes(&router, api::ApiDeps{store.value().get(), &holds, &metrics, &clock,
+                                            f.common.jwt_secret, f.gateway_secret});
   http::Server server(options, &router, &metrics);
   if (!server.Start()) return 1;
   Sweeper sweeper(store.value().get(), f.sweep_interval, kSweepBatchLimit, &metrics);
@@ -142,6 +148,8 @@ int Serve(const ServeFlags& f) {
                         {"db", f.common.store.url.substr(0, f.common.store.url.find(':'))},
                         {"ioThreads", options.io_threads},
                         {"workers", options.worker_threads}});
+  if (f.gateway_secret.empty())
+    LogWarn("no --gateway-secret: every payment callback will be refused");
   int sig = 0;
   sigwait(&signals, &sig);
   LogInfo("stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
@@ -234,6 +242,8 @@ void AddCommands(CLI::App* app, int* exit_code) {
   Flag(serve, "listen", &serve_flags->listen, "HOST:PORT to listen on (port 0: any)");
   Flag(serve, "jwt-secret", &serve_flags->common.jwt_secret,
        "HS256 secret for customer tokens (32+ chars)");
+  Flag(serve, "gateway-secret", &serve_flags->gateway_secret,
+       "Secret the payment gateway signs callbacks with (16+ chars; empty refuses all callbacks)");
   DurationFlag(serve, "hold-ttl", &serve_flags->hold_ttl, "10m", "How long a hold lasts");
   DurationFlag(serve, "hold-max-lifetime", &serve_flags->hold_max_lifetime, "20m",
                "Extensions never keep a hold past this age");

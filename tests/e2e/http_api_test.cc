@@ -17,7 +17,10 @@
 #include <thread>
 
 #include "core/crypto.h"
+#include "core/gateway_signature.h"
 #include "core/jwt.h"
+#include "store/pg_store.h"
+#include "store/sqlite_store.h"
 #include "support/http_client.h"
 #include "support/test_env.h"
 
@@ -31,6 +34,7 @@ using testing::HttpCall;
 using testing::HttpResult;
 
 const std::string kSecret = "e2e-secret-e2e-secret-e2e-secret-0123";
+const std::string kGatewaySecret = "e2e-gateway-secret-0123";
 
 enum class Engine { kSqlite, kPostgres };
 
@@ -48,8 +52,9 @@ class Service {
   // "listening" log line, so parallel tests never race for a port.
   Service(const std::string& db, std::vector<std::string> extra = {}) {
     log_ = testing::TempDir() + "/serve.log";
-    std::vector<std::string> args = {BOXOFFICE_BINARY, "serve", "--listen",     "127.0.0.1:0",
-                                     "--db",           db,      "--jwt-secret", kSecret};
+    std::vector<std::string> args = {
+        BOXOFFICE_BINARY, "serve", "--listen",         "127.0.0.1:0", "--db", db,
+        "--jwt-secret",   kSecret, "--gateway-secret", kGatewaySecret};
     args.insert(args.end(), extra.begin(), extra.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -467,6 +472,99 @@ TEST_P(HttpApi, HoldsExpireAndTheSweeperRunsInsideServe) {
   EXPECT_EQ(Call("DELETE", "/holds/" + id, "", {Bearer(Token(6))}).status, 204);
   EXPECT_EQ(Hold(7, R"(["E3"])").status, 201);
 }
+
+// The gateway's callback through the real binary. Checkout is not an endpoint yet, so the
+// test starts the booking through the store directly (the same database the service uses).
+class PaymentCallbacks : public HttpApi {
+ protected:
+  std::unique_ptr<Store> Direct() {
+    if (GetParam() == Engine::kSqlite) {
+      SqliteOptions o;
+      o.path = db_.substr(std::string("sqlite:").size());
+      return std::make_unique<SqliteStore>(o, &clock_);
+    }
+    PgOptions o;
+    o.url = db_;
+    return std::make_unique<PgStore>(o);
+  }
+  HttpResult Callback(const std::string& body, const std::string& signature) {
+    return Call("POST", "/payments/callback", body, {{"X-Gateway-Signature", signature}});
+  }
+  HttpResult Signed(const std::string& body) {
+    return Callback(body, SignGatewayPayload(kGatewaySecret, SystemClock().Now(), body));
+  }
+  static std::string Report(const std::string& payment_id, int64_t booking_id,
+                            int64_t amount = 2900, const std::string& status = "SUCCEEDED") {
+    return json{{"paymentId", payment_id},
+                {"sessionId", "ses_" + payment_id},
+                {"reference", std::to_string(booking_id)},
+                {"status", status},
+                {"amount", amount},
+                {"currency", "EUR"}}
+        .dump();
+  }
+  SystemClock clock_;
+};
+
+TEST_P(PaymentCallbacks, ASignedCallbackConfirmsTheBookingOnce) {
+  auto hold = Hold(21, R"(["E1", "F1"])");
+  ASSERT_EQ(hold.status, 201);
+  auto store = Direct();
+  auto booking = store->StartCheckout(json::parse(hold.body)["holdId"], 21, Millis(600'000),
+                                      Millis(1'200'000));
+  ASSERT_TRUE(booking.ok()) << booking.status().message();
+  const std::string path = "/bookings/" + std::to_string(booking->id);
+  auto pending = Call("GET", path, "", {Bearer(Token(21))});
+  ASSERT_EQ(pending.status, 200);
+  EXPECT_EQ(json::parse(pending.body)["status"], "PENDING");
+  EXPECT_EQ(json::parse(pending.body)["amount"], (json{{"amount", 2900}, {"currency", "EUR"}}));
+  ExpectError(Call("GET", path, "", {Bearer(Token(22))}), 404, "NOT_FOUND");
+  ExpectError(Call("GET", path), 401, "UNAUTHENTICATED");
+
+  auto first = Signed(Report("pay_e2e", booking->id));
+  ASSERT_EQ(first.status, 200) << first.body;
+  EXPECT_EQ(json::parse(first.body)["outcome"], "confirmed");
+  auto second = Signed(Report("pay_e2e", booking->id));
+  EXPECT_EQ(second.status, 200);
+  EXPECT_EQ(json::parse(second.body)["outcome"], "duplicate");
+  auto confirmed = json::parse(Call("GET", path, "", {Bearer(Token(21))}).body);
+  EXPECT_EQ(confirmed["status"], "CONFIRMED");
+  EXPECT_EQ(confirmed["paymentId"], "pay_e2e");
+  EXPECT_EQ(json::parse(Call("GET", Seats()).body)["seats"][0]["status"], "BOOKED");
+  EXPECT_EQ(store->PendingEvents(0, 100)->size(), 1u);
+}
+
+TEST_P(PaymentCallbacks, UnsignedOrMalformedCallbacksChangeNothing) {
+  const std::string body = Report("pay_forged", 12345);
+  const int64_t now_s = ToEpochMs(SystemClock().Now()) / 1000;
+  const std::string good = SignGatewayPayload(kGatewaySecret, SystemClock().Now(), body);
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"", body},
+      {SignGatewayPayload("another-gateway-secret", SystemClock().Now(), body), body},
+      {good, Report("pay_forged", 12345, 1)},
+      {SignGatewayPayload(kGatewaySecret, SystemClock().Now() - Millis(3'600'000), body), body},
+      {"t=" + std::to_string(now_s) + ",v1=00", body},
+  };
+  for (const auto& [signature, sent] : refused)
+    ExpectError(Callback(sent, signature), 401, "UNAUTHENTICATED");
+  ExpectError(Call("POST", "/payments/callback", body), 401, "UNAUTHENTICATED");
+  ExpectError(Signed("{not json"), 400, "BAD_JSON");
+  ExpectError(Signed(R"({"paymentId": "p"})"), 400, "VALIDATION_FAILED");
+  ExpectError(Signed(Report("pay_bad", 1, 100, "MAYBE")), 400, "VALIDATION_FAILED");
+  auto store = Direct();
+  EXPECT_TRUE(store->PendingRefunds(100)->empty());
+  // The forged payment was never recorded: signed properly now, it is new (and refunded,
+  // since it matches no booking).
+  auto real = Signed(body);
+  EXPECT_EQ(json::parse(real.body)["outcome"], "unknown_recorded");
+  EXPECT_EQ(store->PendingRefunds(100)->size(), 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, PaymentCallbacks,
+                         ::testing::Values(Engine::kSqlite, Engine::kPostgres),
+                         [](const auto& info) {
+                           return info.param == Engine::kSqlite ? "Sqlite" : "Postgres";
+                         });
 
 TEST_P(HttpApi, StopsCleanlyOnSigterm) {
   ASSERT_EQ(Hold(4, R"(["E2"])").status, 201);

@@ -1,0 +1,48 @@
+// Proves callback signatures: right secret and body within 5 minutes pass; anything else
+// (missing, malformed, wrong secret, tampered body, stale or future timestamp) fails.
+#include "core/gateway_signature.h"
+
+#include <gtest/gtest.h>
+
+namespace boxoffice {
+namespace {
+
+const Instant kNow = FromEpochMs(1'800'000'000'000);
+const std::string kBody = R"({"paymentId":"pay_1","status":"SUCCEEDED"})";
+
+TEST(GatewaySignature, AcceptsWhatTheGatewaySigns) {
+  EXPECT_TRUE(
+      VerifyGatewaySignature(SignGatewayPayload("s3cret", kNow, kBody), kBody, "s3cret", kNow)
+          .ok());
+  EXPECT_TRUE(VerifyGatewaySignature(SignGatewayPayload("s3cret", kNow - Millis(299'000), kBody),
+                                     kBody, "s3cret", kNow)
+                  .ok());
+}
+
+TEST(GatewaySignature, RefusesEverythingElse) {
+  const std::string good = SignGatewayPayload("s3cret", kNow, kBody);
+  const std::string v1 = good.substr(good.find("v1="));
+  struct Case {
+    const char* name;
+    std::string header;
+    std::string body;
+  };
+  const std::vector<Case> cases = {
+      {"missing", "", kBody},
+      {"no v1", "t=" + std::to_string(ToEpochMs(kNow) / 1000), kBody},
+      {"no t", v1, kBody},
+      {"bad t", "t=abc," + v1, kBody},
+      {"wrong secret", SignGatewayPayload("other", kNow, kBody), kBody},
+      {"tampered body", good, R"({"paymentId":"pay_2","status":"SUCCEEDED"})"},
+      {"an hour old", SignGatewayPayload("s3cret", kNow - Millis(3'600'000), kBody), kBody},
+      {"from the future", SignGatewayPayload("s3cret", kNow + Millis(301'000), kBody), kBody},
+      {"other t with same mac", "t=" + std::to_string(ToEpochMs(kNow) / 1000 - 1) + "," + v1,
+       kBody},
+      {"too long", good + std::string(2000, ' '), kBody},
+  };
+  for (const Case& c : cases)
+    EXPECT_FALSE(VerifyGatewaySignature(c.header, c.body, "s3cret", kNow).ok()) << c.name;
+}
+
+}  // namespace
+}  // namespace boxoffice
