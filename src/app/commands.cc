@@ -13,8 +13,10 @@
 #include "core/jwt.h"
 #include "core/log.h"
 #include "core/time_format.h"
+#include "events/file_sink.h"
 #include "holds/hold_service.h"
 #include "http/server.h"
+#include "jobs/outbox_relay.h"
 #include "jobs/sweeper.h"
 
 namespace boxoffice::app {
@@ -24,7 +26,9 @@ namespace {
 // short secret can be brute-forced offline from any token.
 constexpr size_t kMinJwtSecretLength = 32;
 constexpr size_t kMinGatewaySecretLength = 16;  // a guessable secret forges payments
-constexpr int kSweepBatchLimit = 1000;          // rows per sweep statement: a short transaction
+constexpr Millis kRelayInterval{200};   // how stale an idle relay may let the events file be
+constexpr int kRelayBatchLimit = 500;   // events per delivery: one write and one fsync
+constexpr int kSweepBatchLimit = 1000;  // rows per sweep statement: a short transaction
 
 std::string EnvName(const std::string& flag) {
   std::string env = "BOXOFFICE_";
@@ -84,6 +88,7 @@ struct ServeFlags {
   Common common;
   std::string listen = "127.0.0.1:8080";
   std::string gateway_secret;
+  std::string events_file = "var/events.jsonl";
   Millis hold_ttl{10 * 60'000};
   Millis hold_max_lifetime{20 * 60'000};
   Millis sweep_interval{15'000};
@@ -143,6 +148,9 @@ int Serve(const ServeFlags& f) {
   if (!server.Start()) return 1;
   Sweeper sweeper(store.value().get(), f.sweep_interval, kSweepBatchLimit, &metrics);
   sweeper.Start();
+  FileSink sink(f.events_file);
+  OutboxRelay relay(store.value().get(), &sink, kRelayInterval, kRelayBatchLimit, &metrics);
+  relay.Start();
   LogInfo("listening", {{"host", options.host},
                         {"port", server.port()},
                         {"db", f.common.store.url.substr(0, f.common.store.url.find(':'))},
@@ -155,6 +163,10 @@ int Serve(const ServeFlags& f) {
   LogInfo("stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
   server.Stop();
   sweeper.Stop();
+  relay.Stop();
+  // Events of the last requests go out now rather than at the next start.
+  if (auto last = relay.RunOnce(); !last.ok())
+    LogWarn("final outbox round failed", {{"error", last.status().message()}});
   LogInfo("stopped");
   return 0;
 }
@@ -244,6 +256,8 @@ void AddCommands(CLI::App* app, int* exit_code) {
        "HS256 secret for customer tokens (32+ chars)");
   Flag(serve, "gateway-secret", &serve_flags->gateway_secret,
        "Secret the payment gateway signs callbacks with (16+ chars; empty refuses all callbacks)");
+  Flag(serve, "events-file", &serve_flags->events_file,
+       "Where booking events go, one JSON object per line (embedded profile)");
   DurationFlag(serve, "hold-ttl", &serve_flags->hold_ttl, "10m", "How long a hold lasts");
   DurationFlag(serve, "hold-max-lifetime", &serve_flags->hold_max_lifetime, "20m",
                "Extensions never keep a hold past this age");

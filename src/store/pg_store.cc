@@ -226,6 +226,9 @@ constexpr Sql kPendingEvents{
     "pending_events",
     "SELECT id, event_id::text, type, key, payload, " BOX_MS("created_at") " FROM outbox"
     " WHERE published_at IS NULL AND id > $1 ORDER BY id LIMIT $2"};
+constexpr Sql kMarkPublished{"mark_published",
+                             "UPDATE outbox SET published_at = " BOX_NOW
+                             " WHERE published_at IS NULL AND id = ANY($2::bigint[])"};
 constexpr Sql kPendingRefunds{
     "pending_refunds",
     "SELECT refund_id::text, payment_id, booking_id, amount, currency FROM refund"
@@ -889,6 +892,16 @@ Result<std::vector<OutboxEvent>> PgStore::PendingEvents(int64_t after_id, int li
         }
         return out;
       });
+}
+
+Status PgStore::MarkEventsPublished(const std::vector<int64_t>& ids) {
+  if (ids.empty()) return Status::Ok();
+  auto r = impl_->Run<bool>(&retried_, [&](PgConnection& c) -> Result<bool> {
+    auto res = c.Exec(kMarkPublished, {impl_->Now(), IntArrayLiteral(ids)});
+    if (!res.ok()) return res.status();
+    return true;
+  });
+  return r.ok() ? Status::Ok() : r.status();
 }
 
 Result<std::vector<Refund>> PgStore::PendingRefunds(int limit) {

@@ -131,6 +131,9 @@ constexpr const char* kInsertEvent =
 constexpr const char* kPendingEvents =
     "SELECT id, event_id, type, key, payload, created_at FROM outbox"
     " WHERE published_at IS NULL AND id > ? ORDER BY id LIMIT ?";
+constexpr const char* kMarkPublished =
+    "UPDATE outbox SET published_at = ?1 WHERE published_at IS NULL"
+    "   AND id IN (SELECT value FROM json_each(?2))";
 constexpr const char* kPendingRefunds =
     "SELECT refund_id, payment_id, booking_id, amount, currency FROM refund"
     " WHERE status = 'PENDING' ORDER BY created_at LIMIT ?";
@@ -800,6 +803,16 @@ Result<std::vector<OutboxEvent>> SqliteStore::PendingEvents(int64_t after_id, in
         OutboxEvent{q.Int(0), q.Text(1), q.Text(2), q.Text(3), q.Text(4), FromEpochMs(q.Int(5))});
   if (!q.status().ok()) return q.status();
   return out;
+}
+
+Status SqliteStore::MarkEventsPublished(const std::vector<int64_t>& ids) {
+  if (ids.empty()) return Status::Ok();
+  auto conn = pools_->writer.Acquire();
+  if (!conn.ok()) return conn.status();
+  auto r =
+      Query(*conn.value(), kMarkPublished, {ToEpochMs(clock_->Now()), nlohmann::json(ids).dump()})
+          .Exec();
+  return r.ok() ? Status::Ok() : r.status();
 }
 
 Result<std::vector<Refund>> SqliteStore::PendingRefunds(int limit) {

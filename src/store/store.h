@@ -242,6 +242,8 @@ class Store {
 
   // Unpublished outbox rows after after_id, in id order, at most limit of them.
   virtual Result<std::vector<OutboxEvent>> PendingEvents(int64_t after_id, int limit) = 0;
+  // Marks delivered outbox rows published; they are not returned by PendingEvents again.
+  virtual Status MarkEventsPublished(const std::vector<int64_t>& ids) = 0;
   // Refunds not yet accepted by the gateway, oldest first.
   virtual Result<std::vector<Refund>> PendingRefunds(int limit) = 0;
 };

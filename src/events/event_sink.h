@@ -1,0 +1,23 @@
+// EventSink: where the outbox relay delivers booking events (API.md "Events").
+//
+// Deliver returns OK only once every event of the batch is durable at the sink; the relay
+// marks rows published only after that, so delivery is at least once: a crash between the
+// two delivers the batch again, and consumers dedupe on the event id. Implementations:
+// FileSink (embedded profile, JSON lines); Kafka comes with the production profile.
+#pragma once
+
+#include <vector>
+
+#include "core/status.h"
+#include "store/store.h"
+
+namespace boxoffice {
+
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  // Delivers events in the given order. Not called concurrently.
+  virtual Status Deliver(const std::vector<OutboxEvent>& events) = 0;
+};
+
+}  // namespace boxoffice

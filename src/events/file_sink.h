@@ -1,0 +1,23 @@
+// FileSink: appends each event's JSON as one line to a file and fdatasync()s it before
+// reporting success, so "delivered" means "on disk". The directory is created if missing.
+#pragma once
+
+#include <string>
+
+#include "events/event_sink.h"
+
+namespace boxoffice {
+
+class FileSink final : public EventSink {
+ public:
+  explicit FileSink(std::string path);
+  ~FileSink() override;
+  // kUnavailable when the file cannot be opened or written (the relay retries later).
+  Status Deliver(const std::vector<OutboxEvent>& events) override;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+}  // namespace boxoffice

@@ -1,0 +1,42 @@
+// OutboxRelay: delivers outbox rows to an EventSink, in id order, at least once.
+//
+// Each round reads up to batch_limit unpublished rows, delivers them, then marks them
+// published. A failure anywhere leaves the rows unpublished for the next round, so events
+// may be delivered twice (consumers dedupe on the event id) but never lost. A round that
+// found a full batch runs again at once; otherwise the relay sleeps `interval`.
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "core/metrics.h"
+#include "events/event_sink.h"
+#include "store/store.h"
+
+namespace boxoffice {
+
+class OutboxRelay {
+ public:
+  OutboxRelay(Store* store, EventSink* sink, Millis interval, int batch_limit, Metrics* metrics);
+  ~OutboxRelay();  // stops and joins
+
+  // One round now: how many events were delivered and marked, or the first error.
+  Result<int> RunOnce();
+  void Start();
+  void Stop();
+
+ private:
+  Store* store_;
+  EventSink* sink_;
+  Millis interval_;
+  int batch_limit_;
+  Counter& published_;
+  Counter& errors_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace boxoffice
