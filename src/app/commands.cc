@@ -10,6 +10,7 @@
 
 #include "api/handlers.h"
 #include "app/config.h"
+#include "app/fake_gateway.h"
 #include "core/jwt.h"
 #include "core/log.h"
 #include "core/time_format.h"
@@ -79,6 +80,39 @@ Result<std::unique_ptr<Store>> OpenAndMigrate(const StoreConfig& config, const C
   return store;
 }
 
+// Blocks SIGTERM and SIGINT in this thread and every thread started after it, so that
+// WaitForStopSignal is the one place that receives them.
+sigset_t BlockStopSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+void WaitForStopSignal(const sigset_t& signals) {
+  int sig = 0;
+  sigwait(&signals, &sig);
+  LogInfo("stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+}
+
+// Parses HOST:PORT into options; false (logged) when malformed.
+bool ParseListen(const std::string& listen, http::ServerOptions* options) {
+  const size_t colon = listen.rfind(':');
+  try {
+    if (colon == std::string::npos) throw std::invalid_argument("listen");
+    const int port = std::stoi(listen.substr(colon + 1));
+    if (port < 0 || port > 65535) throw std::out_of_range("port");
+    options->host = listen.substr(0, colon);
+    options->port = static_cast<unsigned short>(port);
+    return true;
+  } catch (const std::exception&) {
+    LogError("--listen must be HOST:PORT");
+    return false;
+  }
+}
+
 int Fail(const std::string& what, const Status& s) {
   LogError(what, {{"error", s.message()}});
   return 1;
@@ -110,31 +144,13 @@ int Serve(const ServeFlags& f) {
     LogError("--hold-ttl must be positive and at most --hold-max-lifetime");
     return 2;
   }
-  const size_t colon = f.listen.rfind(':');
-  if (colon == std::string::npos) {
-    LogError("--listen must be HOST:PORT");
-    return 2;
-  }
   http::ServerOptions options;
-  options.host = f.listen.substr(0, colon);
-  try {
-    const int port = std::stoi(f.listen.substr(colon + 1));
-    if (port < 0 || port > 65535) throw std::out_of_range("port");
-    options.port = static_cast<unsigned short>(port);
-  } catch (const std::exception&) {
-    LogError("--listen must be HOST:PORT");
-    return 2;
-  }
+  if (!ParseListen(f.listen, &options)) return 2;
   options.io_threads = f.io_threads;
   options.worker_threads = f.workers;
   options.max_connections = f.max_connections;
 
-  // Block the stop signals in every thread; main waits for them with sigwait.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  const sigset_t signals = BlockStopSignals();
 
   SystemClock clock;
   auto store = OpenAndMigrate(f.common.store, &clock);
@@ -158,9 +174,7 @@ int Serve(const ServeFlags& f) {
                         {"workers", options.worker_threads}});
   if (f.gateway_secret.empty())
     LogWarn("no --gateway-secret: every payment callback will be refused");
-  int sig = 0;
-  sigwait(&signals, &sig);
-  LogInfo("stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  WaitForStopSignal(signals);
   server.Stop();
   sweeper.Stop();
   relay.Stop();
@@ -293,6 +307,51 @@ void AddCommands(CLI::App* app, int* exit_code) {
   Flag(seed, "days", &seed_flags->days, "Days of showtimes from tomorrow")
       ->check(CLI::Range(1, 365));
   seed->callback([=] { *exit_code = Seed(*seed_flags); });
+
+  struct GatewayFlags {
+    std::string listen = "127.0.0.1:9090";
+    int port = 0;
+    std::string secret;
+    std::string public_url;
+  };
+  auto* gateway_flags = new GatewayFlags();
+  auto* gateway =
+      app->add_subcommand("fake-gateway", "Run a stand-in payment gateway (development and tests)");
+  Flag(gateway, "listen", &gateway_flags->listen, "HOST:PORT to listen on (port 0: any)");
+  Flag(gateway, "port", &gateway_flags->port, "Port on 127.0.0.1 (overrides --listen)")
+      ->check(CLI::Range(1, 65535));
+  Flag(gateway, "secret", &gateway_flags->secret, "Secret to sign callbacks with")->required();
+  Flag(gateway, "public-url", &gateway_flags->public_url,
+       "Base URL of its payment pages (default: its address)");
+  gateway->callback([=] {
+    http::ServerOptions options;
+    if (gateway_flags->port)
+      gateway_flags->listen = "127.0.0.1:" + std::to_string(gateway_flags->port);
+    if (!ParseListen(gateway_flags->listen, &options)) {
+      *exit_code = 2;
+      return;
+    }
+    if (gateway_flags->public_url.empty())
+      gateway_flags->public_url = "http://" + gateway_flags->listen;
+    options.io_threads = 1;
+    options.worker_threads = 2;
+    const sigset_t signals = BlockStopSignals();
+    SystemClock clock;
+    Metrics metrics;
+    http::Router router;
+    FakeGateway fake(FakeGatewayOptions{gateway_flags->secret, gateway_flags->public_url}, &clock);
+    fake.Register(&router);
+    http::Server server(options, &router, &metrics);
+    if (!server.Start()) {
+      *exit_code = 1;
+      return;
+    }
+    LogInfo("listening",
+            {{"host", options.host}, {"port", server.port()}, {"role", "fake-gateway"}});
+    WaitForStopSignal(signals);
+    server.Stop();
+    LogInfo("stopped");
+  });
 
   struct TokenFlags {
     std::string secret;

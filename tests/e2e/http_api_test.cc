@@ -19,6 +19,7 @@
 #include "core/crypto.h"
 #include "core/gateway_signature.h"
 #include "core/jwt.h"
+#include "core/time_format.h"
 #include "store/pg_store.h"
 #include "store/sqlite_store.h"
 #include "support/http_client.h"
@@ -50,15 +51,16 @@ class Service {
  public:
   // Starts `serve` on a port the kernel picks (127.0.0.1:0) and learns it from the
   // "listening" log line, so parallel tests never race for a port.
-  Service(const std::string& db, std::vector<std::string> extra = {}) {
-    log_ = testing::TempDir() + "/serve.log";
-    events_ = testing::TempDir() + "/events.jsonl";
-    // clang-format off
-    std::vector<std::string> args = {BOXOFFICE_BINARY, "serve", "--listen", "127.0.0.1:0", "--db", db,
-                                     "--jwt-secret", kSecret, "--gateway-secret", kGatewaySecret,
-                                     "--events-file", events_};
-    // clang-format on
-    args.insert(args.end(), extra.begin(), extra.end());
+  Service(const std::string& db, std::vector<std::string> extra = {})
+      : Service(ServeArgs(db, std::move(extra))) {}
+
+  // Runs BOXOFFICE_BINARY with args (its subcommand first), e.g. fake-gateway.
+  explicit Service(std::vector<std::string> args) {
+    log_ = testing::TempDir() + "/process.log";
+    args.insert(args.begin(), BOXOFFICE_BINARY);
+    for (size_t i = 0; i + 1 < args.size(); ++i) {
+      if (args[i] == "--events-file") events_ = args[i + 1];
+    }
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -79,6 +81,22 @@ class Service {
     if (port_ != 0 && HttpCall(port_, "GET", "/healthz").status == 200) return;
     ADD_FAILURE() << "service did not start; log:\n" << Log();
   }
+  static std::vector<std::string> ServeArgs(const std::string& db, std::vector<std::string> extra) {
+    std::vector<std::string> args = {"serve",
+                                     "--listen",
+                                     "127.0.0.1:0",
+                                     "--db",
+                                     db,
+                                     "--jwt-secret",
+                                     kSecret,
+                                     "--gateway-secret",
+                                     kGatewaySecret,
+                                     "--events-file",
+                                     testing::TempDir() + "/events.jsonl"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
+
   ~Service() {
     if (pid_ > 0) {
       kill(pid_, SIGKILL);
@@ -115,7 +133,7 @@ class Service {
   pid_t pid_ = 0;
   unsigned short port_ = 0;
   std::string log_;
-  std::string events_;
+  std::string events_;  // the --events-file of a `serve`
 };
 
 const std::string kLayout = R"({"title": "Dune: Part Three", "cinema": "Odeon Leicester Square",
@@ -579,6 +597,153 @@ TEST_P(PaymentCallbacks, UnsignedOrMalformedCallbacksChangeNothing) {
   EXPECT_EQ(json::parse(real.body)["outcome"], "unknown_recorded");
   EXPECT_EQ(store->PendingRefunds(100)->size(), 1u);
 }
+
+// The same through `boxoffice fake-gateway`, a separate process that signs and delivers
+// callbacks the way a real gateway does.
+class GatewayCallbacks : public PaymentCallbacks {
+ protected:
+  void SetUp() override {
+    PaymentCallbacks::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    gateway_ = std::make_unique<Service>(std::vector<std::string>{
+        "fake-gateway", "--listen", "127.0.0.1:0", "--secret", kGatewaySecret});
+  }
+  HttpResult Gateway(const std::string& method, const std::string& target,
+                     const std::string& body = "",
+                     const std::vector<std::pair<std::string, std::string>>& headers = {}) {
+    return HttpCall(gateway_->port(), method, target, body, headers);
+  }
+  // Holds E1+F1 for `customer`, checks out through the store, opens a gateway session.
+  std::pair<Booking, std::string> Checkout(int64_t customer, Millis ttl = Millis(600'000)) {
+    auto hold = Hold(customer, R"(["E1", "F1"])");
+    EXPECT_EQ(hold.status, 201);
+    auto booking =
+        Direct()->StartCheckout(json::parse(hold.body)["holdId"], customer, ttl, ttl + ttl);
+    EXPECT_TRUE(booking.ok());
+    const std::string callback =
+        "http://127.0.0.1:" + std::to_string(service_->port()) + "/payments/callback";
+    auto session = Gateway("POST", "/v1/sessions",
+                           json{{"amount", booking->amount.amount},
+                                {"currency", "EUR"},
+                                {"reference", std::to_string(booking->id)},
+                                {"callbackUrl", callback},
+                                {"expiresAt", FormatRfc3339(SystemClock().Now() + Millis(480'000))}}
+                               .dump());
+    EXPECT_EQ(session.status, 201) << session.body;
+    return {booking.value(), json::parse(session.body)["sessionId"]};
+  }
+  HttpResult Pay(const std::string& session, const std::string& outcome,
+                 const std::string& delivery) {
+    return Gateway("POST", "/v1/sessions/" + session + "/pay",
+                   json{{"outcome", outcome}, {"delivery", delivery}, {"delayMs", 0}}.dump());
+  }
+  // Polls GET /bookings/{id} until its status is `want` (or gives up after ~6 s).
+  std::string AwaitStatus(const Booking& b, const std::string& want) {
+    std::string status;
+    for (int i = 0; i < 300 && status != want; ++i) {
+      status = json::parse(Call("GET", "/bookings/" + std::to_string(b.id), "",
+                                {Bearer(Token(b.customer_id))})
+                               .body)
+                   .value("status", "");
+      if (status != want) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return status;
+  }
+  double Settled(const std::string& outcome) {
+    const std::string body = Call("GET", "/metrics").body;
+    const std::string series = "boxoffice_payments_settled_total{outcome=\"" + outcome + "\"} ";
+    const size_t at = body.find(series);
+    return at == std::string::npos ? 0 : std::stod(body.substr(at + series.size()));
+  }
+  std::unique_ptr<Service> gateway_;
+};
+
+TEST_P(GatewayCallbacks, DeliveredTwiceConfirmsOnceWithOneEvent) {
+  auto [booking, session] = Checkout(31);
+  ASSERT_EQ(Pay(session, "SUCCEEDED", "twice").status, 200);
+  EXPECT_EQ(AwaitStatus(booking, "CONFIRMED"), "CONFIRMED");
+  for (int i = 0; i < 300 && Settled("duplicate") < 1; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(Settled("confirmed"), 1);
+  EXPECT_EQ(Settled("duplicate"), 1);
+  auto status = json::parse(Gateway("GET", "/v1/sessions/" + session).body);
+  EXPECT_EQ(status["status"], "PAID");
+  EXPECT_EQ(
+      json::parse(Call("GET", "/bookings/" + std::to_string(booking.id), "", {Bearer(Token(31))})
+                      .body)["paymentId"],
+      status["paymentId"]);
+  std::vector<json> events;
+  for (int i = 0; i < 300 && events.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    events = service_->Events();
+  }
+  EXPECT_EQ(events.size(), 1u);
+}
+
+TEST_P(GatewayCallbacks, AFailedPaymentKeepsTheHold) {
+  auto [booking, session] = Checkout(32);
+  ASSERT_EQ(Pay(session, "FAILED", "normal").status, 200);
+  EXPECT_EQ(AwaitStatus(booking, "FAILED"), "FAILED");
+  EXPECT_EQ(
+      json::parse(Call("GET", "/holds/" + booking.hold_id, "", {Bearer(Token(32))}).body)["status"],
+      "HELD");
+  EXPECT_TRUE(
+      Direct()->StartCheckout(booking.hold_id, 32, Millis(600'000), Millis(1'200'000)).ok());
+}
+
+TEST_P(GatewayCallbacks, ACallbackThatNeverComesLeavesTheBookingPending) {
+  auto [booking, session] = Checkout(33);
+  ASSERT_EQ(Pay(session, "SUCCEEDED", "never").status, 200);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(AwaitStatus(booking, "PENDING"), "PENDING");
+  // The gateway knows it was paid: the question the reconciler will ask.
+  auto status = json::parse(Gateway("GET", "/v1/sessions/" + session).body);
+  EXPECT_EQ(status["status"], "PAID");
+  EXPECT_TRUE(status.contains("paymentId"));
+  ExpectError(Pay(session, "SUCCEEDED", "normal"), 409, "NOT_OPEN");
+}
+
+TEST_P(GatewayCallbacks, ALateCallbackIsRefundedAndTheNewHolderKeepsTheSeats) {
+  Start(db_, {"--hold-ttl", "1s", "--hold-max-lifetime", "2s"});
+  auto [booking, session] = Checkout(34, Millis(1'000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1'100));
+  auto newer = Hold(35, R"(["E1"])");
+  ASSERT_EQ(newer.status, 201);
+  ASSERT_EQ(Pay(session, "SUCCEEDED", "normal").status, 200);
+  EXPECT_EQ(AwaitStatus(booking, "FAILED"), "FAILED");
+  EXPECT_EQ(
+      json::parse(Call("GET", "/holds/" + json::parse(newer.body)["holdId"].get<std::string>(), "",
+                       {Bearer(Token(35))})
+                      .body)["status"],
+      "HELD");
+  auto refunds = Direct()->PendingRefunds(10);
+  ASSERT_EQ(refunds->size(), 1u);
+  EXPECT_EQ((*refunds)[0].booking_id, booking.id);
+}
+
+TEST_P(GatewayCallbacks, RefundsAreIdempotentByKey) {
+  auto [booking, session] = Checkout(36);
+  ASSERT_EQ(Pay(session, "SUCCEEDED", "never").status, 200);
+  const std::string payment =
+      json::parse(Gateway("GET", "/v1/sessions/" + session).body)["paymentId"];
+  const std::string body = json{{"paymentId", payment}, {"amount", 2900}}.dump();
+  ExpectError(Gateway("POST", "/v1/refunds", body), 400, "IDEMPOTENCY_KEY_REQUIRED");
+  auto first = Gateway("POST", "/v1/refunds", body, {{"Idempotency-Key", "r-1"}});
+  auto again = Gateway("POST", "/v1/refunds", body, {{"Idempotency-Key", "r-1"}});
+  ASSERT_EQ(first.status, 201);
+  EXPECT_EQ(first.body, again.body);
+  auto list = json::parse(Gateway("GET", "/v1/refunds?paymentId=" + payment).body)["refunds"];
+  EXPECT_EQ(list.size(), 1u);
+  ExpectError(Gateway("POST", "/v1/refunds", json{{"paymentId", "pay_nope"}, {"amount", 1}}.dump(),
+                      {{"Idempotency-Key", "r-2"}}),
+              404, "NOT_FOUND");
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, GatewayCallbacks,
+                         ::testing::Values(Engine::kSqlite, Engine::kPostgres),
+                         [](const auto& info) {
+                           return info.param == Engine::kSqlite ? "Sqlite" : "Postgres";
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Engines, PaymentCallbacks,
                          ::testing::Values(Engine::kSqlite, Engine::kPostgres),

@@ -1,0 +1,254 @@
+#include "app/fake_gateway.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "core/crypto.h"
+#include "core/gateway_signature.h"
+#include "core/log.h"
+#include "core/time_format.h"
+#include "http/client.h"
+
+namespace boxoffice::app {
+namespace {
+
+using http::ErrorResponse;
+using http::Request;
+using http::Response;
+using nlohmann::json;
+
+constexpr int kMaxDeliveryAttempts = 8;  // then the callback is given up, as gateways do
+constexpr Millis kFirstRetryDelay{100};  // doubled after each failed attempt
+constexpr Millis kMaxRetryDelay{5'000};
+constexpr Millis kDeliveryTimeout{5'000};     // per attempt
+constexpr int64_t kMaxDelayMs = 10 * 60'000;  // test control: the longest "delayed" delivery
+constexpr size_t kMaxSessions = 1'000'000;    // memory bound of the in-memory state
+constexpr size_t kMaxDeliveriesInFlight = 256;
+
+Response Json(int status, const json& body) {
+  Response r;
+  r.status = status;
+  r.body = body.dump();
+  return r;
+}
+
+struct Session {
+  std::string id;
+  int64_t amount = 0;
+  std::string currency;
+  std::string reference;
+  std::string callback_url;
+  Instant expires_at;
+  std::string status = "OPEN";  // OPEN, PAID, FAILED (EXPIRED is derived)
+  std::string payment_id;
+};
+
+struct RefundRecord {
+  std::string refund_id;
+  std::string payment_id;
+  int64_t amount = 0;
+};
+
+}  // namespace
+
+struct FakeGateway::State {
+  FakeGatewayOptions options;
+  const Clock* clock;
+  std::mutex mu;
+  std::map<std::string, Session> sessions;
+  std::map<std::string, std::string> session_by_key;  // Idempotency-Key → session id
+  std::map<std::string, RefundRecord> refund_by_key;  // Idempotency-Key → refund
+  std::map<std::string, std::string> paid_sessions;   // payment id → session id
+  std::condition_variable idle;
+  size_t deliveries = 0;
+  bool stopping = false;
+
+  std::string StatusOf(const Session& s) const {
+    return s.status == "OPEN" && s.expires_at < clock->Now() ? "EXPIRED" : s.status;
+  }
+
+  // Delivers one signed callback, retrying non-2xx answers with exponential backoff.
+  void Deliver(const Session& s, const std::string& outcome) {
+    const std::string body =
+        json{{"paymentId", s.payment_id}, {"sessionId", s.id},  {"reference", s.reference},
+             {"status", outcome},         {"amount", s.amount}, {"currency", s.currency}}
+            .dump();
+    auto url = http::ParseHttpUrl(s.callback_url);
+    if (!url) return;
+    Millis delay = kFirstRetryDelay;
+    for (int attempt = 1; attempt <= kMaxDeliveryAttempts; ++attempt) {
+      auto r = http::Fetch(
+          url->host, url->port, "POST", url->target, body,
+          {{"X-Gateway-Signature", SignGatewayPayload(options.secret, clock->Now(), body)}},
+          kDeliveryTimeout);
+      if (r.ok() && r->status >= 200 && r->status < 300) return;
+      LogWarn("callback delivery failed",
+              {{"sessionId", s.id}, {"attempt", attempt}, {"status", r.ok() ? r->status : 0}});
+      std::unique_lock lock(mu);
+      if (idle.wait_for(lock, delay, [this] { return stopping; })) return;
+      delay = std::min(delay * 2, kMaxRetryDelay);
+    }
+  }
+
+  Response CreateSession(Request& req) {
+    const json j = json::parse(req.body, nullptr, false);
+    if (!j.is_object()) return ErrorResponse(400, "BAD_JSON", "body must be a JSON object");
+    Session s;
+    try {
+      s.amount = j.at("amount").get<int64_t>();
+      s.currency = j.at("currency").get<std::string>();
+      s.reference = j.at("reference").get<std::string>();
+      s.callback_url = j.at("callbackUrl").get<std::string>();
+      auto expires = ParseRfc3339(j.at("expiresAt").get<std::string>());
+      if (!expires) throw std::invalid_argument("expiresAt");
+      s.expires_at = *expires;
+    } catch (const std::exception&) {
+      return ErrorResponse(400, "VALIDATION_FAILED",
+                           "amount, currency, reference, callbackUrl, expiresAt required");
+    }
+    if (s.amount < 0 || !http::ParseHttpUrl(s.callback_url)) {
+      return ErrorResponse(400, "VALIDATION_FAILED", "bad amount or callbackUrl");
+    }
+    const std::string* key = req.headers.Find("Idempotency-Key");
+    std::lock_guard lock(mu);
+    if (key) {
+      if (auto it = session_by_key.find(*key); it != session_by_key.end()) {
+        return Json(
+            201, {{"sessionId", it->second}, {"url", options.public_url + "/pay/" + it->second}});
+      }
+    }
+    if (sessions.size() >= kMaxSessions)
+      return ErrorResponse(503, "UNAVAILABLE", "too many sessions");
+    s.id = "ses_" + NewUuid();
+    sessions[s.id] = s;
+    if (key) session_by_key[*key] = s.id;
+    return Json(201, {{"sessionId", s.id}, {"url", options.public_url + "/pay/" + s.id}});
+  }
+
+  Response GetSession(Request& req) {
+    std::lock_guard lock(mu);
+    auto it = sessions.find(req.params["sessionId"]);
+    if (it == sessions.end()) return ErrorResponse(404, "NOT_FOUND", "no such session");
+    json body = {{"sessionId", it->second.id}, {"status", StatusOf(it->second)}};
+    if (!it->second.payment_id.empty()) body["paymentId"] = it->second.payment_id;
+    return Json(200, body);
+  }
+
+  // Test control: settle a session and deliver its callback as asked.
+  Response Pay(Request& req) {
+    const json j = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
+    if (!j.is_object()) return ErrorResponse(400, "BAD_JSON", "body must be a JSON object");
+    const std::string outcome = j.value("outcome", "SUCCEEDED");
+    const std::string delivery = j.value("delivery", "normal");
+    const int64_t delay_ms = j.value("delayMs", int64_t{0});
+    if ((outcome != "SUCCEEDED" && outcome != "FAILED") ||
+        (delivery != "normal" && delivery != "twice" && delivery != "never" &&
+         delivery != "delayed") ||
+        delay_ms < 0 || delay_ms > kMaxDelayMs) {
+      return ErrorResponse(400, "VALIDATION_FAILED", "bad outcome, delivery or delayMs");
+    }
+    Session settled;
+    {
+      std::lock_guard lock(mu);
+      auto it = sessions.find(req.params["sessionId"]);
+      if (it == sessions.end()) return ErrorResponse(404, "NOT_FOUND", "no such session");
+      if (StatusOf(it->second) != "OPEN")
+        return ErrorResponse(409, "NOT_OPEN", "session is " + StatusOf(it->second));
+      if (deliveries >= kMaxDeliveriesInFlight)
+        return ErrorResponse(503, "UNAVAILABLE", "too many deliveries");
+      it->second.status = outcome == "SUCCEEDED" ? "PAID" : "FAILED";
+      it->second.payment_id = "pay_" + NewUuid();
+      paid_sessions[it->second.payment_id] = it->second.id;
+      settled = it->second;
+      if (delivery != "never") ++deliveries;
+    }
+    if (delivery != "never") {
+      std::thread([this, settled, outcome, delivery, delay_ms] {
+        if (delivery == "delayed") {
+          std::unique_lock lock(mu);
+          idle.wait_for(lock, Millis(delay_ms), [this] { return stopping; });
+        }
+        Deliver(settled, outcome);
+        if (delivery == "twice") Deliver(settled, outcome);
+        std::lock_guard lock(mu);
+        --deliveries;
+        idle.notify_all();
+      }).detach();
+    }
+    return Json(
+        200,
+        {{"sessionId", settled.id}, {"status", settled.status}, {"paymentId", settled.payment_id}});
+  }
+
+  Response CreateRefund(Request& req) {
+    const std::string* key = req.headers.Find("Idempotency-Key");
+    if (!key || key->empty())
+      return ErrorResponse(400, "IDEMPOTENCY_KEY_REQUIRED", "Idempotency-Key required");
+    const json j = json::parse(req.body, nullptr, false);
+    if (!j.is_object() || !j.contains("paymentId") || !j["paymentId"].is_string() ||
+        !j.contains("amount") || !j["amount"].is_number_integer()) {
+      return ErrorResponse(400, "VALIDATION_FAILED", "paymentId and amount required");
+    }
+    std::lock_guard lock(mu);
+    if (auto it = refund_by_key.find(*key); it != refund_by_key.end()) {
+      return Json(201, {{"refundId", it->second.refund_id}});
+    }
+    const std::string payment_id = j["paymentId"];
+    if (!paid_sessions.count(payment_id)) return ErrorResponse(404, "NOT_FOUND", "no such payment");
+    RefundRecord r{"ref_" + NewUuid(), payment_id, j["amount"].get<int64_t>()};
+    refund_by_key[*key] = r;
+    return Json(201, {{"refundId", r.refund_id}});
+  }
+
+  Response ListRefunds(Request& req) {
+    const auto payment_id = req.QueryParam("paymentId");
+    json list = json::array();
+    std::lock_guard lock(mu);
+    for (const auto& [key, r] : refund_by_key) {
+      if (!payment_id || *payment_id == r.payment_id) {
+        list.push_back(
+            {{"refundId", r.refund_id}, {"paymentId", r.payment_id}, {"amount", r.amount}});
+      }
+    }
+    return Json(200, {{"refunds", list}});
+  }
+};
+
+FakeGateway::FakeGateway(FakeGatewayOptions options, const Clock* clock)
+    : state_(std::make_unique<State>()) {
+  state_->options = std::move(options);
+  state_->clock = clock;
+}
+
+FakeGateway::~FakeGateway() {
+  std::unique_lock lock(state_->mu);
+  state_->stopping = true;
+  state_->idle.notify_all();
+  state_->idle.wait(lock, [this] { return state_->deliveries == 0; });
+}
+
+void FakeGateway::Register(http::Router* router) {
+  State* s = state_.get();
+  auto bind = [s](Response (State::*method)(Request&)) {
+    return [s, method](Request& r) { return (s->*method)(r); };
+  };
+  router->Add("POST", "/v1/sessions", bind(&State::CreateSession));
+  router->Add("GET", "/v1/sessions/{sessionId}", bind(&State::GetSession));
+  router->Add("POST", "/v1/sessions/{sessionId}/pay", bind(&State::Pay));
+  router->Add("POST", "/v1/refunds", bind(&State::CreateRefund));
+  router->Add("GET", "/v1/refunds", bind(&State::ListRefunds));
+  router->Add(
+      "GET", "/healthz",
+      [](Request&) {
+        return Json(200, {{"status", "ok"}});
+      },
+      false);
+}
+
+}  // namespace boxoffice::app

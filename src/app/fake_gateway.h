@@ -1,0 +1,31 @@
+// FakeGateway: `boxoffice fake-gateway`, a stand-in for the external payment gateway that
+// behaves like a real one (API.md "Fake payment gateway"): sessions with expiry, a status
+// query, idempotent refunds, and signed callbacks delivered normally, twice, never or late,
+// retried with backoff while the receiver answers non-2xx. State lives in memory.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/clock.h"
+#include "http/router.h"
+
+namespace boxoffice::app {
+
+struct FakeGatewayOptions {
+  std::string secret;      // signs callbacks
+  std::string public_url;  // base of the payment page URLs it hands out
+};
+
+class FakeGateway {
+ public:
+  FakeGateway(FakeGatewayOptions options, const Clock* clock);
+  ~FakeGateway();  // waits for callback deliveries in flight
+  void Register(http::Router* router);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace boxoffice::app
