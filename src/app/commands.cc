@@ -16,9 +16,12 @@
 #include "core/time_format.h"
 #include "events/file_sink.h"
 #include "holds/hold_service.h"
+#include "http/client.h"
 #include "http/server.h"
 #include "jobs/outbox_relay.h"
+#include "jobs/refund_worker.h"
 #include "jobs/sweeper.h"
+#include "payments/gateway.h"
 
 namespace boxoffice::app {
 namespace {
@@ -27,9 +30,11 @@ namespace {
 // short secret can be brute-forced offline from any token.
 constexpr size_t kMinJwtSecretLength = 32;
 constexpr size_t kMinGatewaySecretLength = 16;  // a guessable secret forges payments
-constexpr Millis kRelayInterval{200};   // how stale an idle relay may let the events file be
-constexpr int kRelayBatchLimit = 500;   // events per delivery: one write and one fsync
-constexpr int kSweepBatchLimit = 1000;  // rows per sweep statement: a short transaction
+constexpr Millis kRelayInterval{200};     // how stale an idle relay may let the events file be
+constexpr int kRelayBatchLimit = 500;     // events per delivery: one write and one fsync
+constexpr Millis kRefundInterval{1'000};  // how soon a refund intent reaches the gateway
+constexpr int kRefundBatchLimit = 100;    // refunds asked for per round
+constexpr int kSweepBatchLimit = 1000;    // rows per sweep statement: a short transaction
 
 std::string EnvName(const std::string& flag) {
   std::string env = "BOXOFFICE_";
@@ -123,6 +128,7 @@ struct ServeFlags {
   std::string listen = "127.0.0.1:8080";
   std::string gateway_secret;
   std::string events_file = "var/events.jsonl";
+  std::string gateway_url = "http://127.0.0.1:9090";
   Millis hold_ttl{10 * 60'000};
   Millis hold_max_lifetime{20 * 60'000};
   Millis sweep_interval{15'000};
@@ -138,6 +144,10 @@ int Serve(const ServeFlags& f) {
   }
   if (!f.gateway_secret.empty() && f.gateway_secret.size() < kMinGatewaySecretLength) {
     LogError("--gateway-secret must be at least 16 characters");
+    return 2;
+  }
+  if (!http::ParseHttpUrl(f.gateway_url)) {
+    LogError("--gateway-url must be http://HOST:PORT[/PATH]");
     return 2;
   }
   if (f.hold_ttl <= Millis(0) || f.hold_max_lifetime < f.hold_ttl) {
@@ -167,6 +177,9 @@ int Serve(const ServeFlags& f) {
   FileSink sink(f.events_file);
   OutboxRelay relay(store.value().get(), &sink, kRelayInterval, kRelayBatchLimit, &metrics);
   relay.Start();
+  HttpGateway gateway(HttpGatewayOptions{f.gateway_url});
+  RefundWorker refunds(store.value().get(), &gateway, kRefundInterval, kRefundBatchLimit, &metrics);
+  refunds.Start();
   LogInfo("listening", {{"host", options.host},
                         {"port", server.port()},
                         {"db", f.common.store.url.substr(0, f.common.store.url.find(':'))},
@@ -177,6 +190,7 @@ int Serve(const ServeFlags& f) {
   WaitForStopSignal(signals);
   server.Stop();
   sweeper.Stop();
+  refunds.Stop();
   relay.Stop();
   // Events of the last requests go out now rather than at the next start.
   if (auto last = relay.RunOnce(); !last.ok())
@@ -272,6 +286,7 @@ void AddCommands(CLI::App* app, int* exit_code) {
        "Secret the payment gateway signs callbacks with (16+ chars; empty refuses all callbacks)");
   Flag(serve, "events-file", &serve_flags->events_file,
        "Where booking events go, one JSON object per line (embedded profile)");
+  Flag(serve, "gateway-url", &serve_flags->gateway_url, "Base URL of the payment gateway");
   DurationFlag(serve, "hold-ttl", &serve_flags->hold_ttl, "10m", "How long a hold lasts");
   DurationFlag(serve, "hold-max-lifetime", &serve_flags->hold_max_lifetime, "20m",
                "Extensions never keep a hold past this age");

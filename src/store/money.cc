@@ -145,4 +145,26 @@ Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report) {
   return amount_matches ? Settlement::kLateRefunded : Settlement::kMismatchRefunded;
 }
 
+Status CompleteRefundIn(MoneyTx& tx, const std::string& refund_id,
+                        const std::string& gateway_refund_id) {
+  auto now = tx.Now();
+  if (!now.ok()) return now.status();
+  // Lock order: booking first, as settlement takes it.
+  auto booking_id = tx.RefundBooking(refund_id);
+  if (!booking_id.ok()) return booking_id.status();
+  if (!booking_id.value()) return Status(Code::kNotFound, "refund " + refund_id + " not found");
+  std::optional<Booking> booking;
+  if (*booking_id.value() != 0) {
+    auto found = tx.LockBooking(*booking_id.value());
+    if (!found.ok()) return found.status();
+    booking = std::move(found.value());
+  }
+  auto issued = tx.MarkRefundIssued(refund_id, gateway_refund_id, now.value());
+  if (!issued.ok()) return issued.status();
+  if (!issued.value() || !booking || booking->status != BookingStatus::kFailed) return Status::Ok();
+  booking->status = BookingStatus::kRefunded;
+  if (Status s = tx.UpdateBooking(booking->id, booking->status, "", now.value()); !s.ok()) return s;
+  return WriteEvent(tx, "BookingRefunded", *booking, now.value());
+}
+
 }  // namespace boxoffice

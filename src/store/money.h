@@ -42,6 +42,11 @@ class MoneyTx {
   virtual Status UpdateBooking(int64_t booking_id, BookingStatus status,
                                const std::string& payment_id, Instant now) = 0;
   virtual Status InsertRefund(const Refund& refund, Instant now) = 0;
+  // PENDING → ISSUED; false if it was not pending (already issued, or unknown).
+  virtual Result<bool> MarkRefundIssued(const std::string& refund_id,
+                                        const std::string& gateway_refund_id, Instant now) = 0;
+  // The booking a refund belongs to (0 for none), or nullopt for an unknown refund.
+  virtual Result<std::optional<int64_t>> RefundBooking(const std::string& refund_id) = 0;
   virtual Status InsertEvent(const std::string& event_id, const std::string& type,
                              const std::string& key, const std::string& payload, Instant now) = 0;
 };
@@ -54,5 +59,8 @@ Result<Hold> ExtendHoldIn(MoneyTx& tx, const std::string& hold_id, int64_t custo
                           Millis max_lifetime);
 // Store::SettlePayment's rules.
 Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report);
+// Store::CompleteRefund's rules.
+Status CompleteRefundIn(MoneyTx& tx, const std::string& refund_id,
+                        const std::string& gateway_refund_id);
 
 }  // namespace boxoffice

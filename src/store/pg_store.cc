@@ -229,6 +229,12 @@ constexpr Sql kPendingEvents{
 constexpr Sql kMarkPublished{"mark_published",
                              "UPDATE outbox SET published_at = " BOX_NOW
                              " WHERE published_at IS NULL AND id = ANY($2::bigint[])"};
+constexpr Sql kRefundBooking{"refund_booking",
+                             "SELECT booking_id FROM refund WHERE refund_id = $1::uuid"};
+constexpr Sql kMarkRefundIssued{
+    "mark_refund_issued",
+    "UPDATE refund SET status = 'ISSUED', gateway_refund_id = $1, issued_at = " BOX_TS(
+        "$2") " WHERE refund_id = $3::uuid AND status = 'PENDING' RETURNING 1"};
 constexpr Sql kPendingRefunds{
     "pending_refunds",
     "SELECT refund_id::text, payment_id, booking_id, amount, currency FROM refund"
@@ -610,6 +616,20 @@ class PgMoneyTx final : public MoneyTx {
         {refund.refund_id, refund.payment_id, refund.booking_id ? P(refund.booking_id) : Param(),
          P(refund.amount.amount), refund.amount.currency, P(ToEpochMs(now))}));
   }
+  Result<bool> MarkRefundIssued(const std::string& refund_id, const std::string& gateway_refund_id,
+                                Instant now) override {
+    auto r = c_.Exec(kMarkRefundIssued, {gateway_refund_id, P(ToEpochMs(now)), refund_id});
+    if (!r.ok()) return r.status();
+    return PQntuples(r.value().get()) == 1;
+  }
+  Result<std::optional<int64_t>> RefundBooking(const std::string& refund_id) override {
+    if (!IsUuid(refund_id)) return std::optional<int64_t>();
+    auto r = c_.Exec(kRefundBooking, {refund_id});
+    if (!r.ok()) return r.status();
+    if (PQntuples(r.value().get()) == 0) return std::optional<int64_t>();
+    return std::optional<int64_t>(PQgetisnull(r.value().get(), 0, 0) ? 0
+                                                                     : Int(r.value().get(), 0, 0));
+  }
   Status InsertEvent(const std::string& event_id, const std::string& type, const std::string& key,
                      const std::string& payload, Instant now) override {
     return Done(c_.Exec(kInsertEvent, {event_id, type, key, payload, P(ToEpochMs(now))}));
@@ -892,6 +912,16 @@ Result<std::vector<OutboxEvent>> PgStore::PendingEvents(int64_t after_id, int li
         }
         return out;
       });
+}
+
+Status PgStore::CompleteRefund(const std::string& refund_id, const std::string& gateway_refund_id) {
+  auto r = impl_->InTx<bool>(&retried_, [&](PgConnection& c) -> Result<bool> {
+    PgMoneyTx tx(c, impl_->Now());
+    Status s = CompleteRefundIn(tx, refund_id, gateway_refund_id);
+    if (!s.ok()) return s;
+    return true;
+  });
+  return r.ok() ? Status::Ok() : r.status();
 }
 
 Status PgStore::MarkEventsPublished(const std::vector<int64_t>& ids) {

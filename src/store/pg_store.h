@@ -68,6 +68,8 @@ class PgStore final : public Store {
   Result<std::vector<OutboxEvent>> PendingEvents(int64_t after_id, int limit) override;
   Status MarkEventsPublished(const std::vector<int64_t>& ids) override;
   Result<std::vector<Refund>> PendingRefunds(int limit) override;
+  Status CompleteRefund(const std::string& refund_id,
+                        const std::string& gateway_refund_id) override;
 
   // Transactions retried after a deadlock or serialization failure (expected: zero).
   uint64_t retried_transactions() const { return retried_.load(); }

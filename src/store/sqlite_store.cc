@@ -134,6 +134,10 @@ constexpr const char* kPendingEvents =
 constexpr const char* kMarkPublished =
     "UPDATE outbox SET published_at = ?1 WHERE published_at IS NULL"
     "   AND id IN (SELECT value FROM json_each(?2))";
+constexpr const char* kRefundBooking = "SELECT booking_id FROM refund WHERE refund_id = ?";
+constexpr const char* kMarkRefundIssued =
+    "UPDATE refund SET status = 'ISSUED', gateway_refund_id = ?1, issued_at = ?2"
+    " WHERE refund_id = ?3 AND status = 'PENDING'";
 constexpr const char* kPendingRefunds =
     "SELECT refund_id, payment_id, booking_id, amount, currency FROM refund"
     " WHERE status = 'PENDING' ORDER BY created_at LIMIT ?";
@@ -462,6 +466,20 @@ class SqliteMoneyTx final : public MoneyTx {
                     refund.amount.amount, refund.amount.currency, ToEpochMs(now)})
                  .Exec();
     return r.ok() ? Status::Ok() : r.status();
+  }
+  Result<bool> MarkRefundIssued(const std::string& refund_id, const std::string& gateway_refund_id,
+                                Instant now) override {
+    auto r = Query(c_, kMarkRefundIssued, {gateway_refund_id, ToEpochMs(now), refund_id}).Exec();
+    if (!r.ok()) return r.status();
+    return r.value() == 1;
+  }
+  Result<std::optional<int64_t>> RefundBooking(const std::string& refund_id) override {
+    Query q(c_, kRefundBooking, {refund_id});
+    if (!q.Next()) {
+      if (!q.status().ok()) return q.status();
+      return std::optional<int64_t>();
+    }
+    return std::optional<int64_t>(q.IsNull(0) ? 0 : q.Int(0));
   }
   Status InsertEvent(const std::string& event_id, const std::string& type, const std::string& key,
                      const std::string& payload, Instant now) override {
@@ -803,6 +821,16 @@ Result<std::vector<OutboxEvent>> SqliteStore::PendingEvents(int64_t after_id, in
         OutboxEvent{q.Int(0), q.Text(1), q.Text(2), q.Text(3), q.Text(4), FromEpochMs(q.Int(5))});
   if (!q.status().ok()) return q.status();
   return out;
+}
+
+Status SqliteStore::CompleteRefund(const std::string& refund_id,
+                                   const std::string& gateway_refund_id) {
+  auto r = InWriteTx<bool>(pools_->writer, clock_, [&](MoneyTx& tx) -> Result<bool> {
+    Status s = CompleteRefundIn(tx, refund_id, gateway_refund_id);
+    if (!s.ok()) return s;
+    return true;
+  });
+  return r.ok() ? Status::Ok() : r.status();
 }
 
 Status SqliteStore::MarkEventsPublished(const std::vector<int64_t>& ids) {

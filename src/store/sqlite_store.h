@@ -66,6 +66,8 @@ class SqliteStore final : public Store {
   Result<std::vector<OutboxEvent>> PendingEvents(int64_t after_id, int limit) override;
   Status MarkEventsPublished(const std::vector<int64_t>& ids) override;
   Result<std::vector<Refund>> PendingRefunds(int limit) override;
+  Status CompleteRefund(const std::string& refund_id,
+                        const std::string& gateway_refund_id) override;
 
  private:
   struct Pools;

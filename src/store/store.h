@@ -246,6 +246,10 @@ class Store {
   virtual Status MarkEventsPublished(const std::vector<int64_t>& ids) = 0;
   // Refunds not yet accepted by the gateway, oldest first.
   virtual Result<std::vector<Refund>> PendingRefunds(int limit) = 0;
+  // The gateway accepted refund_id: it becomes ISSUED and its booking (if any) REFUNDED,
+  // with a BookingRefunded event, in one transaction. Repeating it changes nothing.
+  virtual Status CompleteRefund(const std::string& refund_id,
+                                const std::string& gateway_refund_id) = 0;
 };
 
 }  // namespace boxoffice

@@ -185,6 +185,27 @@ TEST_P(MoneyContract, LatePaymentNeverTakesSeatsFromANewerHolder) {
   EXPECT_EQ(events[0].type, "BookingFailed");
 }
 
+TEST_P(MoneyContract, ACompletedRefundMarksTheBookingRefundedOnce) {
+  const Booking b = CheckedOut();
+  clock_.Advance(kTtl + Millis(1));
+  ASSERT_EQ(store_->SettlePayment(Paid(b, "pay_late")).value(), Settlement::kLateRefunded);
+  const std::string refund_id = Refunds()[0].refund_id;
+  ASSERT_TRUE(store_->CompleteRefund(refund_id, "ref_gw_1").ok());
+  ASSERT_TRUE(store_->CompleteRefund(refund_id, "ref_gw_1").ok());
+  EXPECT_EQ(store_->GetBooking(b.id, 1)->status, BookingStatus::kRefunded);
+  EXPECT_TRUE(Refunds().empty());
+  auto events = Events();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].type, "BookingFailed");
+  EXPECT_EQ(events[1].type, "BookingRefunded");
+  EXPECT_EQ(store_->CompleteRefund(NewUuid(), "x").code(), Code::kNotFound);
+  // A refund of a payment that matched no booking completes without touching bookings.
+  ASSERT_EQ(store_->SettlePayment(PaymentReport{"pay_x", "", "999999", true, 5, "EUR"}).value(),
+            Settlement::kUnknownRecorded);
+  ASSERT_TRUE(store_->CompleteRefund(Refunds()[0].refund_id, "ref_gw_2").ok());
+  EXPECT_EQ(Events().size(), 2u);
+}
+
 TEST_P(MoneyContract, LatePaymentAfterPlainExpiryIsRefundedToo) {
   const Booking b = CheckedOut();
   clock_.Advance(kTtl + Millis(1));
