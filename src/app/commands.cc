@@ -19,6 +19,7 @@
 #include "http/client.h"
 #include "http/server.h"
 #include "jobs/outbox_relay.h"
+#include "jobs/reconciler.h"
 #include "jobs/refund_worker.h"
 #include "jobs/sweeper.h"
 #include "payments/gateway.h"
@@ -129,6 +130,8 @@ struct ServeFlags {
   std::string gateway_secret;
   std::string events_file = "var/events.jsonl";
   std::string gateway_url = "http://127.0.0.1:9090";
+  Millis reconcile_after{15 * 60'000};
+  Millis reconcile_interval{60'000};
   Millis hold_ttl{10 * 60'000};
   Millis hold_max_lifetime{20 * 60'000};
   Millis sweep_interval{15'000};
@@ -144,6 +147,10 @@ int Serve(const ServeFlags& f) {
   }
   if (!f.gateway_secret.empty() && f.gateway_secret.size() < kMinGatewaySecretLength) {
     LogError("--gateway-secret must be at least 16 characters");
+    return 2;
+  }
+  if (f.sweep_interval <= Millis(0) || f.reconcile_interval <= Millis(0)) {
+    LogError("--sweep-interval and --reconcile-interval must be positive");
     return 2;
   }
   if (!http::ParseHttpUrl(f.gateway_url)) {
@@ -180,6 +187,11 @@ int Serve(const ServeFlags& f) {
   HttpGateway gateway(HttpGatewayOptions{f.gateway_url});
   RefundWorker refunds(store.value().get(), &gateway, kRefundInterval, kRefundBatchLimit, &metrics);
   refunds.Start();
+  ReconcilerOptions reconcile;
+  reconcile.older_than = f.reconcile_after;
+  reconcile.interval = f.reconcile_interval;
+  Reconciler reconciler(store.value().get(), &gateway, reconcile, &metrics);
+  reconciler.Start();
   LogInfo("listening", {{"host", options.host},
                         {"port", server.port()},
                         {"db", f.common.store.url.substr(0, f.common.store.url.find(':'))},
@@ -190,6 +202,7 @@ int Serve(const ServeFlags& f) {
   WaitForStopSignal(signals);
   server.Stop();
   sweeper.Stop();
+  reconciler.Stop();
   refunds.Stop();
   relay.Stop();
   // Events of the last requests go out now rather than at the next start.
@@ -290,6 +303,10 @@ void AddCommands(CLI::App* app, int* exit_code) {
   DurationFlag(serve, "hold-ttl", &serve_flags->hold_ttl, "10m", "How long a hold lasts");
   DurationFlag(serve, "hold-max-lifetime", &serve_flags->hold_max_lifetime, "20m",
                "Extensions never keep a hold past this age");
+  DurationFlag(serve, "reconcile-after", &serve_flags->reconcile_after, "15m",
+               "A checkout still pending after this is asked about at the gateway");
+  DurationFlag(serve, "reconcile-interval", &serve_flags->reconcile_interval, "1m",
+               "How often the reconciler runs");
   DurationFlag(serve, "sweep-interval", &serve_flags->sweep_interval, "15s",
                "How often expired holds are tidied");
   Flag(serve, "io-threads", &serve_flags->io_threads, "I/O threads (one io_context each)")

@@ -145,6 +145,19 @@ Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report) {
   return amount_matches ? Settlement::kLateRefunded : Settlement::kMismatchRefunded;
 }
 
+Result<bool> AbandonCheckoutIn(MoneyTx& tx, int64_t booking_id) {
+  auto now = tx.Now();
+  if (!now.ok()) return now.status();
+  auto booking = tx.LockBooking(booking_id);
+  if (!booking.ok()) return booking.status();
+  if (!booking.value() || booking.value()->status != BookingStatus::kPending) return false;
+  Booking& b = *booking.value();
+  b.status = BookingStatus::kFailed;
+  if (Status s = tx.UpdateBooking(b.id, b.status, "", now.value()); !s.ok()) return s;
+  if (Status s = WriteEvent(tx, "BookingFailed", b, now.value()); !s.ok()) return s;
+  return true;
+}
+
 Status CompleteRefundIn(MoneyTx& tx, const std::string& refund_id,
                         const std::string& gateway_refund_id) {
   auto now = tx.Now();

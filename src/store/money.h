@@ -59,6 +59,8 @@ Result<Hold> ExtendHoldIn(MoneyTx& tx, const std::string& hold_id, int64_t custo
                           Millis max_lifetime);
 // Store::SettlePayment's rules.
 Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report);
+// Store::AbandonCheckout's rules.
+Result<bool> AbandonCheckoutIn(MoneyTx& tx, int64_t booking_id);
 // Store::CompleteRefund's rules.
 Status CompleteRefundIn(MoneyTx& tx, const std::string& refund_id,
                         const std::string& gateway_refund_id);

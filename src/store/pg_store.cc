@@ -235,6 +235,18 @@ constexpr Sql kMarkRefundIssued{
     "mark_refund_issued",
     "UPDATE refund SET status = 'ISSUED', gateway_refund_id = $1, issued_at = " BOX_TS(
         "$2") " WHERE refund_id = $3::uuid AND status = 'PENDING' RETURNING 1"};
+// SKIP LOCKED: instances claiming at once take disjoint rows and never wait on each other.
+constexpr Sql kClaimStale{
+    "claim_stale",
+    "WITH stale AS MATERIALIZED (SELECT booking_id FROM booking"
+    "  WHERE status = 'PENDING' AND created_at < " BOX_NOW
+    " - $2::bigint * interval '1 ms'"
+    "    AND (claimed_until IS NULL OR claimed_until < " BOX_NOW
+    ")"
+    "  ORDER BY created_at LIMIT $4 FOR UPDATE SKIP LOCKED) "
+    "UPDATE booking b SET claimed_until = " BOX_NOW
+    " + $3::bigint * interval '1 ms'"
+    "  FROM stale WHERE b.booking_id = stale.booking_id RETURNING b.booking_id"};
 constexpr Sql kPendingRefunds{
     "pending_refunds",
     "SELECT refund_id::text, payment_id, booking_id, amount, currency FROM refund"
@@ -912,6 +924,30 @@ Result<std::vector<OutboxEvent>> PgStore::PendingEvents(int64_t after_id, int li
         }
         return out;
       });
+}
+
+Result<std::vector<Booking>> PgStore::ClaimStaleCheckouts(Millis older_than, Millis lease,
+                                                          int limit) {
+  return impl_->Run<std::vector<Booking>>(
+      &retried_, [&](PgConnection& c) -> Result<std::vector<Booking>> {
+        auto claimed = c.Exec(kClaimStale, {impl_->Now(), P(older_than.count()), P(lease.count()),
+                                            P(int64_t{limit})});
+        if (!claimed.ok()) return claimed.status();
+        std::vector<Booking> out;
+        for (int i = 0; i < PQntuples(claimed.value().get()); ++i) {
+          auto b = c.Exec(kSelectBooking, {P(Int(claimed.value().get(), i, 0))});
+          if (!b.ok()) return b.status();
+          if (PQntuples(b.value().get()) == 1) out.push_back(ReadBooking(b.value().get()));
+        }
+        return out;
+      });
+}
+
+Result<bool> PgStore::AbandonCheckout(int64_t booking_id) {
+  return impl_->InTx<bool>(&retried_, [&](PgConnection& c) {
+    PgMoneyTx tx(c, impl_->Now());
+    return AbandonCheckoutIn(tx, booking_id);
+  });
 }
 
 Status PgStore::CompleteRefund(const std::string& refund_id, const std::string& gateway_refund_id) {

@@ -65,6 +65,9 @@ class PgStore final : public Store {
                               const std::string& url, Instant expires_at) override;
   Result<Booking> GetBooking(int64_t booking_id, int64_t customer_id) override;
   Result<Settlement> SettlePayment(const PaymentReport& report) override;
+  Result<std::vector<Booking>> ClaimStaleCheckouts(Millis older_than, Millis lease,
+                                                   int limit) override;
+  Result<bool> AbandonCheckout(int64_t booking_id) override;
   Result<std::vector<OutboxEvent>> PendingEvents(int64_t after_id, int limit) override;
   Status MarkEventsPublished(const std::vector<int64_t>& ids) override;
   Result<std::vector<Refund>> PendingRefunds(int limit) override;

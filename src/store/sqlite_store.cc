@@ -138,6 +138,14 @@ constexpr const char* kRefundBooking = "SELECT booking_id FROM refund WHERE refu
 constexpr const char* kMarkRefundIssued =
     "UPDATE refund SET status = 'ISSUED', gateway_refund_id = ?1, issued_at = ?2"
     " WHERE refund_id = ?3 AND status = 'PENDING'";
+// One writer: claiming is a plain conditional UPDATE; RETURNING gives the claimed rows.
+constexpr const char* kClaimStale =
+    "UPDATE booking SET claimed_until = ?1"
+    " WHERE booking_id IN (SELECT booking_id FROM booking"
+    "                       WHERE status = 'PENDING' AND created_at < ?2"
+    "                         AND (claimed_until IS NULL OR claimed_until < ?3)"
+    "                       ORDER BY created_at LIMIT ?4)"
+    " RETURNING booking_id";
 constexpr const char* kPendingRefunds =
     "SELECT refund_id, payment_id, booking_id, amount, currency FROM refund"
     " WHERE status = 'PENDING' ORDER BY created_at LIMIT ?";
@@ -821,6 +829,33 @@ Result<std::vector<OutboxEvent>> SqliteStore::PendingEvents(int64_t after_id, in
         OutboxEvent{q.Int(0), q.Text(1), q.Text(2), q.Text(3), q.Text(4), FromEpochMs(q.Int(5))});
   if (!q.status().ok()) return q.status();
   return out;
+}
+
+Result<std::vector<Booking>> SqliteStore::ClaimStaleCheckouts(Millis older_than, Millis lease,
+                                                              int limit) {
+  auto conn = pools_->writer.Acquire();
+  if (!conn.ok()) return conn.status();
+  SqliteConnection& c = *conn.value();
+  const Instant now = clock_->Now();
+  std::vector<int64_t> ids;
+  {
+    Query q(c, kClaimStale,
+            {ToEpochMs(now + lease), ToEpochMs(now - older_than), ToEpochMs(now), int64_t{limit}});
+    while (q.Next()) ids.push_back(q.Int(0));
+    if (!q.status().ok()) return q.status();
+  }
+  std::vector<Booking> out;
+  for (int64_t id : ids) {
+    auto b = LoadBooking(c, id);
+    if (!b.ok()) return b.status();
+    if (b.value()) out.push_back(*b.value());
+  }
+  return out;
+}
+
+Result<bool> SqliteStore::AbandonCheckout(int64_t booking_id) {
+  return InWriteTx<bool>(pools_->writer, clock_,
+                         [&](MoneyTx& tx) { return AbandonCheckoutIn(tx, booking_id); });
 }
 
 Status SqliteStore::CompleteRefund(const std::string& refund_id,

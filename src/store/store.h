@@ -240,6 +240,14 @@ class Store {
   // money would otherwise be kept without a seat.
   virtual Result<Settlement> SettlePayment(const PaymentReport& report) = 0;
 
+  // Claims up to limit PENDING bookings older than older_than that no one has claimed (or
+  // whose claim ran out), for `lease`; safe with several instances claiming at once.
+  virtual Result<std::vector<Booking>> ClaimStaleCheckouts(Millis older_than, Millis lease,
+                                                           int limit) = 0;
+  // A checkout whose payment never happened: PENDING → FAILED with a BookingFailed event.
+  // Returns whether it changed the booking. The hold is left to expire.
+  virtual Result<bool> AbandonCheckout(int64_t booking_id) = 0;
+
   // Unpublished outbox rows after after_id, in id order, at most limit of them.
   virtual Result<std::vector<OutboxEvent>> PendingEvents(int64_t after_id, int limit) = 0;
   // Marks delivered outbox rows published; they are not returned by PendingEvents again.

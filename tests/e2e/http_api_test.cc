@@ -727,6 +727,19 @@ TEST_P(GatewayCallbacks, ALateCallbackIsRefundedOnceAndTheNewHolderKeepsTheSeats
   EXPECT_TRUE(Direct()->PendingRefunds(10)->empty());
 }
 
+TEST_P(GatewayCallbacks, TheReconcilerSettlesACallbackThatNeverCame) {
+  Start(db_, {"--reconcile-after", "200ms", "--reconcile-interval", "100ms", "--gateway-url",
+              "http://127.0.0.1:" + std::to_string(gateway_->port())});
+  auto [booking, session] = Checkout(37);
+  ASSERT_TRUE(
+      Direct()
+          ->AttachPaymentSession(booking.id, session, "", SystemClock().Now() + Millis(480'000))
+          .ok());
+  ASSERT_EQ(Pay(session, "SUCCEEDED", "never").status, 200);
+  EXPECT_EQ(AwaitStatus(booking, "CONFIRMED"), "CONFIRMED");
+  EXPECT_EQ(json::parse(Call("GET", Seats()).body)["seats"][0]["status"], "BOOKED");
+}
+
 TEST_P(GatewayCallbacks, RefundsAreIdempotentByKey) {
   auto [booking, session] = Checkout(36);
   ASSERT_EQ(Pay(session, "SUCCEEDED", "never").status, 200);

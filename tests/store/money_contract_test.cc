@@ -9,7 +9,9 @@
 
 #include <atomic>
 #include <barrier>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "store/store_fixture.h"
@@ -259,6 +261,47 @@ TEST_P(MoneyContract, APaymentOfTheWrongAmountIsRefunded) {
   EXPECT_EQ(Owners(st_)["E1"].status, SeatStatus::kHeld);
   EXPECT_EQ(store_->GetBooking(b.id, 1)->status, BookingStatus::kFailed);
   EXPECT_EQ(Refunds().size(), 1u);
+}
+
+TEST_P(MoneyContract, StaleCheckoutsAreClaimedByOneReconcilerAtATime) {
+  st_ = MakePricedShowtime();
+  std::vector<int64_t> ids;
+  for (int i = 1; i <= 10; ++i) {
+    auto hold = TryHold(st_, i, {"E" + std::to_string(i)});
+    ids.push_back(store_->StartCheckout(hold->hold_id, i, kTtl, kMaxLifetime)->id);
+  }
+  const Millis after(15 * 60'000), lease(60'000);
+  EXPECT_TRUE(store_->ClaimStaleCheckouts(after, lease, 100)->empty());  // too young
+  clock_.Advance(after + Millis(1));
+  std::atomic<int> claimed{0};
+  std::mutex mu;
+  std::set<int64_t> seen;
+  std::vector<std::thread> threads;
+  std::barrier start(4);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      start.arrive_and_wait();
+      auto got = store_->ClaimStaleCheckouts(after, lease, 3);
+      ASSERT_TRUE(got.ok());
+      std::lock_guard lock(mu);
+      for (const auto& b : got.value()) {
+        EXPECT_TRUE(seen.insert(b.id).second) << "claimed twice: " << b.id;
+        ++claimed;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  auto rest = store_->ClaimStaleCheckouts(after, lease, 100);
+  EXPECT_EQ(claimed.load() + static_cast<int>(rest->size()), 10);
+  EXPECT_TRUE(store_->ClaimStaleCheckouts(after, lease, 100)->empty());  // all leased
+  clock_.Advance(lease + Millis(1));
+  EXPECT_EQ(store_->ClaimStaleCheckouts(after, lease, 100)->size(), 10u);  // leases ran out
+
+  EXPECT_TRUE(store_->AbandonCheckout(ids[0]).value());
+  EXPECT_FALSE(store_->AbandonCheckout(ids[0]).value());
+  EXPECT_EQ(store_->GetBooking(ids[0], 1)->status, BookingStatus::kFailed);
+  ASSERT_EQ(Events().size(), 1u);
+  EXPECT_EQ(Events()[0].type, "BookingFailed");
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, MoneyContract,

@@ -1,0 +1,77 @@
+#include "jobs/reconciler.h"
+
+#include "core/log.h"
+
+namespace boxoffice {
+
+Reconciler::Reconciler(Store* store, Gateway* gateway, ReconcilerOptions options, Metrics* metrics)
+    : store_(store), gateway_(gateway), options_(options), metrics_(metrics) {}
+
+Reconciler::~Reconciler() { Stop(); }
+
+Result<int> Reconciler::RunOnce() {
+  auto claimed =
+      store_->ClaimStaleCheckouts(options_.older_than, options_.lease, options_.batch_limit);
+  if (!claimed.ok()) return claimed.status();
+  int settled = 0;
+  for (const Booking& b : claimed.value()) {
+    std::string outcome;
+    if (b.session_id.empty()) {
+      // The checkout died before its session was recorded; nobody can pay for it now.
+      auto r = store_->AbandonCheckout(b.id);
+      if (!r.ok()) continue;
+      outcome = "abandoned";
+    } else {
+      auto session = gateway_->GetSession(b.session_id);
+      if (!session.ok()) {
+        LogWarn("reconciler could not ask the gateway",
+                {{"bookingId", b.id}, {"error", session.status().message()}});
+        continue;
+      }
+      if (session->status == "PAID" || session->status == "FAILED") {
+        auto r = store_->SettlePayment(
+            PaymentReport{session->payment_id, b.session_id, std::to_string(b.id),
+                          session->status == "PAID", b.amount.amount, b.amount.currency});
+        if (!r.ok()) continue;
+        outcome = SettlementName(r.value());
+      } else if (session->status == "EXPIRED") {
+        auto r = store_->AbandonCheckout(b.id);
+        if (!r.ok()) continue;
+        outcome = "abandoned";
+      } else {
+        continue;  // still OPEN: the customer may be paying right now
+      }
+    }
+    ++settled;
+    metrics_
+        ->GetCounter("boxoffice_reconciled_total",
+                     "Stale checkouts settled by the reconciler, by outcome.",
+                     "outcome=\"" + outcome + "\"")
+        .Inc();
+    LogInfo("checkout reconciled", {{"bookingId", b.id}, {"outcome", outcome}});
+  }
+  return settled;
+}
+
+void Reconciler::Start() {
+  thread_ = std::thread([this] {
+    std::unique_lock lock(mu_);
+    while (!cv_.wait_for(lock, options_.interval, [this] { return stop_; })) {
+      lock.unlock();
+      if (auto r = RunOnce(); !r.ok())
+        LogWarn("reconcile round failed", {{"error", r.status().message()}});
+      lock.lock();
+    }
+  });
+}
+
+void Reconciler::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace boxoffice

@@ -1,0 +1,49 @@
+// Reconciler: settles checkouts whose callback never came (the seeds' section 8, case 3).
+//
+// Every round it claims PENDING bookings older than `older_than` (a lease, not an open
+// transaction, so the gateway call holds no lock and other instances skip them), asks the
+// gateway about each session and applies the same rules as the callback: PAID settles as
+// a success (confirmed, or failed and refunded if late), FAILED as a failure, EXPIRED (or
+// no session at all) abandons the checkout. OPEN sessions and gateway errors wait for the
+// lease to run out and a later round.
+#pragma once
+
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "core/metrics.h"
+#include "payments/gateway.h"
+#include "store/store.h"
+
+namespace boxoffice {
+
+struct ReconcilerOptions {
+  Millis interval{60'000};     // --reconcile-interval
+  Millis older_than{900'000};  // --reconcile-after: API.md asks after 15 minutes
+  Millis lease{60'000};        // a claimed booking is left to this instance for this long
+  int batch_limit = 100;       // bookings per round
+};
+
+class Reconciler {
+ public:
+  Reconciler(Store* store, Gateway* gateway, ReconcilerOptions options, Metrics* metrics);
+  ~Reconciler();  // stops and joins
+
+  // One round now: how many bookings were settled or abandoned.
+  Result<int> RunOnce();
+  void Start();
+  void Stop();
+
+ private:
+  Store* store_;
+  Gateway* gateway_;
+  ReconcilerOptions options_;
+  Metrics* metrics_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace boxoffice
