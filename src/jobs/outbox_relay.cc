@@ -30,29 +30,17 @@ Result<int> OutboxRelay::RunOnce() {
 }
 
 void OutboxRelay::Start() {
-  thread_ = std::thread([this] {
-    std::unique_lock lock(mu_);
-    while (!stop_) {
-      lock.unlock();
-      auto done = RunOnce();
-      if (!done.ok()) {
-        errors_.Inc();
-        LogWarn("outbox relay round failed", {{"error", done.status().message()}});
-      }
-      lock.lock();
-      const bool full = done.ok() && done.value() == batch_limit_;
-      if (!full) cv_.wait_for(lock, interval_, [this] { return stop_; });
+  periodic_.Start(interval_, [this] {
+    auto done = RunOnce();
+    if (!done.ok()) {
+      errors_.Inc();
+      LogWarn("outbox relay round failed", {{"error", done.status().message()}});
+      return false;
     }
+    return done.value() == batch_limit_;
   });
 }
 
-void OutboxRelay::Stop() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void OutboxRelay::Stop() { periodic_.Stop(); }
 
 }  // namespace boxoffice

@@ -6,12 +6,9 @@
 // found a full batch runs again at once; otherwise the relay sleeps `interval`.
 #pragma once
 
-#include <condition_variable>
-#include <mutex>
-#include <thread>
-
 #include "core/metrics.h"
 #include "events/event_sink.h"
+#include "jobs/periodic.h"
 #include "store/store.h"
 
 namespace boxoffice {
@@ -33,10 +30,7 @@ class OutboxRelay {
   int batch_limit_;
   Counter& published_;
   Counter& errors_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::thread thread_;
+  Periodic periodic_;
 };
 
 }  // namespace boxoffice

@@ -54,24 +54,13 @@ Result<int> Reconciler::RunOnce() {
 }
 
 void Reconciler::Start() {
-  thread_ = std::thread([this] {
-    std::unique_lock lock(mu_);
-    while (!cv_.wait_for(lock, options_.interval, [this] { return stop_; })) {
-      lock.unlock();
-      if (auto r = RunOnce(); !r.ok())
-        LogWarn("reconcile round failed", {{"error", r.status().message()}});
-      lock.lock();
-    }
+  periodic_.Start(options_.interval, [this] {
+    if (auto r = RunOnce(); !r.ok())
+      LogWarn("reconcile round failed", {{"error", r.status().message()}});
+    return false;
   });
 }
 
-void Reconciler::Stop() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void Reconciler::Stop() { periodic_.Stop(); }
 
 }  // namespace boxoffice

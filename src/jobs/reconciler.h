@@ -8,11 +8,8 @@
 // lease to run out and a later round.
 #pragma once
 
-#include <condition_variable>
-#include <mutex>
-#include <thread>
-
 #include "core/metrics.h"
+#include "jobs/periodic.h"
 #include "payments/gateway.h"
 #include "store/store.h"
 
@@ -40,10 +37,7 @@ class Reconciler {
   Gateway* gateway_;
   ReconcilerOptions options_;
   Metrics* metrics_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::thread thread_;
+  Periodic periodic_;
 };
 
 }  // namespace boxoffice

@@ -43,24 +43,13 @@ Result<int> RefundWorker::RunOnce() {
 }
 
 void RefundWorker::Start() {
-  thread_ = std::thread([this] {
-    std::unique_lock lock(mu_);
-    while (!cv_.wait_for(lock, interval_, [this] { return stop_; })) {
-      lock.unlock();
-      if (auto r = RunOnce(); !r.ok())
-        LogWarn("refund round failed", {{"error", r.status().message()}});
-      lock.lock();
-    }
+  periodic_.Start(interval_, [this] {
+    if (auto r = RunOnce(); !r.ok())
+      LogWarn("refund round failed", {{"error", r.status().message()}});
+    return false;  // failures are retried next round, not in a tight loop
   });
 }
 
-void RefundWorker::Stop() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void RefundWorker::Stop() { periodic_.Stop(); }
 
 }  // namespace boxoffice

@@ -7,11 +7,8 @@
 // in the store (booking REFUNDED, BookingRefunded event). Failures wait for the next round.
 #pragma once
 
-#include <condition_variable>
-#include <mutex>
-#include <thread>
-
 #include "core/metrics.h"
+#include "jobs/periodic.h"
 #include "payments/gateway.h"
 #include "store/store.h"
 
@@ -34,10 +31,7 @@ class RefundWorker {
   int batch_limit_;
   Counter& issued_;
   Counter& failed_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::thread thread_;
+  Periodic periodic_;
 };
 
 }  // namespace boxoffice

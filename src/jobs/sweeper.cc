@@ -30,28 +30,17 @@ Result<int> Sweeper::RunOnce() {
 }
 
 void Sweeper::Start() {
-  thread_ = std::thread([this] {
-    std::unique_lock lock(mu_);
-    while (!cv_.wait_for(lock, interval_, [this] { return stop_; })) {
-      lock.unlock();
-      auto freed = RunOnce();
-      if (!freed.ok()) {
-        LogWarn("sweep failed", {{"error", freed.status().message()}});
-      } else if (freed.value() > 0) {
-        LogInfo("expired holds swept", {{"seats", freed.value()}});
-      }
-      lock.lock();
+  periodic_.Start(interval_, [this] {
+    auto freed = RunOnce();
+    if (!freed.ok()) {
+      LogWarn("sweep failed", {{"error", freed.status().message()}});
+    } else if (freed.value() > 0) {
+      LogInfo("expired holds swept", {{"seats", freed.value()}});
     }
+    return false;  // RunOnce already drains up to kMaxBatchesPerRun batches
   });
 }
 
-void Sweeper::Stop() {
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void Sweeper::Stop() { periodic_.Stop(); }
 
 }  // namespace boxoffice

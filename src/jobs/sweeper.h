@@ -6,11 +6,8 @@
 // after a long outage. Safe on many instances at once (the store's sweep is idempotent).
 #pragma once
 
-#include <condition_variable>
-#include <mutex>
-#include <thread>
-
 #include "core/metrics.h"
+#include "jobs/periodic.h"
 #include "store/store.h"
 
 namespace boxoffice {
@@ -34,10 +31,7 @@ class Sweeper {
   int batch_limit_;
   Counter& released_;
   Counter& errors_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::thread thread_;
+  Periodic periodic_;
 };
 
 }  // namespace boxoffice
