@@ -3,10 +3,19 @@
 # tokens to try it with. Ctrl-C stops it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+mkdir -p var
 
 export BOXOFFICE_DB=${BOXOFFICE_DB:-sqlite:var/boxoffice.db}
 export BOXOFFICE_JWT_SECRET=${BOXOFFICE_JWT_SECRET:-dev-only-secret-change-me-in-production-0001}
 export BOXOFFICE_LISTEN=${BOXOFFICE_LISTEN:-127.0.0.1:8080}
+export BOXOFFICE_GATEWAY_SECRET=${BOXOFFICE_GATEWAY_SECRET:-dev-only-gateway-secret-0001}
+gateway_listen=${GATEWAY_LISTEN:-127.0.0.1:9090}
+export BOXOFFICE_GATEWAY_URL=${BOXOFFICE_GATEWAY_URL:-http://$gateway_listen}
+
+# The stand-in payment gateway runs beside the service and stops with it.
+build/boxoffice fake-gateway --listen "$gateway_listen" --secret "$BOXOFFICE_GATEWAY_SECRET" 2>var/fake-gateway.log &
+gateway_pid=$!
+trap 'kill $gateway_pid 2>/dev/null || true' EXIT
 
 build/boxoffice seed --demo
 customer=$(build/boxoffice token --customer 42 --ttl 24h)
@@ -18,8 +27,9 @@ boxoffice on http://$BOXOFFICE_LISTEN  (database $BOXOFFICE_DB)
   curl -s http://$BOXOFFICE_LISTEN/showtimes/1/seats
   curl -s -X POST http://$BOXOFFICE_LISTEN/showtimes/1/holds \\
        -H "Authorization: Bearer $customer" -d '{"seats": ["A5", "A6"]}'
+Fake payment gateway on $BOXOFFICE_GATEWAY_URL (log: var/fake-gateway.log)
 Customer 42 token: $customer
 Admin token:       $admin
 
 TXT
-exec build/boxoffice serve
+build/boxoffice serve
