@@ -553,8 +553,7 @@ class PgMoneyTx final : public MoneyTx {
   Result<Instant> Now() override {
     auto r = c_.Exec(kNowMs, {clock_});
     if (!r.ok()) return r.status();
-    now_ms_ = Int(r.value().get(), 0, 0);
-    return FromEpochMs(now_ms_);
+    return FromEpochMs(Int(r.value().get(), 0, 0));
   }
   Result<Hold> LockHold(const std::string& hold_id, int64_t customer_id, Instant now) override {
     if (!IsUuid(hold_id)) return HoldNotFound(hold_id);
@@ -650,7 +649,6 @@ class PgMoneyTx final : public MoneyTx {
  private:
   PgConnection& c_;
   Param clock_;
-  int64_t now_ms_ = 0;
 };
 
 }  // namespace
