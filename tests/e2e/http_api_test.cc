@@ -19,7 +19,9 @@
 #include "core/crypto.h"
 #include "core/gateway_signature.h"
 #include "core/jwt.h"
+#include "core/metrics.h"
 #include "core/time_format.h"
+#include "http/server.h"
 #include "store/pg_store.h"
 #include "store/sqlite_store.h"
 #include "support/http_client.h"
@@ -756,6 +758,65 @@ TEST_P(GatewayCallbacks, RefundsAreIdempotentByKey) {
   ExpectError(Gateway("POST", "/v1/refunds", json{{"paymentId", "pay_nope"}, {"amount", 1}}.dump(),
                       {{"Idempotency-Key", "r-2"}}),
               404, "NOT_FOUND");
+}
+
+// A real gateway retries callbacks that are not answered 2xx; so does the fake one. The
+// receiver here is an in-process server that refuses twice, then accepts, and checks
+// every delivery's signature.
+TEST(FakeGateway, RetriesCallbacksUntilTheyAreAccepted) {
+  std::mutex mu;
+  std::vector<std::string> bodies;
+  std::atomic<int> calls{0}, bad_signatures{0};
+  http::Router router;
+  router.Add(
+      "POST", "/hook",
+      [&](http::Request& req) {
+        const std::string* sig = req.headers.Find("X-Gateway-Signature");
+        if (!sig ||
+            !VerifyGatewaySignature(*sig, req.body, kGatewaySecret, SystemClock().Now()).ok())
+          ++bad_signatures;
+        {
+          std::lock_guard lock(mu);
+          bodies.push_back(req.body);
+        }
+        http::Response r;
+        r.status = ++calls <= 2 ? 503 : 200;
+        return r;
+      },
+      /*blocking=*/false);
+  Metrics metrics;
+  http::ServerOptions options;
+  options.port = 0;
+  options.io_threads = 1;
+  options.worker_threads = 1;
+  http::Server receiver(options, &router, &metrics);
+  ASSERT_TRUE(receiver.Start());
+  Service gateway(std::vector<std::string>{"fake-gateway", "--listen", "127.0.0.1:0", "--secret",
+                                           kGatewaySecret});
+  auto session = HttpCall(
+      gateway.port(), "POST", "/v1/sessions",
+      json{{"amount", 100},
+           {"currency", "EUR"},
+           {"reference", "1"},
+           {"callbackUrl", "http://127.0.0.1:" + std::to_string(receiver.port()) + "/hook"},
+           {"expiresAt", FormatRfc3339(SystemClock().Now() + Millis(60'000))}}
+          .dump());
+  ASSERT_EQ(session.status, 201);
+  const std::string id = json::parse(session.body)["sessionId"];
+  ASSERT_EQ(
+      HttpCall(gateway.port(), "POST", "/v1/sessions/" + id + "/pay", R"({"delivery": "normal"})")
+          .status,
+      200);
+  for (int i = 0; i < 300 && calls.load() < 3; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // no fourth delivery after the 200
+  receiver.Stop();
+  EXPECT_EQ(calls.load(), 3);
+  EXPECT_EQ(bad_signatures.load(), 0);
+  std::lock_guard lock(mu);
+  ASSERT_EQ(bodies.size(), 3u);
+  EXPECT_EQ(bodies[0], bodies[2]);  // the same payment each time
+  EXPECT_EQ(json::parse(bodies[0])["status"], "SUCCEEDED");
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, GatewayCallbacks,
