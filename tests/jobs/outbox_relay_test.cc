@@ -26,22 +26,15 @@ class Relay : public StoreContract {
  protected:
   // Two events: a failed payment, then a confirmation after a second checkout.
   void MakeEvents() {
-    NewShowtime s;
-    s.title = "t";
-    s.cinema = "c";
-    s.hall = "h";
-    s.starts_at = kStart;
-    s.rows = {{"A", 4, "standard"}};
-    s.prices = {{"standard", {1000, "EUR"}}};
-    const int64_t st = store_->CreateShowtime(s).value();
+    const int64_t st = MakeShowtime({{"A", 4}});
     auto hold = TryHold(st, 1, {"A1"});
     auto first = store_->StartCheckout(hold->hold_id, 1, kTtl, kMaxLifetime).value();
     ASSERT_EQ(
-        store_->SettlePayment({"pay_1", "", std::to_string(first.id), false, 1000, "EUR"}).value(),
+        store_->SettlePayment({"pay_1", "", std::to_string(first.id), false, 1250, "EUR"}).value(),
         Settlement::kPaymentFailed);
     auto second = store_->StartCheckout(hold->hold_id, 1, kTtl, kMaxLifetime).value();
     ASSERT_EQ(
-        store_->SettlePayment({"pay_2", "", std::to_string(second.id), true, 1000, "EUR"}).value(),
+        store_->SettlePayment({"pay_2", "", std::to_string(second.id), true, 1250, "EUR"}).value(),
         Settlement::kConfirmed);
   }
   std::vector<nlohmann::json> Lines(const std::string& path) {

@@ -21,20 +21,6 @@ namespace {
 
 class MoneyContract : public StoreContract {
  protected:
-  // Rows E (standard, 12.50 EUR) and F (premium, 16.50 EUR), ten seats each.
-  int64_t MakePricedShowtime() {
-    NewShowtime s;
-    s.title = "Dune: Part Three";
-    s.cinema = "Odeon";
-    s.hall = "Screen 1";
-    s.starts_at = kStart + Millis(86'400'000);
-    s.rows = {{"E", 10, "standard"}, {"F", 10, "premium"}};
-    s.prices = {{"standard", {1250, "EUR"}}, {"premium", {1650, "EUR"}}};
-    auto id = store_->CreateShowtime(s);
-    EXPECT_TRUE(id.ok());
-    return id.value();
-  }
-
   PaymentReport Paid(const Booking& b, const std::string& payment_id, bool succeeded = true) {
     return PaymentReport{payment_id, "ses_" + payment_id, std::to_string(b.id),
                          succeeded,  b.amount.amount,     b.amount.currency};

@@ -61,6 +61,20 @@ class StoreContract : public ::testing::TestWithParam<Engine> {
     return id.ok() ? id.value() : 0;
   }
 
+  // Rows E (standard, 12.50 EUR) and F (premium, 16.50 EUR), ten seats each.
+  int64_t MakePricedShowtime() {
+    NewShowtime s;
+    s.title = "Dune: Part Three";
+    s.cinema = "Odeon";
+    s.hall = "Screen 1";
+    s.starts_at = kStart + Millis(86'400'000);
+    s.rows = {{"E", 10, "standard"}, {"F", 10, "premium"}};
+    s.prices = {{"standard", {1250, "EUR"}}, {"premium", {1650, "EUR"}}};
+    auto id = store_->CreateShowtime(s);
+    EXPECT_TRUE(id.ok());
+    return id.value();
+  }
+
   Result<Hold> TryHold(int64_t showtime, int64_t customer, std::vector<std::string> seats,
                        Millis ttl = kTtl) {
     std::sort(seats.begin(), seats.end());
