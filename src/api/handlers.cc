@@ -207,6 +207,26 @@ class Api {
     });
   }
 
+  Response Checkout(Request& req) {
+    return WithHold(req, [&](int64_t customer, const std::string& hold_id) {
+      const std::string* key = req.headers.Find("Idempotency-Key");
+      if (!key || key->empty()) {
+        return ErrorResponse(400, "IDEMPOTENCY_KEY_REQUIRED",
+                             "checkout needs an Idempotency-Key header");
+      }
+      if (!IsValidIdempotencyKey(*key)) {
+        return ErrorResponse(400, "VALIDATION_FAILED",
+                             "Idempotency-Key must be 1 to 255 printable ASCII characters");
+      }
+      if (auto e = ParseEmptyObject(req.body)) return BadBody(*e);
+      auto r = d_.checkout->Checkout(customer, *key, hold_id);
+      if (!r.ok()) return StatusResponse(r.status());
+      Response response = Json(r->status, r->body);
+      if (r->replayed) response.Header("Idempotent-Replayed", "true");
+      return response;
+    });
+  }
+
   Response GetBooking(Request& req) {
     auto auth = Authenticate(req);
     if (auto* denied = std::get_if<Response>(&auth)) return std::move(*denied);
@@ -281,6 +301,10 @@ Response StatusResponse(const Status& s) {
     case Code::kCheckoutExists:
       return ErrorResponse(409, "CHECKOUT_EXISTS", "a checkout of this hold is already pending",
                            nlohmann::json{{"bookingId", s.id()}}.dump());
+    case Code::kKeyReused:
+      return ErrorResponse(422, "IDEMPOTENCY_KEY_REUSED", s.message());
+    case Code::kInProgress:
+      return ErrorResponse(409, "IDEMPOTENCY_IN_PROGRESS", s.message()).Header("Retry-After", "1");
     case Code::kNotActive:
       return ErrorResponse(409, "HOLD_NOT_ACTIVE", "the hold is no longer active: " + s.message());
     case Code::kUnavailable:
@@ -311,6 +335,7 @@ void RegisterRoutes(http::Router* router, const ApiDeps& deps) {
   router->Add("DELETE", "/holds/{holdId}", bind(&Api::DeleteHold));
   router->Add("POST", "/holds/{holdId}/extend", bind(&Api::ExtendHold));
   router->Add("POST", "/admin/showtimes", bind(&Api::CreateShowtime));
+  router->Add("POST", "/holds/{holdId}/checkout", bind(&Api::Checkout));
   router->Add("GET", "/bookings/{bookingId}", bind(&Api::GetBooking));
   router->Add("POST", "/payments/callback", bind(&Api::PaymentCallback));
 }

@@ -8,6 +8,7 @@
 #include "core/metrics.h"
 #include "holds/hold_service.h"
 #include "http/router.h"
+#include "payments/checkout.h"
 #include "store/store.h"
 
 namespace boxoffice::api {
@@ -15,6 +16,7 @@ namespace boxoffice::api {
 struct ApiDeps {
   Store* store = nullptr;
   HoldService* holds = nullptr;
+  CheckoutService* checkout = nullptr;
   Metrics* metrics = nullptr;
   const Clock* clock = nullptr;  // for token expiry
   std::string jwt_secret;

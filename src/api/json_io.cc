@@ -203,6 +203,14 @@ std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime*
   return std::nullopt;
 }
 
+std::optional<ParseError> ParseEmptyObject(const std::string& body) {
+  if (body.find_first_not_of(" \t\r\n") == std::string::npos) return std::nullopt;
+  const json j = json::parse(body, nullptr, false);
+  if (j.is_discarded()) return ParseError{true, "request body is not valid JSON"};
+  if (!j.is_object() || !j.empty()) return Invalid("request body must be empty or {}");
+  return std::nullopt;
+}
+
 std::optional<ParseError> ParsePaymentReport(const std::string& body, PaymentReport* out) {
   const json j = json::parse(body, nullptr, false);
   if (j.is_discarded()) return ParseError{true, "request body is not valid JSON"};

@@ -36,6 +36,8 @@ std::optional<ParseError> ParseHoldBody(const std::string& body, std::vector<std
 std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime* out);
 
 // The gateway's callback body: paymentId, sessionId, reference, status, amount, currency.
+// A body that must be empty or the empty object (checkout).
+std::optional<ParseError> ParseEmptyObject(const std::string& body);
 std::optional<ParseError> ParsePaymentReport(const std::string& body, PaymentReport* out);
 // GET /bookings/{id}.
 std::string BookingJson(const Booking& booking);

@@ -5,6 +5,7 @@
 
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <thread>
 
@@ -22,6 +23,7 @@
 #include "jobs/reconciler.h"
 #include "jobs/refund_worker.h"
 #include "jobs/sweeper.h"
+#include "payments/checkout.h"
 #include "payments/gateway.h"
 
 namespace boxoffice::app {
@@ -130,6 +132,9 @@ struct ServeFlags {
   std::string gateway_secret;
   std::string events_file = "var/events.jsonl";
   std::string gateway_url = "http://127.0.0.1:9090";
+  std::string public_url;  // empty: http://LISTEN
+  Millis payment_ttl{8 * 60'000};
+  Millis checkout_lease{30'000};
   Millis reconcile_after{15 * 60'000};
   Millis reconcile_interval{60'000};
   Millis hold_ttl{10 * 60'000};
@@ -161,6 +166,18 @@ int Serve(const ServeFlags& f) {
     LogError("--hold-ttl must be positive and at most --hold-max-lifetime");
     return 2;
   }
+  if (f.payment_ttl <= Millis(0) || f.payment_ttl > f.hold_ttl) {
+    LogError("--payment-ttl must be positive and at most --hold-ttl");
+    return 2;
+  }
+  if (f.checkout_lease < Millis(1'000)) {
+    LogError("--checkout-lease must be at least 1s");
+    return 2;
+  }
+  if (!f.public_url.empty() && !http::ParseHttpUrl(f.public_url)) {
+    LogError("--public-url must be http://HOST:PORT[/PATH]");
+    return 2;
+  }
   http::ServerOptions options;
   if (!ParseListen(f.listen, &options)) return 2;
   options.io_threads = f.io_threads;
@@ -174,17 +191,30 @@ int Serve(const ServeFlags& f) {
   if (!store.ok()) return Fail("cannot open the database", store.status());
   Metrics metrics;
   HoldService holds(store.value().get(), HoldPolicy{f.hold_ttl, f.hold_max_lifetime}, &metrics);
+  HttpGateway gateway(HttpGatewayOptions{f.gateway_url});
+  CheckoutOptions checkout_options;
+  checkout_options.hold_ttl = f.hold_ttl;
+  checkout_options.hold_max_lifetime = f.hold_max_lifetime;
+  checkout_options.payment_ttl = f.payment_ttl;
+  checkout_options.key_lease = f.checkout_lease;
+  if (const char* crash_at = std::getenv("BOXOFFICE_TEST_CRASH_AT")) {
+    checkout_options.crash_at = crash_at;  // test-only fault injection (tests/e2e)
+  }
+  CheckoutService checkout(store.value().get(), &gateway, checkout_options, &metrics);
   http::Router router;
-  api::RegisterRoutes(&router, api::ApiDeps{store.value().get(), &holds, &metrics, &clock,
-                                            f.common.jwt_secret, f.gateway_secret});
+  api::RegisterRoutes(&router, api::ApiDeps{store.value().get(), &holds, &checkout, &metrics,
+                                            &clock, f.common.jwt_secret, f.gateway_secret});
   http::Server server(options, &router, &metrics);
   if (!server.Start()) return 1;
+  checkout.SetCallbackUrl((f.public_url.empty()
+                               ? "http://" + options.host + ":" + std::to_string(server.port())
+                               : f.public_url.substr(0, f.public_url.find_last_not_of('/') + 1)) +
+                          "/payments/callback");
   Sweeper sweeper(store.value().get(), f.sweep_interval, kSweepBatchLimit, &metrics);
   sweeper.Start();
   FileSink sink(f.events_file);
   OutboxRelay relay(store.value().get(), &sink, kRelayInterval, kRelayBatchLimit, &metrics);
   relay.Start();
-  HttpGateway gateway(HttpGatewayOptions{f.gateway_url});
   RefundWorker refunds(store.value().get(), &gateway, kRefundInterval, kRefundBatchLimit, &metrics);
   refunds.Start();
   ReconcilerOptions reconcile;
@@ -303,6 +333,13 @@ void AddCommands(CLI::App* app, int* exit_code) {
   DurationFlag(serve, "hold-ttl", &serve_flags->hold_ttl, "10m", "How long a hold lasts");
   DurationFlag(serve, "hold-max-lifetime", &serve_flags->hold_max_lifetime, "20m",
                "Extensions never keep a hold past this age");
+  Flag(serve, "public-url", &serve_flags->public_url,
+       "Base URL the payment gateway calls back (default: http://LISTEN)");
+  DurationFlag(serve, "payment-ttl", &serve_flags->payment_ttl, "8m",
+               "How long a checkout's payment session stays open");
+  DurationFlag(serve, "checkout-lease", &serve_flags->checkout_lease, "30s",
+               "How long a checkout request holds its Idempotency-Key before a retry may "
+               "carry it on");
   DurationFlag(serve, "reconcile-after", &serve_flags->reconcile_after, "15m",
                "A checkout still pending after this is asked about at the gateway");
   DurationFlag(serve, "reconcile-interval", &serve_flags->reconcile_interval, "1m",

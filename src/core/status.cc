@@ -18,6 +18,10 @@ const char* CodeName(Code code) {
       return "NOT_ACTIVE";
     case Code::kCheckoutExists:
       return "CHECKOUT_EXISTS";
+    case Code::kKeyReused:
+      return "KEY_REUSED";
+    case Code::kInProgress:
+      return "IN_PROGRESS";
     case Code::kUnavailable:
       return "UNAVAILABLE";
     case Code::kInternal:

@@ -24,6 +24,8 @@ enum class Code {
   kUnknownSeats,    // some requested seat codes are not in the showtime
   kNotActive,       // the hold expired, was released, or is booked
   kCheckoutExists,  // a checkout of this hold is pending; id() names its booking
+  kKeyReused,       // an idempotency key was used before for another request
+  kInProgress,      // another request holds this idempotency key right now
   kUnavailable,     // a dependency did not answer in time; safe to retry
   kInternal,        // a bug or a broken invariant reported by a dependency
 };

@@ -10,6 +10,8 @@ Sweeper::Sweeper(Store* store, Millis interval, int batch_limit, Metrics* metric
       batch_limit_(batch_limit),
       released_(metrics->GetCounter("boxoffice_sweeper_released_seats_total",
                                     "Expired held seats freed by the sweeper.")),
+      keys_purged_(metrics->GetCounter("boxoffice_idempotency_keys_purged_total",
+                                       "Checkout idempotency keys deleted after 24 hours.")),
       errors_(metrics->GetCounter("boxoffice_sweeper_errors_total", "Sweeper runs that failed.")) {}
 
 Sweeper::~Sweeper() { Stop(); }
@@ -25,6 +27,15 @@ Result<int> Sweeper::RunOnce() {
     total += freed.value();
     released_.Inc(static_cast<uint64_t>(freed.value()));
     if (freed.value() < batch_limit_) break;
+  }
+  for (int batch = 0; batch < kMaxBatchesPerRun; ++batch) {
+    auto purged = store_->PurgeCheckoutKeys(kKeyRetention, batch_limit_);
+    if (!purged.ok()) {
+      errors_.Inc();
+      return purged.status();
+    }
+    keys_purged_.Inc(static_cast<uint64_t>(purged.value()));
+    if (purged.value() < batch_limit_) break;
   }
   return total;
 }

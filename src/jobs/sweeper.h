@@ -4,6 +4,7 @@
 // stored state match what readers already see, in batches of at most batch_limit rows per
 // statement and at most kMaxBatchesPerRun statements per run, so one run is bounded even
 // after a long outage. Safe on many instances at once (the store's sweep is idempotent).
+// It also deletes checkout idempotency keys older than kKeyRetention (API.md: kept 24 h).
 #pragma once
 
 #include "core/metrics.h"
@@ -16,6 +17,7 @@ class Sweeper {
  public:
   // A run ends after this many full batches; the rest waits for the next interval.
   static constexpr int kMaxBatchesPerRun = 100;
+  static constexpr Millis kKeyRetention{24 * 3'600'000};
 
   Sweeper(Store* store, Millis interval, int batch_limit, Metrics* metrics);
   ~Sweeper();  // stops and joins
@@ -30,6 +32,7 @@ class Sweeper {
   Millis interval_;
   int batch_limit_;
   Counter& released_;
+  Counter& keys_purged_;
   Counter& errors_;
   Periodic periodic_;
 };

@@ -53,10 +53,27 @@ Result<Hold> ExtendHoldIn(MoneyTx& tx, const std::string& hold_id, int64_t custo
   return Rearm(tx, hold.value(), ttl, max_lifetime, now.value());
 }
 
-Result<Booking> StartCheckoutIn(MoneyTx& tx, const std::string& hold_id, int64_t customer_id,
-                                Millis ttl, Millis max_lifetime) {
+// The key's record if lock still holds its claim in the expected phase.
+Result<IdempotencyRecord> LockClaimed(MoneyTx& tx, const KeyLock& lock, KeyPhase phase) {
+  auto record = tx.LockKey(lock.customer_id, lock.key);
+  if (!record.ok()) return record.status();
+  if (!record.value() || record.value()->token != lock.token || record.value()->phase != phase) {
+    return Status(Code::kInProgress, "another request took over this idempotency key");
+  }
+  return *record.value();
+}
+
+Result<Booking> StartCheckoutIn(MoneyTx& tx, const KeyLock* lock, const std::string& hold_id,
+                                int64_t customer_id, Millis ttl, Millis max_lifetime) {
   auto now = tx.Now();
   if (!now.ok()) return now.status();
+  // Lock order for keyed requests: the key row before everything else.
+  std::optional<IdempotencyRecord> record;
+  if (lock) {
+    auto claimed = LockClaimed(tx, *lock, KeyPhase::kStarted);
+    if (!claimed.ok()) return claimed.status();
+    record = std::move(claimed.value());
+  }
   auto hold = tx.LockHold(hold_id, customer_id, now.value());
   if (!hold.ok()) return hold.status();
   if (hold->state != HoldState::kHeld) return Status(Code::kNotActive, "hold is not active");
@@ -81,7 +98,102 @@ Result<Booking> StartCheckoutIn(MoneyTx& tx, const std::string& hold_id, int64_t
   auto id = tx.InsertBooking(b, now.value());
   if (!id.ok()) return id.status();
   b.id = id.value();
+  if (record) {
+    record->phase = KeyPhase::kBookingCreated;
+    record->booking_id = b.id;
+    record->hold_expiry_before = hold->expires_at;
+    record->hold_expiry_after = rearmed->expires_at;
+    if (Status s = tx.UpdateKey(*record, now.value()); !s.ok()) return s;
+  }
   return b;
+}
+
+Result<IdempotencyRecord> ClaimCheckoutKeyIn(MoneyTx& tx, const IdempotencyKey& key, Millis lease) {
+  auto now = tx.Now();
+  if (!now.ok()) return now.status();
+  auto found = tx.LockKey(key.customer_id, key.key);
+  if (!found.ok()) return found.status();
+  if (!found.value()) {
+    IdempotencyRecord fresh;
+    fresh.key = key;
+    fresh.phase = KeyPhase::kStarted;
+    fresh.token = NewUuid();
+    fresh.locked_until = now.value() + lease;
+    auto inserted = tx.InsertKey(fresh, now.value());
+    if (!inserted.ok()) return inserted.status();
+    if (inserted.value()) return fresh;
+    // A concurrent request recorded the key first; judge it as an existing one.
+    found = tx.LockKey(key.customer_id, key.key);
+    if (!found.ok()) return found.status();
+    if (!found.value()) return Status(Code::kInProgress, "the idempotency key is being used");
+  }
+  IdempotencyRecord record = std::move(*found.value());
+  if (record.key.fingerprint != key.fingerprint) {
+    return Status(Code::kKeyReused, "this Idempotency-Key was used for another request");
+  }
+  if (record.phase == KeyPhase::kFinished) return record;
+  if (record.locked_until && *record.locked_until > now.value()) {
+    return Status(Code::kInProgress, "a request with this Idempotency-Key is in progress");
+  }
+  // The request that held the key died; this one carries it on from its recovery point.
+  record.token = NewUuid();
+  record.locked_until = now.value() + lease;
+  if (Status s = tx.UpdateKey(record, now.value()); !s.ok()) return s;
+  return record;
+}
+
+Result<bool> FinishCheckoutIn(MoneyTx& tx, const KeyLock& lock, const std::string& session_id,
+                              const std::string& url, Instant expires_at, int response_status,
+                              const std::string& response_body) {
+  auto now = tx.Now();
+  if (!now.ok()) return now.status();
+  auto record = LockClaimed(tx, lock, KeyPhase::kBookingCreated);
+  if (!record.ok()) return record.status();
+  auto attached = tx.AttachSession(record->booking_id, session_id, url, expires_at, now.value());
+  if (!attached.ok()) return attached.status();
+  if (!attached.value()) {
+    if (Status s = tx.DeleteKey(lock.customer_id, lock.key); !s.ok()) return s;
+    return false;
+  }
+  record->phase = KeyPhase::kFinished;
+  record->token.clear();
+  record->locked_until.reset();
+  record->response_status = response_status;
+  record->response_body = response_body;
+  if (Status s = tx.UpdateKey(record.value(), now.value()); !s.ok()) return s;
+  return true;
+}
+
+Status AbortCheckoutIn(MoneyTx& tx, const KeyLock& lock) {
+  auto now = tx.Now();
+  if (!now.ok()) return now.status();
+  auto record = tx.LockKey(lock.customer_id, lock.key);
+  if (!record.ok()) return record.status();
+  if (!record.value() || record.value()->token != lock.token ||
+      record.value()->phase == KeyPhase::kFinished) {
+    return Status::Ok();  // not ours to undo
+  }
+  const IdempotencyRecord& r = *record.value();
+  if (r.phase == KeyPhase::kBookingCreated) {
+    auto booking = tx.LockBooking(r.booking_id);
+    if (!booking.ok()) return booking.status();
+    std::optional<Booking>& b = booking.value();
+    if (b && b->status == BookingStatus::kPending && b->session_id.empty()) {
+      if (Status s = tx.UpdateBooking(b->id, BookingStatus::kFailed, "", now.value()); !s.ok())
+        return s;
+      auto hold = tx.LockHold(b->hold_id, b->customer_id, now.value());
+      if (!hold.ok()) return hold.status();
+      if (r.hold_expiry_before && r.hold_expiry_after && hold->state == HoldState::kHeld &&
+          hold->expires_at == *r.hold_expiry_after) {
+        if (Status s =
+                tx.ResetSeatsExpiry(hold.value(), *r.hold_expiry_after, *r.hold_expiry_before);
+            !s.ok())
+          return s;
+        if (Status s = tx.SetHoldExpiry(b->hold_id, *r.hold_expiry_before); !s.ok()) return s;
+      }
+    }
+  }
+  return tx.DeleteKey(lock.customer_id, lock.key);
 }
 
 Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report) {

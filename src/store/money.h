@@ -47,13 +47,36 @@ class MoneyTx {
                                         const std::string& gateway_refund_id, Instant now) = 0;
   // The booking a refund belongs to (0 for none), or nullopt for an unknown refund.
   virtual Result<std::optional<int64_t>> RefundBooking(const std::string& refund_id) = 0;
+  // The key's record, locked for this transaction, or nullopt.
+  virtual Result<std::optional<IdempotencyRecord>> LockKey(int64_t customer_id,
+                                                           const std::string& key) = 0;
+  // Records a new key; false if a concurrent request recorded it first.
+  virtual Result<bool> InsertKey(const IdempotencyRecord& record, Instant now) = 0;
+  // Writes the record's phase, claim, booking, hold expiries and response.
+  virtual Status UpdateKey(const IdempotencyRecord& record, Instant now) = 0;
+  virtual Status DeleteKey(int64_t customer_id, const std::string& key) = 0;
+  // Sets the hold's seats that still end at `from` to end at `to`.
+  virtual Status ResetSeatsExpiry(const Hold& hold, Instant from, Instant to) = 0;
+  // Store::AttachPaymentSession's statement; false if the booking is not PENDING or has
+  // another session.
+  virtual Result<bool> AttachSession(int64_t booking_id, const std::string& session_id,
+                                     const std::string& url, Instant expires_at, Instant now) = 0;
   virtual Status InsertEvent(const std::string& event_id, const std::string& type,
                              const std::string& key, const std::string& payload, Instant now) = 0;
 };
 
-// Store::StartCheckout's rules. An error status means the caller rolls back.
-Result<Booking> StartCheckoutIn(MoneyTx& tx, const std::string& hold_id, int64_t customer_id,
-                                Millis ttl, Millis max_lifetime);
+// Store::StartCheckout's rules, keyed when lock is not null. An error status means the
+// caller rolls back.
+Result<Booking> StartCheckoutIn(MoneyTx& tx, const KeyLock* lock, const std::string& hold_id,
+                                int64_t customer_id, Millis ttl, Millis max_lifetime);
+// Store::ClaimCheckoutKey's rules.
+Result<IdempotencyRecord> ClaimCheckoutKeyIn(MoneyTx& tx, const IdempotencyKey& key, Millis lease);
+// Store::FinishCheckout's rules.
+Result<bool> FinishCheckoutIn(MoneyTx& tx, const KeyLock& lock, const std::string& session_id,
+                              const std::string& url, Instant expires_at, int response_status,
+                              const std::string& response_body);
+// Store::AbortCheckout's rules.
+Status AbortCheckoutIn(MoneyTx& tx, const KeyLock& lock);
 // Store::ExtendHold's rules.
 Result<Hold> ExtendHoldIn(MoneyTx& tx, const std::string& hold_id, int64_t customer_id, Millis ttl,
                           Millis max_lifetime);

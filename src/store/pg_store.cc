@@ -247,6 +247,40 @@ constexpr Sql kClaimStale{
     "UPDATE booking b SET claimed_until = " BOX_NOW
     " + $3::bigint * interval '1 ms'"
     "  FROM stale WHERE b.booking_id = stale.booking_id RETURNING b.booking_id"};
+constexpr Sql kLockKey{
+    "lock_key",
+    "SELECT fingerprint, state, lock_token::text, " BOX_MS("locked_until") ", booking_id, "
+    BOX_MS("hold_expiry_before") ", " BOX_MS("hold_expiry_after") ", response_status,"
+    " response_body FROM idempotency_key WHERE customer_id = $1 AND key = $2 FOR UPDATE"};
+constexpr Sql kInsertKey{
+    "insert_key",
+    "INSERT INTO idempotency_key (customer_id, key, fingerprint, state, lock_token, locked_until,"
+    " created_at, updated_at)"
+    " VALUES ($1, $2, $3, $4, $5::uuid, " BOX_TS("$6") ", " BOX_TS("$7") ", " BOX_TS("$7") ")"
+    " ON CONFLICT (customer_id, key) DO NOTHING RETURNING 1"};
+constexpr Sql kUpdateKey{
+    "update_key",
+    "UPDATE idempotency_key SET state = $3, lock_token = $4::uuid, locked_until = " BOX_TS("$5") ","
+    "       booking_id = $6, hold_expiry_before = " BOX_TS("$7") ","
+    "       hold_expiry_after = " BOX_TS("$8") ", response_status = $9, response_body = $10,"
+    "       updated_at = " BOX_TS("$11")
+    " WHERE customer_id = $1 AND key = $2"};
+constexpr Sql kDeleteKey{"delete_key",
+                         "DELETE FROM idempotency_key WHERE customer_id = $1 AND key = $2"};
+constexpr Sql kPurgeKeys{"purge_keys",
+                         "DELETE FROM idempotency_key WHERE (customer_id, key) IN"
+                         " (SELECT customer_id, key FROM idempotency_key"
+                         "   WHERE created_at < " BOX_NOW
+                         " - $2::bigint * interval '1 ms'"
+                         "   LIMIT $3 FOR UPDATE SKIP LOCKED)"};
+// Checkout undone: the seats this hold still has until `from` get `to` back.
+constexpr Sql kResetSeatsExpiry{
+    "reset_seats_expiry",
+    BOX_LOCK_SEATS("$1", "$2")
+    "UPDATE show_seat s SET hold_expires_at = " BOX_TS("$5")
+    "  FROM locked"
+    " WHERE s.showtime_id = $1 AND s.seat_code = locked.seat_code"
+    "   AND s.hold_id = $3::uuid AND s.status = 'HELD' AND s.hold_expires_at = " BOX_TS("$4")};
 constexpr Sql kPendingRefunds{
     "pending_refunds",
     "SELECT refund_id::text, payment_id, booking_id, amount, currency FROM refund"
@@ -544,6 +578,8 @@ Booking ReadBooking(const PGresult* r) {
 
 Status Done(const Result<PgResultPtr>& r) { return r.ok() ? Status::Ok() : r.status(); }
 
+Param OptMs(const std::optional<Instant>& t) { return t ? P(ToEpochMs(*t)) : Param(); }
+
 // The money rules' primitives over an open transaction. `now` is read once from the
 // database clock (or the test clock) and passed to every statement as $1 where it counts.
 class PgMoneyTx final : public MoneyTx {
@@ -640,6 +676,59 @@ class PgMoneyTx final : public MoneyTx {
     if (PQntuples(r.value().get()) == 0) return std::optional<int64_t>();
     return std::optional<int64_t>(PQgetisnull(r.value().get(), 0, 0) ? 0
                                                                      : Int(r.value().get(), 0, 0));
+  }
+  Result<std::optional<IdempotencyRecord>> LockKey(int64_t customer_id,
+                                                   const std::string& key) override {
+    auto res = c_.Exec(kLockKey, {P(customer_id), key});
+    if (!res.ok()) return res.status();
+    const PGresult* r = res.value().get();
+    if (PQntuples(r) == 0) return std::optional<IdempotencyRecord>();
+    auto opt_ms = [r](int col) -> std::optional<Instant> {
+      if (PQgetisnull(r, 0, col)) return std::nullopt;
+      return FromEpochMs(Int(r, 0, col));
+    };
+    IdempotencyRecord rec;
+    rec.key = IdempotencyKey{customer_id, key, Text(r, 0, 0)};
+    auto phase = ParseKeyPhase(Text(r, 0, 1));
+    if (!phase) return Status(Code::kInternal, "unknown idempotency key state " + Text(r, 0, 1));
+    rec.phase = *phase;
+    rec.token = Text(r, 0, 2);
+    rec.locked_until = opt_ms(3);
+    rec.booking_id = PQgetisnull(r, 0, 4) ? 0 : Int(r, 0, 4);
+    rec.hold_expiry_before = opt_ms(5);
+    rec.hold_expiry_after = opt_ms(6);
+    rec.response_status = PQgetisnull(r, 0, 7) ? 0 : static_cast<int>(Int(r, 0, 7));
+    rec.response_body = Text(r, 0, 8);
+    return std::optional<IdempotencyRecord>(std::move(rec));
+  }
+  Result<bool> InsertKey(const IdempotencyRecord& rec, Instant now) override {
+    auto res = c_.Exec(kInsertKey, {P(rec.key.customer_id), rec.key.key, rec.key.fingerprint,
+                                    std::string(KeyPhaseName(rec.phase)), rec.token,
+                                    OptMs(rec.locked_until), P(ToEpochMs(now))});
+    if (!res.ok()) return res.status();
+    return PQntuples(res.value().get()) == 1;
+  }
+  Status UpdateKey(const IdempotencyRecord& rec, Instant now) override {
+    return Done(c_.Exec(
+        kUpdateKey, {P(rec.key.customer_id), rec.key.key, std::string(KeyPhaseName(rec.phase)),
+                     rec.token.empty() ? Param() : Param(rec.token), OptMs(rec.locked_until),
+                     rec.booking_id ? P(rec.booking_id) : Param(), OptMs(rec.hold_expiry_before),
+                     OptMs(rec.hold_expiry_after),
+                     rec.response_status ? P(int64_t{rec.response_status}) : Param(),
+                     rec.response_status ? Param(rec.response_body) : Param(), P(ToEpochMs(now))}));
+  }
+  Status DeleteKey(int64_t customer_id, const std::string& key) override {
+    return Done(c_.Exec(kDeleteKey, {P(customer_id), key}));
+  }
+  Status ResetSeatsExpiry(const Hold& hold, Instant from, Instant to) override {
+    return Done(c_.Exec(kResetSeatsExpiry, {P(hold.showtime_id), ArrayLiteral(hold.seats),
+                                            hold.hold_id, P(ToEpochMs(from)), P(ToEpochMs(to))}));
+  }
+  Result<bool> AttachSession(int64_t booking_id, const std::string& session_id,
+                             const std::string& url, Instant expires_at, Instant) override {
+    auto res = c_.Exec(kAttachSession, {session_id, url, P(ToEpochMs(expires_at)), P(booking_id)});
+    if (!res.ok()) return res.status();
+    return std::atoi(PQcmdTuples(res.value().get())) == 1;
   }
   Status InsertEvent(const std::string& event_id, const std::string& type, const std::string& key,
                      const std::string& payload, Instant now) override {
@@ -875,7 +964,7 @@ Result<Booking> PgStore::StartCheckout(const std::string& hold_id, int64_t custo
                                        Millis max_lifetime) {
   return impl_->InTx<Booking>(&retried_, [&](PgConnection& c) {
     PgMoneyTx tx(c, impl_->Now());
-    return StartCheckoutIn(tx, hold_id, customer_id, ttl, max_lifetime);
+    return StartCheckoutIn(tx, nullptr, hold_id, customer_id, ttl, max_lifetime);
   });
 }
 
@@ -889,13 +978,53 @@ Result<Settlement> PgStore::SettlePayment(const PaymentReport& report) {
 Status PgStore::AttachPaymentSession(int64_t booking_id, const std::string& session_id,
                                      const std::string& url, Instant expires_at) {
   auto r = impl_->Run<bool>(&retried_, [&](PgConnection& c) -> Result<bool> {
-    auto res = c.Exec(kAttachSession, {session_id, url, P(ToEpochMs(expires_at)), P(booking_id)});
-    if (!res.ok()) return res.status();
-    return std::atoi(PQcmdTuples(res.value().get())) == 1;
+    PgMoneyTx tx(c, impl_->Now());
+    return tx.AttachSession(booking_id, session_id, url, expires_at, Instant());
   });
   if (!r.ok()) return r.status();
   if (!r.value()) return Status(Code::kNotActive, "booking is not pending or has another session");
   return Status::Ok();
+}
+
+Result<Booking> PgStore::StartCheckout(const KeyLock& lock, const std::string& hold_id, Millis ttl,
+                                       Millis max_lifetime) {
+  return impl_->InTx<Booking>(&retried_, [&](PgConnection& c) {
+    PgMoneyTx tx(c, impl_->Now());
+    return StartCheckoutIn(tx, &lock, hold_id, lock.customer_id, ttl, max_lifetime);
+  });
+}
+
+Result<IdempotencyRecord> PgStore::ClaimCheckoutKey(const IdempotencyKey& key, Millis lease) {
+  return impl_->InTx<IdempotencyRecord>(&retried_, [&](PgConnection& c) {
+    PgMoneyTx tx(c, impl_->Now());
+    return ClaimCheckoutKeyIn(tx, key, lease);
+  });
+}
+
+Result<bool> PgStore::FinishCheckout(const KeyLock& lock, const std::string& session_id,
+                                     const std::string& url, Instant expires_at,
+                                     int response_status, const std::string& response_body) {
+  return impl_->InTx<bool>(&retried_, [&](PgConnection& c) {
+    PgMoneyTx tx(c, impl_->Now());
+    return FinishCheckoutIn(tx, lock, session_id, url, expires_at, response_status, response_body);
+  });
+}
+
+Status PgStore::AbortCheckout(const KeyLock& lock) {
+  auto r = impl_->InTx<bool>(&retried_, [&](PgConnection& c) -> Result<bool> {
+    PgMoneyTx tx(c, impl_->Now());
+    if (Status s = AbortCheckoutIn(tx, lock); !s.ok()) return s;
+    return true;
+  });
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+Result<int> PgStore::PurgeCheckoutKeys(Millis older_than, int limit) {
+  return impl_->Run<int>(&retried_, [&](PgConnection& c) -> Result<int> {
+    auto res = c.Exec(kPurgeKeys, {impl_->Now(), P(older_than.count()), P(int64_t{limit})});
+    if (!res.ok()) return res.status();
+    return std::atoi(PQcmdTuples(res.value().get()));
+  });
 }
 
 Result<Booking> PgStore::GetBooking(int64_t booking_id, int64_t customer_id) {

@@ -146,6 +146,26 @@ constexpr const char* kClaimStale =
     "                         AND (claimed_until IS NULL OR claimed_until < ?3)"
     "                       ORDER BY created_at LIMIT ?4)"
     " RETURNING booking_id";
+constexpr const char* kSelectKey =
+    "SELECT fingerprint, state, lock_token, locked_until, booking_id, hold_expiry_before,"
+    "       hold_expiry_after, response_status, response_body"
+    "  FROM idempotency_key WHERE customer_id = ? AND key = ?";
+constexpr const char* kInsertKey =
+    "INSERT INTO idempotency_key (customer_id, key, fingerprint, state, lock_token, locked_until,"
+    " created_at, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?7)"
+    " ON CONFLICT (customer_id, key) DO NOTHING";
+constexpr const char* kUpdateKey =
+    "UPDATE idempotency_key SET state = ?3, lock_token = ?4, locked_until = ?5, booking_id = ?6,"
+    "       hold_expiry_before = ?7, hold_expiry_after = ?8, response_status = ?9,"
+    "       response_body = ?10, updated_at = ?11"
+    " WHERE customer_id = ?1 AND key = ?2";
+constexpr const char* kDeleteKey = "DELETE FROM idempotency_key WHERE customer_id = ? AND key = ?";
+constexpr const char* kPurgeKeys =
+    "DELETE FROM idempotency_key WHERE (customer_id, key) IN"
+    " (SELECT customer_id, key FROM idempotency_key WHERE created_at < ?1 LIMIT ?2)";
+constexpr const char* kResetSeatsExpiry =
+    "UPDATE show_seat SET hold_expires_at = ?4"
+    " WHERE showtime_id = ?1 AND hold_id = ?2 AND status = 'HELD' AND hold_expires_at = ?3";
 constexpr const char* kPendingRefunds =
     "SELECT refund_id, payment_id, booking_id, amount, currency FROM refund"
     " WHERE status = 'PENDING' ORDER BY created_at LIMIT ?";
@@ -392,6 +412,12 @@ Result<std::optional<Booking>> LoadBooking(SqliteConnection& c, int64_t booking_
   return std::optional<Booking>(ReadBooking(q));
 }
 
+Value OptMs(const std::optional<Instant>& t) { return t ? Value(ToEpochMs(*t)) : Value(nullptr); }
+std::optional<Instant> ReadOptMs(Query& q, int col) {
+  if (q.IsNull(col)) return std::nullopt;
+  return FromEpochMs(q.Int(col));
+}
+
 // The money rules' primitives over a write transaction (one writer: no row locks needed).
 class SqliteMoneyTx final : public MoneyTx {
  public:
@@ -488,6 +514,65 @@ class SqliteMoneyTx final : public MoneyTx {
       return std::optional<int64_t>();
     }
     return std::optional<int64_t>(q.IsNull(0) ? 0 : q.Int(0));
+  }
+  Result<std::optional<IdempotencyRecord>> LockKey(int64_t customer_id,
+                                                   const std::string& key) override {
+    Query q(c_, kSelectKey, {customer_id, key});
+    if (!q.Next()) {
+      if (!q.status().ok()) return q.status();
+      return std::optional<IdempotencyRecord>();
+    }
+    IdempotencyRecord r;
+    r.key = IdempotencyKey{customer_id, key, q.Text(0)};
+    auto phase = ParseKeyPhase(q.Text(1));
+    if (!phase) return Status(Code::kInternal, "unknown idempotency key state " + q.Text(1));
+    r.phase = *phase;
+    r.token = q.Text(2);
+    r.locked_until = ReadOptMs(q, 3);
+    r.booking_id = q.IsNull(4) ? 0 : q.Int(4);
+    r.hold_expiry_before = ReadOptMs(q, 5);
+    r.hold_expiry_after = ReadOptMs(q, 6);
+    r.response_status = q.IsNull(7) ? 0 : static_cast<int>(q.Int(7));
+    r.response_body = q.Text(8);
+    return std::optional<IdempotencyRecord>(std::move(r));
+  }
+  Result<bool> InsertKey(const IdempotencyRecord& r, Instant now) override {
+    auto n =
+        Query(c_, kInsertKey,
+              {r.key.customer_id, r.key.key, r.key.fingerprint, std::string(KeyPhaseName(r.phase)),
+               r.token, OptMs(r.locked_until), ToEpochMs(now)})
+            .Exec();
+    if (!n.ok()) return n.status();
+    return n.value() == 1;
+  }
+  Status UpdateKey(const IdempotencyRecord& r, Instant now) override {
+    auto n = Query(c_, kUpdateKey,
+                   {r.key.customer_id, r.key.key, std::string(KeyPhaseName(r.phase)),
+                    r.token.empty() ? Value(nullptr) : Value(r.token), OptMs(r.locked_until),
+                    r.booking_id ? Value(r.booking_id) : Value(nullptr),
+                    OptMs(r.hold_expiry_before), OptMs(r.hold_expiry_after),
+                    r.response_status ? Value(int64_t{r.response_status}) : Value(nullptr),
+                    r.response_status ? Value(r.response_body) : Value(nullptr), ToEpochMs(now)})
+                 .Exec();
+    return n.ok() ? Status::Ok() : n.status();
+  }
+  Status DeleteKey(int64_t customer_id, const std::string& key) override {
+    auto n = Query(c_, kDeleteKey, {customer_id, key}).Exec();
+    return n.ok() ? Status::Ok() : n.status();
+  }
+  Status ResetSeatsExpiry(const Hold& hold, Instant from, Instant to) override {
+    auto n = Query(c_, kResetSeatsExpiry,
+                   {hold.showtime_id, hold.hold_id, ToEpochMs(from), ToEpochMs(to)})
+                 .Exec();
+    return n.ok() ? Status::Ok() : n.status();
+  }
+  Result<bool> AttachSession(int64_t booking_id, const std::string& session_id,
+                             const std::string& url, Instant expires_at, Instant now) override {
+    auto n = Query(c_, kAttachSession,
+                   {session_id, url, ToEpochMs(expires_at), ToEpochMs(now), booking_id})
+                 .Exec();
+    if (!n.ok()) return n.status();
+    return n.value() == 1;
   }
   Status InsertEvent(const std::string& event_id, const std::string& type, const std::string& key,
                      const std::string& payload, Instant now) override {
@@ -788,7 +873,7 @@ Result<Hold> SqliteStore::ExtendHold(const std::string& hold_id, int64_t custome
 Result<Booking> SqliteStore::StartCheckout(const std::string& hold_id, int64_t customer_id,
                                            Millis ttl, Millis max_lifetime) {
   return InWriteTx<Booking>(pools_->writer, clock_, [&](MoneyTx& tx) {
-    return StartCheckoutIn(tx, hold_id, customer_id, ttl, max_lifetime);
+    return StartCheckoutIn(tx, nullptr, hold_id, customer_id, ttl, max_lifetime);
   });
 }
 
@@ -799,15 +884,49 @@ Result<Settlement> SqliteStore::SettlePayment(const PaymentReport& report) {
 
 Status SqliteStore::AttachPaymentSession(int64_t booking_id, const std::string& session_id,
                                          const std::string& url, Instant expires_at) {
+  auto r = InWriteTx<bool>(pools_->writer, clock_, [&](MoneyTx& tx) -> Result<bool> {
+    auto now = tx.Now();
+    if (!now.ok()) return now.status();
+    return tx.AttachSession(booking_id, session_id, url, expires_at, now.value());
+  });
+  if (!r.ok()) return r.status();
+  if (!r.value()) return Status(Code::kNotActive, "booking is not pending or has another session");
+  return Status::Ok();
+}
+
+Result<Booking> SqliteStore::StartCheckout(const KeyLock& lock, const std::string& hold_id,
+                                           Millis ttl, Millis max_lifetime) {
+  return InWriteTx<Booking>(pools_->writer, clock_, [&](MoneyTx& tx) {
+    return StartCheckoutIn(tx, &lock, hold_id, lock.customer_id, ttl, max_lifetime);
+  });
+}
+
+Result<IdempotencyRecord> SqliteStore::ClaimCheckoutKey(const IdempotencyKey& key, Millis lease) {
+  return InWriteTx<IdempotencyRecord>(
+      pools_->writer, clock_, [&](MoneyTx& tx) { return ClaimCheckoutKeyIn(tx, key, lease); });
+}
+
+Result<bool> SqliteStore::FinishCheckout(const KeyLock& lock, const std::string& session_id,
+                                         const std::string& url, Instant expires_at,
+                                         int response_status, const std::string& response_body) {
+  return InWriteTx<bool>(pools_->writer, clock_, [&](MoneyTx& tx) {
+    return FinishCheckoutIn(tx, lock, session_id, url, expires_at, response_status, response_body);
+  });
+}
+
+Status SqliteStore::AbortCheckout(const KeyLock& lock) {
+  auto r = InWriteTx<bool>(pools_->writer, clock_, [&](MoneyTx& tx) -> Result<bool> {
+    if (Status s = AbortCheckoutIn(tx, lock); !s.ok()) return s;
+    return true;
+  });
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+Result<int> SqliteStore::PurgeCheckoutKeys(Millis older_than, int limit) {
   auto conn = pools_->writer.Acquire();
   if (!conn.ok()) return conn.status();
-  auto r = Query(*conn.value(), kAttachSession,
-                 {session_id, url, ToEpochMs(expires_at), ToEpochMs(clock_->Now()), booking_id})
-               .Exec();
-  if (!r.ok()) return r.status();
-  if (r.value() == 0)
-    return Status(Code::kNotActive, "booking is not pending or has another session");
-  return Status::Ok();
+  return Query(*conn.value(), kPurgeKeys, {ToEpochMs(clock_->Now() - older_than), int64_t{limit}})
+      .Exec();
 }
 
 Result<Booking> SqliteStore::GetBooking(int64_t booking_id, int64_t customer_id) {

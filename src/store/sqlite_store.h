@@ -59,6 +59,14 @@ class SqliteStore final : public Store {
   Result<int> SweepExpired(int batch_limit) override;
   Result<Booking> StartCheckout(const std::string& hold_id, int64_t customer_id, Millis ttl,
                                 Millis max_lifetime) override;
+  Result<Booking> StartCheckout(const KeyLock& lock, const std::string& hold_id, Millis ttl,
+                                Millis max_lifetime) override;
+  Result<IdempotencyRecord> ClaimCheckoutKey(const IdempotencyKey& key, Millis lease) override;
+  Result<bool> FinishCheckout(const KeyLock& lock, const std::string& session_id,
+                              const std::string& url, Instant expires_at, int response_status,
+                              const std::string& response_body) override;
+  Status AbortCheckout(const KeyLock& lock) override;
+  Result<int> PurgeCheckoutKeys(Millis older_than, int limit) override;
   Status AttachPaymentSession(int64_t booking_id, const std::string& session_id,
                               const std::string& url, Instant expires_at) override;
   Result<Booking> GetBooking(int64_t booking_id, int64_t customer_id) override;

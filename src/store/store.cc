@@ -73,6 +73,25 @@ std::optional<BookingStatus> ParseBookingStatus(std::string_view text) {
   return std::nullopt;
 }
 
+const char* KeyPhaseName(KeyPhase phase) {
+  switch (phase) {
+    case KeyPhase::kStarted:
+      return "STARTED";
+    case KeyPhase::kBookingCreated:
+      return "BOOKING_CREATED";
+    case KeyPhase::kFinished:
+      return "FINISHED";
+  }
+  return "?";
+}
+
+std::optional<KeyPhase> ParseKeyPhase(std::string_view text) {
+  for (auto p : {KeyPhase::kStarted, KeyPhase::kBookingCreated, KeyPhase::kFinished}) {
+    if (text == KeyPhaseName(p)) return p;
+  }
+  return std::nullopt;
+}
+
 const char* SettlementName(Settlement s) {
   switch (s) {
     case Settlement::kDuplicate:

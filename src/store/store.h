@@ -174,6 +174,43 @@ struct Refund {
   bool issued = false;
 };
 
+// An Idempotency-Key as a customer sent it, and what the request was about (for checkout:
+// the hold id). Keys are scoped per customer.
+struct IdempotencyKey {
+  int64_t customer_id = 0;
+  std::string key;
+  std::string fingerprint;
+};
+
+// How far the request first sent with a key has come: its recovery point.
+enum class KeyPhase {
+  kStarted,         // claimed; nothing else done yet
+  kBookingCreated,  // the PENDING booking exists and the hold is re-armed
+  kFinished,        // the response is stored; it is replayed from now on
+};
+const char* KeyPhaseName(KeyPhase phase);
+std::optional<KeyPhase> ParseKeyPhase(std::string_view text);
+
+// A claim on a key: whoever holds the token may move the request to its next phase.
+struct KeyLock {
+  int64_t customer_id = 0;
+  std::string key;
+  std::string token;
+};
+
+struct IdempotencyRecord {
+  IdempotencyKey key;
+  KeyPhase phase = KeyPhase::kStarted;
+  std::string token;                    // the current claim's token; empty once finished
+  std::optional<Instant> locked_until;  // the current claim's lease
+  int64_t booking_id = 0;
+  std::optional<Instant> hold_expiry_before;  // the hold's expiry before checkout re-armed it
+  std::optional<Instant> hold_expiry_after;   // and after
+  int response_status = 0;                    // kFinished: the stored response
+  std::string response_body;
+  KeyLock lock() const { return KeyLock{key.customer_id, key.key, token}; }
+};
+
 // The Statuses every store reports the same way, with the seeds' messages.
 Status ShowtimeNotFound(int64_t showtime_id);
 Status HoldNotFound(const std::string& hold_id);
@@ -229,6 +266,32 @@ class Store {
   // booking is recorded for the sum of the seats' category prices.
   virtual Result<Booking> StartCheckout(const std::string& hold_id, int64_t customer_id, Millis ttl,
                                         Millis max_lifetime) = 0;
+  // The same, as the second phase of a keyed checkout: the key's claim must still be
+  // lock's (kInProgress otherwise) and in phase kStarted; in the same transaction the key
+  // moves to kBookingCreated, remembering the booking and the hold's expiry before and after.
+  virtual Result<Booking> StartCheckout(const KeyLock& lock, const std::string& hold_id, Millis ttl,
+                                        Millis max_lifetime) = 0;
+
+  // Checkout's idempotency keys (API.md "Checkout and bookings"; docs/payments.md lists the
+  // recovery points). ClaimCheckoutKey records a new key in phase kStarted, or returns the
+  // existing record: kFinished ones to replay, others re-claimed with a fresh token when
+  // their lease ran out (the request that held them died). kKeyReused when the key was
+  // first used with another fingerprint; kInProgress while another claim's lease runs.
+  virtual Result<IdempotencyRecord> ClaimCheckoutKey(const IdempotencyKey& key, Millis lease) = 0;
+  // The last phase, in one transaction: attaches the gateway session to the key's booking
+  // and stores the response. false when the booking is no longer PENDING (the reconciler
+  // abandoned it): the key is dropped instead. kInProgress if the claim is no longer lock's.
+  virtual Result<bool> FinishCheckout(const KeyLock& lock, const std::string& session_id,
+                                      const std::string& url, Instant expires_at,
+                                      int response_status, const std::string& response_body) = 0;
+  // Undoes a keyed checkout that cannot finish (the gateway is down), in one transaction: a
+  // PENDING booking without a session becomes FAILED (never offered, nothing paid: no
+  // event), the hold gets back the expiry it had unless it changed since, and the key is
+  // dropped so a retry starts afresh. Does nothing if the claim is no longer lock's.
+  virtual Status AbortCheckout(const KeyLock& lock) = 0;
+  // Deletes up to limit keys created more than older_than ago; returns how many.
+  virtual Result<int> PurgeCheckoutKeys(Millis older_than, int limit) = 0;
+
   // Records the gateway session of a PENDING booking (idempotent for the same session).
   virtual Status AttachPaymentSession(int64_t booking_id, const std::string& session_id,
                                       const std::string& url, Instant expires_at) = 0;

@@ -1,0 +1,10 @@
+-- Checkout's idempotency keys carry a claim (a token and its lease), so a request that died
+-- can be carried on by a retry, and the hold's expiry before and after checkout re-armed it,
+-- so a checkout the gateway refused can be undone.
+ALTER TABLE idempotency_key
+    ADD COLUMN lock_token         UUID,
+    ADD COLUMN locked_until       TIMESTAMPTZ,
+    ADD COLUMN hold_expiry_before TIMESTAMPTZ,
+    ADD COLUMN hold_expiry_after  TIMESTAMPTZ,
+    ADD CONSTRAINT idempotency_key_state
+        CHECK (state IN ('STARTED', 'BOOKING_CREATED', 'FINISHED'));

@@ -1,0 +1,75 @@
+// CheckoutService: turns a hold into a PENDING booking with a payment session at the
+// gateway, exactly once per Idempotency-Key, without a transaction open across the call to
+// the gateway.
+//
+// The request moves through atomic phases, each one store transaction, and the key's record
+// says which phase it reached (its recovery point, see docs/payments.md):
+//
+//   1. claim      the key is recorded (or found) with a lease; a finished key replays.
+//   2. book       the hold is re-armed and a PENDING booking recorded; key → BOOKING_CREATED.
+//   3. gateway    a session is opened with Idempotency-Key = the booking id (no transaction).
+//   4. finish     the session is attached and the response stored; key → FINISHED.
+//
+// If the process dies between any two phases, the key's lease runs out and a retry with the
+// same key carries on from the recorded phase: the gateway call is repeated with the same
+// idempotency key, so the gateway opens one session however often it is asked. If the
+// gateway cannot be reached, phase 2 is undone (booking FAILED, the hold's expiry restored,
+// the key dropped) and the caller gets kUnavailable: nothing is left half-done.
+#pragma once
+
+#include <mutex>
+#include <string>
+
+#include "core/metrics.h"
+#include "payments/gateway.h"
+#include "store/store.h"
+
+namespace boxoffice {
+
+struct CheckoutOptions {
+  Millis hold_ttl{10 * 60'000};           // checkout re-arms the hold to now + this
+  Millis hold_max_lifetime{20 * 60'000};  // but never past created_at + this
+  Millis payment_ttl{8 * 60'000};         // the gateway session ends this long after checkout
+  Millis key_lease{30'000};  // a request holds its key this long before a retry may take over
+  std::string callback_url;  // where the gateway posts the payment's outcome (see below)
+  // Test-only fault injection: the process kills itself with SIGKILL at this recovery point
+  // ("claimed", "booked" or "session"). Empty in production.
+  std::string crash_at;
+};
+
+// What to answer: the status and body of the first response under this key.
+struct CheckoutResponse {
+  int status = 201;
+  std::string body;
+  bool replayed = false;  // true when this is a stored response sent again
+};
+
+class CheckoutService {
+ public:
+  CheckoutService(Store* store, Gateway* gateway, CheckoutOptions options, Metrics* metrics);
+
+  // As API.md "Checkout and bookings". Errors: kKeyReused, kInProgress, and those of
+  // Store::StartCheckout (kNotFound, kNotActive, kCheckoutExists); kUnavailable when the
+  // gateway or the store cannot be reached (nothing half-done).
+  Result<CheckoutResponse> Checkout(int64_t customer_id, const std::string& idempotency_key,
+                                    const std::string& hold_id);
+
+  // For a service listening on port 0: the callback URL is known once it listens.
+  void SetCallbackUrl(std::string url);
+
+ private:
+  void MaybeCrash(const char* point) const;
+  std::string CallbackUrl() const;
+
+  Store* store_;
+  Gateway* gateway_;
+  CheckoutOptions options_;
+  Metrics* metrics_;
+  mutable std::mutex callback_mu_;
+  std::string callback_url_;
+};
+
+// Idempotency-Key syntax of API.md: 1 to 255 printable ASCII characters.
+bool IsValidIdempotencyKey(const std::string& key);
+
+}  // namespace boxoffice
