@@ -133,7 +133,7 @@ struct ServeFlags {
   std::string events_file = "var/events.jsonl";
   std::string gateway_url = "http://127.0.0.1:9090";
   std::string public_url;  // empty: http://LISTEN
-  Millis payment_ttl{8 * 60'000};
+  Millis payment_ttl{0};   // 0: 8 minutes, or 4/5 of a shorter --hold-ttl
   Millis checkout_lease{30'000};
   Millis reconcile_after{15 * 60'000};
   Millis reconcile_interval{60'000};
@@ -166,7 +166,10 @@ int Serve(const ServeFlags& f) {
     LogError("--hold-ttl must be positive and at most --hold-max-lifetime");
     return 2;
   }
-  if (f.payment_ttl <= Millis(0) || f.payment_ttl > f.hold_ttl) {
+  // The session ends before the hold does, so a callback has a margin (API.md: 8 of 10 min).
+  const Millis payment_ttl =
+      f.payment_ttl > Millis(0) ? f.payment_ttl : std::min(Millis(8 * 60'000), f.hold_ttl * 4 / 5);
+  if (payment_ttl <= Millis(0) || payment_ttl > f.hold_ttl) {
     LogError("--payment-ttl must be positive and at most --hold-ttl");
     return 2;
   }
@@ -195,7 +198,7 @@ int Serve(const ServeFlags& f) {
   CheckoutOptions checkout_options;
   checkout_options.hold_ttl = f.hold_ttl;
   checkout_options.hold_max_lifetime = f.hold_max_lifetime;
-  checkout_options.payment_ttl = f.payment_ttl;
+  checkout_options.payment_ttl = payment_ttl;
   checkout_options.key_lease = f.checkout_lease;
   if (const char* crash_at = std::getenv("BOXOFFICE_TEST_CRASH_AT")) {
     checkout_options.crash_at = crash_at;  // test-only fault injection (tests/e2e)
@@ -336,7 +339,8 @@ void AddCommands(CLI::App* app, int* exit_code) {
   Flag(serve, "public-url", &serve_flags->public_url,
        "Base URL the payment gateway calls back (default: http://LISTEN)");
   DurationFlag(serve, "payment-ttl", &serve_flags->payment_ttl, "8m",
-               "How long a checkout's payment session stays open");
+               "How long a checkout's payment session stays open (at most --hold-ttl; "
+               "unset with a shorter --hold-ttl: 4/5 of it)");
   DurationFlag(serve, "checkout-lease", &serve_flags->checkout_lease, "30s",
                "How long a checkout request holds its Idempotency-Key before a retry may "
                "carry it on");

@@ -131,6 +131,22 @@ struct FakeGateway::State {
     return Json(201, {{"sessionId", s.id}, {"url", options.public_url + "/pay/" + s.id}});
   }
 
+  // Test control: the sessions opened for a reference (a booking id), to count them.
+  Response ListSessions(Request& req) {
+    const auto reference = req.QueryParam("reference");
+    json list = json::array();
+    std::lock_guard lock(mu);
+    for (const auto& [id, s] : sessions) {
+      if (!reference || *reference == s.reference) {
+        list.push_back({{"sessionId", id},
+                        {"reference", s.reference},
+                        {"amount", s.amount},
+                        {"status", StatusOf(s)}});
+      }
+    }
+    return Json(200, {{"sessions", list}});
+  }
+
   Response GetSession(Request& req) {
     std::lock_guard lock(mu);
     auto it = sessions.find(req.params["sessionId"]);
@@ -239,6 +255,7 @@ void FakeGateway::Register(http::Router* router) {
     return [s, method](Request& r) { return (s->*method)(r); };
   };
   router->Add("POST", "/v1/sessions", bind(&State::CreateSession));
+  router->Add("GET", "/v1/sessions", bind(&State::ListSessions));
   router->Add("GET", "/v1/sessions/{sessionId}", bind(&State::GetSession));
   router->Add("POST", "/v1/sessions/{sessionId}/pay", bind(&State::Pay));
   router->Add("POST", "/v1/refunds", bind(&State::CreateRefund));

@@ -11,15 +11,14 @@ namespace {
 
 // The 201 body of API.md; stored with the key and replayed byte for byte.
 std::string CheckoutJson(const Booking& b, const GatewaySession& session, Instant expires_at) {
-  return nlohmann::json{
-      {"bookingId", b.id},
-      {"holdId", b.hold_id},
-      {"status", BookingStatusName(BookingStatus::kPending)},
-      {"amount", {{"amount", b.amount.amount}, {"currency", b.amount.currency}}},
-      {"payment",
-       {{"sessionId", session.session_id},
-        {"url", session.url},
-        {"expiresAt", FormatRfc3339(expires_at)}}}}
+  return nlohmann::json{{"bookingId", b.id},
+                        {"holdId", b.hold_id},
+                        {"status", BookingStatusName(BookingStatus::kPending)},
+                        {"amount", {{"amount", b.amount.amount}, {"currency", b.amount.currency}}},
+                        {"payment",
+                         {{"sessionId", session.session_id},
+                          {"url", session.url},
+                          {"expiresAt", FormatRfc3339(expires_at)}}}}
       .dump();
 }
 
@@ -106,8 +105,8 @@ Result<CheckoutResponse> CheckoutService::Checkout(int64_t customer_id,
   // key makes a retry after a crash find the session the first attempt opened.
   const Instant expires_at = booking->created_at + options_.payment_ttl;
   auto session = gateway_->CreateSession(booking->amount.amount, booking->amount.currency,
-                                         std::to_string(booking->id), CallbackUrl(),
-                                         expires_at, "checkout-" + std::to_string(booking->id));
+                                         std::to_string(booking->id), CallbackUrl(), expires_at,
+                                         "checkout-" + std::to_string(booking->id));
   if (!session.ok()) {
     LogWarn("payment session not opened; checkout undone",
             {{"bookingId", booking->id}, {"error", session.status().message()}});

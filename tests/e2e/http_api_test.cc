@@ -2,197 +2,17 @@
 // speaks HTTP to it. Proves every endpoint of API.md's Conventions, Authentication,
 // Showtimes, Holds, Admin and Operations sections, every error code they list, that no
 // bad request changes any state, and that SIGTERM stops the service cleanly.
-#include <fcntl.h>
-#include <gtest/gtest.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sqlite3.h>
-#include <sys/wait.h>
 
-#include <chrono>
-#include <fstream>
 #include <future>
-#include <nlohmann/json.hpp>
-#include <sstream>
-#include <thread>
 
 #include "core/crypto.h"
-#include "core/gateway_signature.h"
-#include "core/jwt.h"
 #include "core/metrics.h"
-#include "core/time_format.h"
+#include "e2e/e2e_fixture.h"
 #include "http/server.h"
-#include "store/pg_store.h"
-#include "store/sqlite_store.h"
-#include "support/http_client.h"
-#include "support/test_env.h"
 
-extern char** environ;
-
-namespace boxoffice {
+namespace boxoffice::e2e {
 namespace {
-
-using nlohmann::json;
-using testing::HttpCall;
-using testing::HttpResult;
-
-const std::string kSecret = "e2e-secret-e2e-secret-e2e-secret-0123";
-const std::string kGatewaySecret = "e2e-gateway-secret-0123";
-
-enum class Engine { kSqlite, kPostgres };
-
-std::string Token(int64_t customer, bool admin = false, Millis ttl = Millis(3'600'000)) {
-  return SignJwt(Principal{customer, admin}, SystemClock().Now() + ttl, kSecret);
-}
-
-std::pair<std::string, std::string> Bearer(const std::string& token) {
-  return {"Authorization", "Bearer " + token};
-}
-
-class Service {
- public:
-  // Starts `serve` on a port the kernel picks (127.0.0.1:0) and learns it from the
-  // "listening" log line, so parallel tests never race for a port.
-  Service(const std::string& db, std::vector<std::string> extra = {})
-      : Service(ServeArgs(db, std::move(extra))) {}
-
-  // Runs BOXOFFICE_BINARY with args (its subcommand first), e.g. fake-gateway.
-  explicit Service(std::vector<std::string> args) {
-    log_ = testing::TempDir() + "/process.log";
-    args.insert(args.begin(), BOXOFFICE_BINARY);
-    for (size_t i = 0; i + 1 < args.size(); ++i) {
-      if (args[i] == "--events-file") events_ = args[i + 1];
-    }
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 2, log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid_ = 0;
-    posix_spawn_file_actions_destroy(&actions);
-    for (int i = 0; i < 500 && pid_ > 0 && port_ == 0; ++i) {
-      std::istringstream lines(Log());
-      for (std::string line; std::getline(lines, line);) {
-        auto j = json::parse(line, nullptr, false);
-        if (j.is_object() && j.value("msg", "") == "listening") port_ = j.value("port", 0);
-      }
-      if (port_ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    if (port_ != 0 && HttpCall(port_, "GET", "/healthz").status == 200) return;
-    ADD_FAILURE() << "service did not start; log:\n" << Log();
-  }
-  static std::vector<std::string> ServeArgs(const std::string& db, std::vector<std::string> extra) {
-    std::vector<std::string> args = {"serve",
-                                     "--listen",
-                                     "127.0.0.1:0",
-                                     "--db",
-                                     db,
-                                     "--jwt-secret",
-                                     kSecret,
-                                     "--gateway-secret",
-                                     kGatewaySecret,
-                                     "--events-file",
-                                     testing::TempDir() + "/events.jsonl"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    return args;
-  }
-
-  ~Service() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  // SIGTERM, then the exit status (or -1 if it did not stop within 15 s).
-  int Terminate() {
-    kill(pid_, SIGTERM);
-    for (int i = 0; i < 1500; ++i) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = 0;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return -1;
-  }
-  std::string Log() const {
-    std::ifstream in(log_);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
-  unsigned short port() const { return port_; }
-  // The lines the outbox relay wrote so far.
-  std::vector<json> Events() const {
-    std::ifstream in(events_);
-    std::vector<json> out;
-    for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
-    return out;
-  }
-
- private:
-  pid_t pid_ = 0;
-  unsigned short port_ = 0;
-  std::string log_;
-  std::string events_;  // the --events-file of a `serve`
-};
-
-const std::string kLayout = R"({"title": "Dune: Part Three", "cinema": "Odeon Leicester Square",
-  "hall": "Screen 1", "startsAt": "2026-12-18T19:30:00.000Z",
-  "rows": [{"row": "E", "seats": 10, "category": "standard"}, {"row": "F", "seats": 10, "category": "premium"}],
-  "prices": {"standard": {"amount": 1250, "currency": "EUR"}, "premium": {"amount": 1650, "currency": "EUR"}}})";
-
-class HttpApi : public ::testing::TestWithParam<Engine> {
- protected:
-  void SetUp() override {
-    std::string db;
-    if (GetParam() == Engine::kSqlite) {
-      db = "sqlite:" + testing::TempDir() + "/e2e.db";
-    } else {
-      if (testing::PostgresUrl().empty()) {
-        if (testing::PostgresRequired()) FAIL() << "BOXOFFICE_TEST_PG_URL is not set";
-        GTEST_SKIP() << "no PostgreSQL (run through scripts/with-postgres.sh)";
-      }
-      db = testing::FreshPostgresSchemaUrl();
-    }
-    db_ = db;
-    Start(db, {});
-  }
-
-  void Start(const std::string& db, std::vector<std::string> flags) {
-    service_.reset();
-    service_ = std::make_unique<Service>(db, std::move(flags));
-    auto created = Call("POST", "/admin/showtimes", kLayout, {Bearer(Token(1, true))});
-    ASSERT_EQ(created.status, 201) << created.body;
-    showtime_ = json::parse(created.body)["showtimeId"].get<int64_t>();
-  }
-
-  HttpResult Call(const std::string& method, const std::string& target,
-                  const std::string& body = "",
-                  const std::vector<std::pair<std::string, std::string>>& headers = {}) {
-    return HttpCall(service_->port(), method, target, body, headers);
-  }
-  std::string Seats() { return "/showtimes/" + std::to_string(showtime_) + "/seats"; }
-  std::string Holds() { return "/showtimes/" + std::to_string(showtime_) + "/holds"; }
-  HttpResult Hold(int64_t customer, const std::string& seats_json) {
-    return Call("POST", Holds(), R"({"seats": )" + seats_json + "}", {Bearer(Token(customer))});
-  }
-  // The seat map's ETag: equal tags, equal seat states.
-  std::string SeatState() { return Call("GET", Seats()).Header("etag"); }
-
-  static void ExpectError(const HttpResult& r, int status, const std::string& code) {
-    EXPECT_EQ(r.status, status) << r.body;
-    auto body = json::parse(r.body, nullptr, false);
-    ASSERT_TRUE(body.is_object()) << r.body;
-    EXPECT_EQ(body.value("code", ""), code) << r.body;
-    EXPECT_TRUE(body.contains("error")) << r.body;
-  }
-
-  std::unique_ptr<Service> service_;
-  std::string db_;
-  int64_t showtime_ = 0;
-};
 
 TEST_P(HttpApi, OperationsEndpoints) {
   EXPECT_EQ(Call("GET", "/healthz").status, 200);
@@ -504,39 +324,6 @@ TEST_P(HttpApi, HoldsExpireAndTheSweeperRunsInsideServe) {
   EXPECT_EQ(Hold(7, R"(["E3"])").status, 201);
 }
 
-// The gateway's callback through the real binary. Checkout is not an endpoint yet, so the
-// test starts the booking through the store directly (the same database the service uses).
-class PaymentCallbacks : public HttpApi {
- protected:
-  std::unique_ptr<Store> Direct() {
-    if (GetParam() == Engine::kSqlite) {
-      SqliteOptions o;
-      o.path = db_.substr(std::string("sqlite:").size());
-      return std::make_unique<SqliteStore>(o, &clock_);
-    }
-    PgOptions o;
-    o.url = db_;
-    return std::make_unique<PgStore>(o);
-  }
-  HttpResult Callback(const std::string& body, const std::string& signature) {
-    return Call("POST", "/payments/callback", body, {{"X-Gateway-Signature", signature}});
-  }
-  HttpResult Signed(const std::string& body) {
-    return Callback(body, SignGatewayPayload(kGatewaySecret, SystemClock().Now(), body));
-  }
-  static std::string Report(const std::string& payment_id, int64_t booking_id,
-                            int64_t amount = 2900, const std::string& status = "SUCCEEDED") {
-    return json{{"paymentId", payment_id},
-                {"sessionId", "ses_" + payment_id},
-                {"reference", std::to_string(booking_id)},
-                {"status", status},
-                {"amount", amount},
-                {"currency", "EUR"}}
-        .dump();
-  }
-  SystemClock clock_;
-};
-
 TEST_P(PaymentCallbacks, ASignedCallbackConfirmsTheBookingOnce) {
   auto hold = Hold(21, R"(["E1", "F1"])");
   ASSERT_EQ(hold.status, 201);
@@ -600,166 +387,6 @@ TEST_P(PaymentCallbacks, UnsignedOrMalformedCallbacksChangeNothing) {
   EXPECT_EQ(store->PendingRefunds(100)->size(), 1u);
 }
 
-// The same through `boxoffice fake-gateway`, a separate process that signs and delivers
-// callbacks the way a real gateway does.
-class GatewayCallbacks : public PaymentCallbacks {
- protected:
-  void SetUp() override {
-    PaymentCallbacks::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    gateway_ = std::make_unique<Service>(std::vector<std::string>{
-        "fake-gateway", "--listen", "127.0.0.1:0", "--secret", kGatewaySecret});
-  }
-  HttpResult Gateway(const std::string& method, const std::string& target,
-                     const std::string& body = "",
-                     const std::vector<std::pair<std::string, std::string>>& headers = {}) {
-    return HttpCall(gateway_->port(), method, target, body, headers);
-  }
-  // Holds E1+F1 for `customer`, checks out through the store, opens a gateway session.
-  std::pair<Booking, std::string> Checkout(int64_t customer, Millis ttl = Millis(600'000)) {
-    auto hold = Hold(customer, R"(["E1", "F1"])");
-    EXPECT_EQ(hold.status, 201);
-    auto booking =
-        Direct()->StartCheckout(json::parse(hold.body)["holdId"], customer, ttl, ttl + ttl);
-    EXPECT_TRUE(booking.ok());
-    const std::string callback =
-        "http://127.0.0.1:" + std::to_string(service_->port()) + "/payments/callback";
-    auto session = Gateway("POST", "/v1/sessions",
-                           json{{"amount", booking->amount.amount},
-                                {"currency", "EUR"},
-                                {"reference", std::to_string(booking->id)},
-                                {"callbackUrl", callback},
-                                {"expiresAt", FormatRfc3339(SystemClock().Now() + Millis(480'000))}}
-                               .dump());
-    EXPECT_EQ(session.status, 201) << session.body;
-    return {booking.value(), json::parse(session.body)["sessionId"]};
-  }
-  HttpResult Pay(const std::string& session, const std::string& outcome,
-                 const std::string& delivery) {
-    return Gateway("POST", "/v1/sessions/" + session + "/pay",
-                   json{{"outcome", outcome}, {"delivery", delivery}, {"delayMs", 0}}.dump());
-  }
-  // Polls GET /bookings/{id} until its status is `want` (or gives up after ~6 s).
-  std::string AwaitStatus(const Booking& b, const std::string& want) {
-    std::string status;
-    for (int i = 0; i < 300 && status != want; ++i) {
-      status = json::parse(Call("GET", "/bookings/" + std::to_string(b.id), "",
-                                {Bearer(Token(b.customer_id))})
-                               .body)
-                   .value("status", "");
-      if (status != want) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return status;
-  }
-  double Settled(const std::string& outcome) {
-    const std::string body = Call("GET", "/metrics").body;
-    const std::string series = "boxoffice_payments_settled_total{outcome=\"" + outcome + "\"} ";
-    const size_t at = body.find(series);
-    return at == std::string::npos ? 0 : std::stod(body.substr(at + series.size()));
-  }
-  std::unique_ptr<Service> gateway_;
-};
-
-TEST_P(GatewayCallbacks, DeliveredTwiceConfirmsOnceWithOneEvent) {
-  auto [booking, session] = Checkout(31);
-  ASSERT_EQ(Pay(session, "SUCCEEDED", "twice").status, 200);
-  EXPECT_EQ(AwaitStatus(booking, "CONFIRMED"), "CONFIRMED");
-  for (int i = 0; i < 300 && Settled("duplicate") < 1; ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  EXPECT_EQ(Settled("confirmed"), 1);
-  EXPECT_EQ(Settled("duplicate"), 1);
-  auto status = json::parse(Gateway("GET", "/v1/sessions/" + session).body);
-  EXPECT_EQ(status["status"], "PAID");
-  EXPECT_EQ(
-      json::parse(Call("GET", "/bookings/" + std::to_string(booking.id), "", {Bearer(Token(31))})
-                      .body)["paymentId"],
-      status["paymentId"]);
-  std::vector<json> events;
-  for (int i = 0; i < 300 && events.empty(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    events = service_->Events();
-  }
-  EXPECT_EQ(events.size(), 1u);
-}
-
-TEST_P(GatewayCallbacks, AFailedPaymentKeepsTheHold) {
-  auto [booking, session] = Checkout(32);
-  ASSERT_EQ(Pay(session, "FAILED", "normal").status, 200);
-  EXPECT_EQ(AwaitStatus(booking, "FAILED"), "FAILED");
-  EXPECT_EQ(
-      json::parse(Call("GET", "/holds/" + booking.hold_id, "", {Bearer(Token(32))}).body)["status"],
-      "HELD");
-  EXPECT_TRUE(
-      Direct()->StartCheckout(booking.hold_id, 32, Millis(600'000), Millis(1'200'000)).ok());
-}
-
-TEST_P(GatewayCallbacks, ACallbackThatNeverComesLeavesTheBookingPending) {
-  auto [booking, session] = Checkout(33);
-  ASSERT_EQ(Pay(session, "SUCCEEDED", "never").status, 200);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_EQ(AwaitStatus(booking, "PENDING"), "PENDING");
-  // The gateway knows it was paid: the question the reconciler will ask.
-  auto status = json::parse(Gateway("GET", "/v1/sessions/" + session).body);
-  EXPECT_EQ(status["status"], "PAID");
-  EXPECT_TRUE(status.contains("paymentId"));
-  ExpectError(Pay(session, "SUCCEEDED", "normal"), 409, "NOT_OPEN");
-}
-
-TEST_P(GatewayCallbacks, ALateCallbackIsRefundedOnceAndTheNewHolderKeepsTheSeats) {
-  Start(db_, {"--hold-ttl", "1s", "--hold-max-lifetime", "2s", "--gateway-url",
-              "http://127.0.0.1:" + std::to_string(gateway_->port())});
-  auto [booking, session] = Checkout(34, Millis(1'000));
-  std::this_thread::sleep_for(std::chrono::milliseconds(1'100));
-  auto newer = Hold(35, R"(["E1"])");
-  ASSERT_EQ(newer.status, 201);
-  ASSERT_EQ(Pay(session, "SUCCEEDED", "normal").status, 200);
-  EXPECT_EQ(AwaitStatus(booking, "FAILED"), "FAILED");
-  EXPECT_EQ(
-      json::parse(Call("GET", "/holds/" + json::parse(newer.body)["holdId"].get<std::string>(), "",
-                       {Bearer(Token(35))})
-                      .body)["status"],
-      "HELD");
-  // The refund worker inside `serve` gives the money back, once, and the booking ends REFUNDED.
-  EXPECT_EQ(AwaitStatus(booking, "REFUNDED"), "REFUNDED");
-  const std::string payment =
-      json::parse(Gateway("GET", "/v1/sessions/" + session).body)["paymentId"];
-  auto refunds = json::parse(Gateway("GET", "/v1/refunds?paymentId=" + payment).body)["refunds"];
-  ASSERT_EQ(refunds.size(), 1u);
-  EXPECT_EQ(refunds[0]["amount"], 2900);
-  EXPECT_TRUE(Direct()->PendingRefunds(10)->empty());
-}
-
-TEST_P(GatewayCallbacks, TheReconcilerSettlesACallbackThatNeverCame) {
-  Start(db_, {"--reconcile-after", "200ms", "--reconcile-interval", "100ms", "--gateway-url",
-              "http://127.0.0.1:" + std::to_string(gateway_->port())});
-  auto [booking, session] = Checkout(37);
-  ASSERT_TRUE(
-      Direct()
-          ->AttachPaymentSession(booking.id, session, "", SystemClock().Now() + Millis(480'000))
-          .ok());
-  ASSERT_EQ(Pay(session, "SUCCEEDED", "never").status, 200);
-  EXPECT_EQ(AwaitStatus(booking, "CONFIRMED"), "CONFIRMED");
-  EXPECT_EQ(json::parse(Call("GET", Seats()).body)["seats"][0]["status"], "BOOKED");
-}
-
-TEST_P(GatewayCallbacks, RefundsAreIdempotentByKey) {
-  auto [booking, session] = Checkout(36);
-  ASSERT_EQ(Pay(session, "SUCCEEDED", "never").status, 200);
-  const std::string payment =
-      json::parse(Gateway("GET", "/v1/sessions/" + session).body)["paymentId"];
-  const std::string body = json{{"paymentId", payment}, {"amount", 2900}}.dump();
-  ExpectError(Gateway("POST", "/v1/refunds", body), 400, "IDEMPOTENCY_KEY_REQUIRED");
-  auto first = Gateway("POST", "/v1/refunds", body, {{"Idempotency-Key", "r-1"}});
-  auto again = Gateway("POST", "/v1/refunds", body, {{"Idempotency-Key", "r-1"}});
-  ASSERT_EQ(first.status, 201);
-  EXPECT_EQ(first.body, again.body);
-  auto list = json::parse(Gateway("GET", "/v1/refunds?paymentId=" + payment).body)["refunds"];
-  EXPECT_EQ(list.size(), 1u);
-  ExpectError(Gateway("POST", "/v1/refunds", json{{"paymentId", "pay_nope"}, {"amount", 1}}.dump(),
-                      {{"Idempotency-Key", "r-2"}}),
-              404, "NOT_FOUND");
-}
-
 // A real gateway retries callbacks that are not answered 2xx; so does the fake one. The
 // receiver here is an in-process server that refuses twice, then accepts, and checks
 // every delivery's signature.
@@ -818,12 +445,6 @@ TEST(FakeGateway, RetriesCallbacksUntilTheyAreAccepted) {
   EXPECT_EQ(bodies[0], bodies[2]);  // the same payment each time
   EXPECT_EQ(json::parse(bodies[0])["status"], "SUCCEEDED");
 }
-
-INSTANTIATE_TEST_SUITE_P(Engines, GatewayCallbacks,
-                         ::testing::Values(Engine::kSqlite, Engine::kPostgres),
-                         [](const auto& info) {
-                           return info.param == Engine::kSqlite ? "Sqlite" : "Postgres";
-                         });
 
 INSTANTIATE_TEST_SUITE_P(Engines, PaymentCallbacks,
                          ::testing::Values(Engine::kSqlite, Engine::kPostgres),
@@ -937,4 +558,4 @@ INSTANTIATE_TEST_SUITE_P(Engines, HttpApi, ::testing::Values(Engine::kSqlite, En
                          });
 
 }  // namespace
-}  // namespace boxoffice
+}  // namespace boxoffice::e2e

@@ -14,6 +14,10 @@ bool PostgresRequired();
 // A new empty directory under $TMPDIR, removed at process exit.
 std::string TempDir();
 
+// A TCP port on 127.0.0.1 that was free a moment ago, for a process that must listen on
+// the same port across restarts.
+unsigned short FreePort();
+
 }  // namespace boxoffice::testing
 
 namespace boxoffice::testing {

@@ -1,0 +1,382 @@
+// Checkout and payment end to end: `boxoffice serve` and `boxoffice fake-gateway` as two
+// processes, the purchase made through POST /holds/{id}/checkout, the gateway's signed
+// callbacks in every misfortune (twice, never, late, failed), the idempotency contract of
+// API.md, and the process killed with SIGKILL at each recovery point of checkout.
+#include <barrier>
+#include <future>
+#include <set>
+
+#include "core/crypto.h"
+#include "e2e/e2e_fixture.h"
+
+namespace boxoffice::e2e {
+namespace {
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+class GatewayCallbacks : public PaymentCallbacks {
+ protected:
+  void SetUp() override {
+    PaymentCallbacks::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    gateway_ = std::make_unique<Service>(std::vector<std::string>{
+        "fake-gateway", "--listen", "127.0.0.1:0", "--secret", kGatewaySecret});
+    StartServe({});
+  }
+  std::string GatewayUrl() const { return "http://127.0.0.1:" + std::to_string(gateway_->port()); }
+  // (Re)starts `serve` on the same database, speaking to the fake gateway.
+  void StartServe(std::vector<std::string> flags) {
+    flags.insert(flags.end(), {"--gateway-url", GatewayUrl()});
+    Start(db_, std::move(flags));
+  }
+  HttpResult Gateway(const std::string& method, const std::string& target,
+                     const std::string& body = "", const Headers& headers = {}) {
+    return HttpCall(gateway_->port(), method, target, body, headers);
+  }
+  HttpResult CheckoutCall(int64_t customer, const std::string& hold_id, const std::string& key,
+                          const std::string& body = "") {
+    Headers headers = {Bearer(Token(customer))};
+    if (!key.empty()) headers.emplace_back("Idempotency-Key", key);
+    return Call("POST", "/holds/" + hold_id + "/checkout", body, headers);
+  }
+  std::string HoldId(int64_t customer, const std::string& seats_json) {
+    auto hold = Hold(customer, seats_json);
+    EXPECT_EQ(hold.status, 201) << hold.body;
+    return json::parse(hold.body).value("holdId", "");
+  }
+  // Holds E1+F1 for `customer` and checks out through the API: the booking and its session.
+  std::pair<Booking, std::string> Checkout(int64_t customer) {
+    const std::string hold_id = HoldId(customer, R"(["E1", "F1"])");
+    auto r = CheckoutCall(customer, hold_id, "key-" + NewUuid());
+    EXPECT_EQ(r.status, 201) << r.body;
+    auto body = json::parse(r.body);
+    Booking b;
+    b.id = body.value("bookingId", int64_t{0});
+    b.hold_id = hold_id;
+    b.customer_id = customer;
+    return {b, body["payment"].value("sessionId", "")};
+  }
+  // The sessions the gateway opened for a booking.
+  size_t SessionsFor(int64_t booking_id) {
+    return json::parse(
+               Gateway("GET", "/v1/sessions?reference=" + std::to_string(booking_id)).body)
+        .at("sessions")
+        .size();
+  }
+  HttpResult Pay(const std::string& session, const std::string& outcome,
+                 const std::string& delivery, int delay_ms = 0) {
+    return Gateway("POST", "/v1/sessions/" + session + "/pay",
+                   json{{"outcome", outcome}, {"delivery", delivery}, {"delayMs", delay_ms}}.dump());
+  }
+  // Polls GET /bookings/{id} until its status is `want` (or gives up after ~6 s).
+  std::string AwaitStatus(const Booking& b, const std::string& want) {
+    std::string status;
+    for (int i = 0; i < 300 && status != want; ++i) {
+      status = json::parse(Call("GET", "/bookings/" + std::to_string(b.id), "",
+                                {Bearer(Token(b.customer_id))})
+                               .body)
+                   .value("status", "");
+      if (status != want) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return status;
+  }
+  double Settled(const std::string& outcome) {
+    const std::string body = Call("GET", "/metrics").body;
+    const std::string series = "boxoffice_payments_settled_total{outcome=\"" + outcome + "\"} ";
+    const size_t at = body.find(series);
+    return at == std::string::npos ? 0 : std::stod(body.substr(at + series.size()));
+  }
+  std::unique_ptr<Service> gateway_;
+};
+
+TEST_P(GatewayCallbacks, CheckoutOpensOneSessionAndReplaysItsFirstAnswer) {
+  const std::string hold_id = HoldId(41, R"(["E1", "F1"])");
+  const auto before = SystemClock().Now();
+  auto first = CheckoutCall(41, hold_id, "order-41-a");
+  ASSERT_EQ(first.status, 201) << first.body;
+  EXPECT_EQ(first.Header("idempotent-replayed"), "");
+  auto body = json::parse(first.body);
+  EXPECT_EQ(body["holdId"], hold_id);
+  EXPECT_EQ(body["status"], "PENDING");
+  EXPECT_EQ(body["amount"], (json{{"amount", 2900}, {"currency", "EUR"}}));
+  const int64_t booking_id = body["bookingId"];
+  const std::string session = body["payment"]["sessionId"];
+  EXPECT_FALSE(body["payment"]["url"].get<std::string>().empty());
+  // The session ends 8 minutes after checkout; the hold 10 minutes after it.
+  const Instant session_ends = *ParseRfc3339(body["payment"]["expiresAt"].get<std::string>());
+  EXPECT_GE(session_ends, before + Millis(480'000) - Millis(1'000));
+  EXPECT_LE(session_ends, SystemClock().Now() + Millis(480'000) + Millis(1'000));
+  auto hold = json::parse(Call("GET", "/holds/" + hold_id, "", {Bearer(Token(41))}).body);
+  EXPECT_EQ(*ParseRfc3339(hold["expiresAt"].get<std::string>()), session_ends + Millis(120'000));
+  EXPECT_EQ(json::parse(Gateway("GET", "/v1/sessions/" + session).body)["status"], "OPEN");
+
+  auto replay = CheckoutCall(41, hold_id, "order-41-a");
+  EXPECT_EQ(replay.status, 201);
+  EXPECT_EQ(replay.body, first.body);
+  EXPECT_EQ(replay.Header("idempotent-replayed"), "true");
+  EXPECT_EQ(SessionsFor(booking_id), 1u);
+
+  auto booking =
+      json::parse(Call("GET", "/bookings/" + std::to_string(booking_id), "", {Bearer(Token(41))})
+                      .body);
+  EXPECT_EQ(booking["status"], "PENDING");
+  EXPECT_EQ(booking["seats"], json::array({"E1", "F1"}));
+  // Another key for the same pending hold meets the pending booking.
+  auto second = CheckoutCall(41, hold_id, "order-41-b");
+  ExpectError(second, 409, "CHECKOUT_EXISTS");
+  EXPECT_EQ(json::parse(second.body)["bookingId"], booking_id);
+  // The first key for another hold is a reuse.
+  ExpectError(CheckoutCall(41, HoldId(41, R"(["E5"])"), "order-41-a"), 422,
+              "IDEMPOTENCY_KEY_REUSED");
+  EXPECT_EQ(SessionsFor(booking_id), 1u);
+}
+
+TEST_P(GatewayCallbacks, CheckoutRefusesBadRequestsAndChangesNothing) {
+  const std::string hold_id = HoldId(42, R"(["E2"])");
+  const std::string expires =
+      json::parse(Call("GET", "/holds/" + hold_id, "", {Bearer(Token(42))}).body)["expiresAt"];
+  ExpectError(CheckoutCall(42, hold_id, ""), 400, "IDEMPOTENCY_KEY_REQUIRED");
+  ExpectError(CheckoutCall(42, hold_id, std::string(256, 'k')), 400, "VALIDATION_FAILED");
+  ExpectError(CheckoutCall(42, hold_id, "tab\tkey"), 400, "VALIDATION_FAILED");
+  ExpectError(CheckoutCall(42, hold_id, "k", "{not json"), 400, "BAD_JSON");
+  ExpectError(CheckoutCall(42, hold_id, "k", R"({"amount": 1})"), 400, "VALIDATION_FAILED");
+  ExpectError(CheckoutCall(43, hold_id, "k"), 404, "NOT_FOUND");
+  ExpectError(CheckoutCall(42, "not-a-hold", "k"), 404, "NOT_FOUND");
+  ExpectError(CheckoutCall(42, NewUuid(), "k"), 404, "NOT_FOUND");
+  ExpectError(Call("POST", "/holds/" + hold_id + "/checkout", "", {{"Idempotency-Key", "k"}}), 401,
+              "UNAUTHENTICATED");
+  auto hold = json::parse(Call("GET", "/holds/" + hold_id, "", {Bearer(Token(42))}).body);
+  EXPECT_EQ(hold["expiresAt"], expires);
+  // None of those used up the key: it still works, for this hold, with an empty object.
+  EXPECT_EQ(CheckoutCall(42, hold_id, "k", "{}").status, 201);
+  // A released hold cannot be checked out.
+  const std::string released = HoldId(42, R"(["E3"])");
+  ASSERT_EQ(Call("DELETE", "/holds/" + released, "", {Bearer(Token(42))}).status, 204);
+  ExpectError(CheckoutCall(42, released, "k2"), 409, "HOLD_NOT_ACTIVE");
+}
+
+TEST_P(GatewayCallbacks, KeysBelongToTheirCustomer) {
+  const std::string mine = HoldId(44, R"(["E1"])");
+  const std::string theirs = HoldId(45, R"(["E2"])");
+  auto a = CheckoutCall(44, mine, "same-key");
+  auto b = CheckoutCall(45, theirs, "same-key");
+  ASSERT_EQ(a.status, 201) << a.body;
+  ASSERT_EQ(b.status, 201) << b.body;
+  EXPECT_EQ(b.Header("idempotent-replayed"), "");
+  EXPECT_NE(json::parse(a.body)["bookingId"], json::parse(b.body)["bookingId"]);
+  EXPECT_EQ(json::parse(b.body)["holdId"], theirs);
+  // Customer 45 replaying the key on customer 44's hold learns nothing about it.
+  ExpectError(CheckoutCall(45, mine, "same-key"), 422, "IDEMPOTENCY_KEY_REUSED");
+  auto again = CheckoutCall(45, theirs, "same-key");
+  EXPECT_EQ(again.body, b.body);
+}
+
+TEST_P(GatewayCallbacks, FiftyRequestsWithOneKeyMakeOneBookingAndOneSession) {
+  const std::string hold_id = HoldId(46, R"(["F1", "F2"])");
+  constexpr int kRequests = 50;
+  std::barrier start(kRequests);
+  std::vector<std::future<HttpResult>> calls;
+  for (int i = 0; i < kRequests; ++i) {
+    calls.push_back(std::async(std::launch::async, [&] {
+      start.arrive_and_wait();
+      return CheckoutCall(46, hold_id, "fifty");
+    }));
+  }
+  std::set<std::string> bodies;
+  int created = 0, in_progress = 0;
+  for (auto& c : calls) {
+    HttpResult r = c.get();
+    if (r.status == 201) {
+      ++created;
+      bodies.insert(r.body);
+    } else {
+      ExpectError(r, 409, "IDEMPOTENCY_IN_PROGRESS");
+      ++in_progress;
+    }
+  }
+  EXPECT_EQ(created + in_progress, kRequests);
+  EXPECT_GE(created, 1);
+  // Every success is the same answer; one more call replays it.
+  auto last = CheckoutCall(46, hold_id, "fifty");
+  ASSERT_EQ(last.status, 201);
+  bodies.insert(last.body);
+  EXPECT_EQ(bodies.size(), 1u);
+  const int64_t booking_id = json::parse(last.body)["bookingId"];
+  EXPECT_EQ(SessionsFor(booking_id), 1u);
+  auto other = CheckoutCall(46, hold_id, "another");
+  ExpectError(other, 409, "CHECKOUT_EXISTS");
+  EXPECT_EQ(json::parse(other.body)["bookingId"], booking_id);
+}
+
+// The gateway unreachable: 503 UNAVAILABLE, and the hold is as it was, with no pending
+// booking and the key free for a retry.
+TEST_P(GatewayCallbacks, AGatewayThatIsDownGives503AndLeavesNothingHalfDone) {
+  gateway_.reset();  // nothing listens on its port any more
+  const std::string hold_id = HoldId(47, R"(["E4"])");
+  const std::string expires =
+      json::parse(Call("GET", "/holds/" + hold_id, "", {Bearer(Token(47))}).body)["expiresAt"];
+  auto r = CheckoutCall(47, hold_id, "down");
+  ExpectError(r, 503, "UNAVAILABLE");
+  EXPECT_EQ(r.Header("retry-after"), "1");
+  auto hold = json::parse(Call("GET", "/holds/" + hold_id, "", {Bearer(Token(47))}).body);
+  EXPECT_EQ(hold["status"], "HELD");
+  EXPECT_EQ(hold["expiresAt"], expires);
+  // Not CHECKOUT_EXISTS with another key, not IN_PROGRESS or a replay with the same one.
+  ExpectError(CheckoutCall(47, hold_id, "down-2"), 503, "UNAVAILABLE");
+  ExpectError(CheckoutCall(47, hold_id, "down"), 503, "UNAVAILABLE");
+  EXPECT_TRUE(Direct()->PendingEvents(0, 10)->empty());
+}
+
+// kill -9 at each recovery point of checkout (a test-only fault hook makes the process
+// SIGKILL itself there), restart, retry with the same key: one booking, one session.
+TEST_P(GatewayCallbacks, ACheckoutKilledAtAnyRecoveryPointIsFinishedByARetry) {
+  // The callback URL a session was opened with must survive the restart, as a public URL
+  // does: every incarnation listens on the same port.
+  const std::string listen = "127.0.0.1:" + std::to_string(testing::FreePort());
+  const std::vector<std::string> flags = {"--listen", listen, "--gateway-url", GatewayUrl(),
+                                          "--checkout-lease", "1s"};
+  int64_t customer = 50;
+  for (const std::string point : {"claimed", "booked", "session"}) {
+    SCOPED_TRACE("killed at " + point);
+    ++customer;
+    const std::string hold_id = HoldId(customer, "[\"E" + std::to_string(customer - 44) + "\"]");
+    service_.reset();
+    service_ = std::make_unique<Service>(
+        db_, flags, std::vector<std::string>{"BOXOFFICE_TEST_CRASH_AT=" + point});
+    auto dead = CheckoutCall(customer, hold_id, "crash-" + point);
+    EXPECT_EQ(dead.status, 0) << "the process answered instead of dying: " << dead.body;
+    EXPECT_NE(service_->Log().find("checkout fault injection"), std::string::npos);
+    service_.reset();
+    service_ = std::make_unique<Service>(db_, flags);
+    // Until the dead request's lease ends the key is in progress; then the retry finishes.
+    HttpResult retry;
+    for (int i = 0; i < 100; ++i) {
+      retry = CheckoutCall(customer, hold_id, "crash-" + point);
+      if (retry.status != 409) break;
+      ExpectError(retry, 409, "IDEMPOTENCY_IN_PROGRESS");
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_EQ(retry.status, 201) << retry.body;
+    EXPECT_EQ(retry.Header("idempotent-replayed"), "");
+    auto replay = CheckoutCall(customer, hold_id, "crash-" + point);
+    EXPECT_EQ(replay.body, retry.body);
+    EXPECT_EQ(replay.Header("idempotent-replayed"), "true");
+    const int64_t booking_id = json::parse(retry.body)["bookingId"];
+    EXPECT_EQ(SessionsFor(booking_id), 1u);
+    auto other = CheckoutCall(customer, hold_id, "crash-other");
+    ExpectError(other, 409, "CHECKOUT_EXISTS");
+    EXPECT_EQ(json::parse(other.body)["bookingId"], booking_id);
+    // And the purchase completes.
+    ASSERT_EQ(Pay(json::parse(retry.body)["payment"]["sessionId"], "SUCCEEDED", "normal").status,
+              200);
+    Booking b;
+    b.id = booking_id;
+    b.customer_id = customer;
+    EXPECT_EQ(AwaitStatus(b, "CONFIRMED"), "CONFIRMED");
+  }
+}
+
+TEST_P(GatewayCallbacks, DeliveredTwiceConfirmsOnceWithOneEvent) {
+  auto [booking, session] = Checkout(31);
+  ASSERT_EQ(Pay(session, "SUCCEEDED", "twice").status, 200);
+  EXPECT_EQ(AwaitStatus(booking, "CONFIRMED"), "CONFIRMED");
+  for (int i = 0; i < 300 && Settled("duplicate") < 1; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(Settled("confirmed"), 1);
+  EXPECT_EQ(Settled("duplicate"), 1);
+  auto status = json::parse(Gateway("GET", "/v1/sessions/" + session).body);
+  EXPECT_EQ(status["status"], "PAID");
+  EXPECT_EQ(
+      json::parse(Call("GET", "/bookings/" + std::to_string(booking.id), "", {Bearer(Token(31))})
+                      .body)["paymentId"],
+      status["paymentId"]);
+  std::vector<json> events;
+  for (int i = 0; i < 300 && events.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    events = service_->Events();
+  }
+  EXPECT_EQ(events.size(), 1u);
+}
+
+TEST_P(GatewayCallbacks, AFailedPaymentKeepsTheHold) {
+  auto [booking, session] = Checkout(32);
+  ASSERT_EQ(Pay(session, "FAILED", "normal").status, 200);
+  EXPECT_EQ(AwaitStatus(booking, "FAILED"), "FAILED");
+  EXPECT_EQ(
+      json::parse(Call("GET", "/holds/" + booking.hold_id, "", {Bearer(Token(32))}).body)["status"],
+      "HELD");
+  // A new checkout of the same hold, with a new key, may follow.
+  EXPECT_EQ(CheckoutCall(32, booking.hold_id, "second-try").status, 201);
+}
+
+TEST_P(GatewayCallbacks, ACallbackThatNeverComesLeavesTheBookingPending) {
+  auto [booking, session] = Checkout(33);
+  ASSERT_EQ(Pay(session, "SUCCEEDED", "never").status, 200);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(AwaitStatus(booking, "PENDING"), "PENDING");
+  // The gateway knows it was paid: the question the reconciler will ask.
+  auto status = json::parse(Gateway("GET", "/v1/sessions/" + session).body);
+  EXPECT_EQ(status["status"], "PAID");
+  EXPECT_TRUE(status.contains("paymentId"));
+  ExpectError(Pay(session, "SUCCEEDED", "normal"), 409, "NOT_OPEN");
+}
+
+TEST_P(GatewayCallbacks, ALateCallbackIsRefundedOnceAndTheNewHolderKeepsTheSeats) {
+  StartServe({"--hold-ttl", "2s", "--hold-max-lifetime", "4s", "--payment-ttl", "1s"});
+  auto [booking, session] = Checkout(34);
+  // Paid in time, but the callback arrives 3 s later; by then the hold (2 s) expired and
+  // customer 35 holds one of its seats, until 2 s after taking it.
+  ASSERT_EQ(Pay(session, "SUCCEEDED", "delayed", 3'000).status, 200);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2'100));
+  auto newer = Hold(35, R"(["E1"])");
+  ASSERT_EQ(newer.status, 201);
+  EXPECT_EQ(AwaitStatus(booking, "FAILED"), "FAILED");
+  // The late payment took nothing from the newer holder (whose own hold may have run out
+  // by now on a slow machine, but was never booked by someone else's payment).
+  const std::string status =
+      json::parse(Call("GET", "/holds/" + json::parse(newer.body)["holdId"].get<std::string>(), "",
+                       {Bearer(Token(35))})
+                      .body)["status"];
+  EXPECT_TRUE(status == "HELD" || status == "EXPIRED") << status;
+  EXPECT_NE(json::parse(Call("GET", Seats()).body)["seats"][0]["status"], "BOOKED");
+  // The refund worker inside `serve` gives the money back, once, and the booking ends REFUNDED.
+  EXPECT_EQ(AwaitStatus(booking, "REFUNDED"), "REFUNDED");
+  const std::string payment =
+      json::parse(Gateway("GET", "/v1/sessions/" + session).body)["paymentId"];
+  auto refunds = json::parse(Gateway("GET", "/v1/refunds?paymentId=" + payment).body)["refunds"];
+  ASSERT_EQ(refunds.size(), 1u);
+  EXPECT_EQ(refunds[0]["amount"], 2900);
+  EXPECT_TRUE(Direct()->PendingRefunds(10)->empty());
+}
+
+TEST_P(GatewayCallbacks, TheReconcilerSettlesACallbackThatNeverCame) {
+  StartServe({"--reconcile-after", "200ms", "--reconcile-interval", "100ms"});
+  auto [booking, session] = Checkout(37);
+  ASSERT_EQ(Pay(session, "SUCCEEDED", "never").status, 200);
+  EXPECT_EQ(AwaitStatus(booking, "CONFIRMED"), "CONFIRMED");
+  EXPECT_EQ(json::parse(Call("GET", Seats()).body)["seats"][0]["status"], "BOOKED");
+}
+
+TEST_P(GatewayCallbacks, RefundsAreIdempotentByKey) {
+  auto [booking, session] = Checkout(36);
+  ASSERT_EQ(Pay(session, "SUCCEEDED", "never").status, 200);
+  const std::string payment =
+      json::parse(Gateway("GET", "/v1/sessions/" + session).body)["paymentId"];
+  const std::string body = json{{"paymentId", payment}, {"amount", 2900}}.dump();
+  ExpectError(Gateway("POST", "/v1/refunds", body), 400, "IDEMPOTENCY_KEY_REQUIRED");
+  auto first = Gateway("POST", "/v1/refunds", body, {{"Idempotency-Key", "r-1"}});
+  auto again = Gateway("POST", "/v1/refunds", body, {{"Idempotency-Key", "r-1"}});
+  ASSERT_EQ(first.status, 201);
+  EXPECT_EQ(first.body, again.body);
+  auto list = json::parse(Gateway("GET", "/v1/refunds?paymentId=" + payment).body)["refunds"];
+  EXPECT_EQ(list.size(), 1u);
+  ExpectError(Gateway("POST", "/v1/refunds", json{{"paymentId", "pay_nope"}, {"amount", 1}}.dump(),
+                      {{"Idempotency-Key", "r-2"}}),
+              404, "NOT_FOUND");
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, GatewayCallbacks,
+                         ::testing::Values(Engine::kSqlite, Engine::kPostgres), EngineName);
+
+}  // namespace
+}  // namespace boxoffice::e2e

@@ -1,0 +1,240 @@
+// The fixtures of the end-to-end suites: the real `boxoffice` binary started as a child
+// process (serve or fake-gateway) on SQLite or PostgreSQL, spoken to over HTTP.
+#pragma once
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "core/gateway_signature.h"
+#include "core/jwt.h"
+#include "core/time_format.h"
+#include "store/pg_store.h"
+#include "store/sqlite_store.h"
+#include "support/http_client.h"
+#include "support/test_env.h"
+
+extern char** environ;
+
+namespace boxoffice::e2e {
+
+using nlohmann::json;
+using testing::HttpCall;
+using testing::HttpResult;
+
+inline const std::string kSecret = "e2e-secret-e2e-secret-e2e-secret-0123";
+inline const std::string kGatewaySecret = "e2e-gateway-secret-0123";
+
+enum class Engine { kSqlite, kPostgres };
+
+inline std::string Token(int64_t customer, bool admin = false, Millis ttl = Millis(3'600'000)) {
+  return SignJwt(Principal{customer, admin}, SystemClock().Now() + ttl, kSecret);
+}
+
+inline std::pair<std::string, std::string> Bearer(const std::string& token) {
+  return {"Authorization", "Bearer " + token};
+}
+
+class Service {
+ public:
+  // Starts `serve` on a port the kernel picks (127.0.0.1:0) and learns it from the
+  // "listening" log line, so parallel tests never race for a port.
+  Service(const std::string& db, std::vector<std::string> extra = {},
+          const std::vector<std::string>& env = {})
+      : Service(ServeArgs(db, std::move(extra)), env) {}
+
+  // Runs BOXOFFICE_BINARY with args (its subcommand first), e.g. fake-gateway, with
+  // env ("NAME=value") added to this process's environment.
+  explicit Service(std::vector<std::string> args, const std::vector<std::string>& env = {}) {
+    log_ = testing::TempDir() + "/process.log";
+    args.insert(args.begin(), BOXOFFICE_BINARY);
+    for (size_t i = 0; i + 1 < args.size(); ++i) {
+      if (args[i] == "--events-file") events_ = args[i + 1];
+    }
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 2, log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    std::vector<char*> envp;
+    for (char** e = environ; *e; ++e) envp.push_back(*e);
+    std::vector<std::string> extra_env = env;
+    for (auto& e : extra_env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp.data()) != 0) pid_ = 0;
+    posix_spawn_file_actions_destroy(&actions);
+    for (int i = 0; i < 500 && pid_ > 0 && port_ == 0; ++i) {
+      std::istringstream lines(Log());
+      for (std::string line; std::getline(lines, line);) {
+        auto j = json::parse(line, nullptr, false);
+        if (j.is_object() && j.value("msg", "") == "listening") port_ = j.value("port", 0);
+      }
+      if (port_ == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (port_ != 0 && HttpCall(port_, "GET", "/healthz").status == 200) return;
+    ADD_FAILURE() << "service did not start; log:\n" << Log();
+  }
+  static std::vector<std::string> ServeArgs(const std::string& db, std::vector<std::string> extra) {
+    std::vector<std::string> args = {"serve",
+                                     "--listen",
+                                     "127.0.0.1:0",
+                                     "--db",
+                                     db,
+                                     "--jwt-secret",
+                                     kSecret,
+                                     "--gateway-secret",
+                                     kGatewaySecret,
+                                     "--events-file",
+                                     testing::TempDir() + "/events.jsonl"};
+    if (std::find(extra.begin(), extra.end(), "--listen") != extra.end()) {
+      args.erase(args.begin() + 1, args.begin() + 3);  // the caller chose where to listen
+    }
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
+
+  ~Service() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  // SIGTERM, then the exit status (or -1 if it did not stop within 15 s).
+  int Terminate() {
+    kill(pid_, SIGTERM);
+    for (int i = 0; i < 1500; ++i) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = 0;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return -1;
+  }
+  std::string Log() const {
+    std::ifstream in(log_);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  unsigned short port() const { return port_; }
+  // The lines the outbox relay wrote so far.
+  std::vector<json> Events() const {
+    std::ifstream in(events_);
+    std::vector<json> out;
+    for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
+    return out;
+  }
+
+ private:
+  pid_t pid_ = 0;
+  unsigned short port_ = 0;
+  std::string log_;
+  std::string events_;  // the --events-file of a `serve`
+};
+
+inline const std::string kLayout = R"({"title": "Dune: Part Three", "cinema": "Odeon Leicester Square",
+  "hall": "Screen 1", "startsAt": "2026-12-18T19:30:00.000Z",
+  "rows": [{"row": "E", "seats": 10, "category": "standard"}, {"row": "F", "seats": 10, "category": "premium"}],
+  "prices": {"standard": {"amount": 1250, "currency": "EUR"}, "premium": {"amount": 1650, "currency": "EUR"}}})";
+
+class HttpApi : public ::testing::TestWithParam<Engine> {
+ protected:
+  void SetUp() override {
+    std::string db;
+    if (GetParam() == Engine::kSqlite) {
+      db = "sqlite:" + testing::TempDir() + "/e2e.db";
+    } else {
+      if (testing::PostgresUrl().empty()) {
+        if (testing::PostgresRequired()) FAIL() << "BOXOFFICE_TEST_PG_URL is not set";
+        GTEST_SKIP() << "no PostgreSQL (run through scripts/with-postgres.sh)";
+      }
+      db = testing::FreshPostgresSchemaUrl();
+    }
+    db_ = db;
+    Start(db, {});
+  }
+
+  void Start(const std::string& db, std::vector<std::string> flags) {
+    service_.reset();
+    service_ = std::make_unique<Service>(db, std::move(flags));
+    auto created = Call("POST", "/admin/showtimes", kLayout, {Bearer(Token(1, true))});
+    ASSERT_EQ(created.status, 201) << created.body;
+    showtime_ = json::parse(created.body)["showtimeId"].get<int64_t>();
+  }
+
+  HttpResult Call(const std::string& method, const std::string& target,
+                  const std::string& body = "",
+                  const std::vector<std::pair<std::string, std::string>>& headers = {}) {
+    return HttpCall(service_->port(), method, target, body, headers);
+  }
+  std::string Seats() { return "/showtimes/" + std::to_string(showtime_) + "/seats"; }
+  std::string Holds() { return "/showtimes/" + std::to_string(showtime_) + "/holds"; }
+  HttpResult Hold(int64_t customer, const std::string& seats_json) {
+    return Call("POST", Holds(), R"({"seats": )" + seats_json + "}", {Bearer(Token(customer))});
+  }
+  // The seat map's ETag: equal tags, equal seat states.
+  std::string SeatState() { return Call("GET", Seats()).Header("etag"); }
+
+  static void ExpectError(const HttpResult& r, int status, const std::string& code) {
+    EXPECT_EQ(r.status, status) << r.body;
+    auto body = json::parse(r.body, nullptr, false);
+    ASSERT_TRUE(body.is_object()) << r.body;
+    EXPECT_EQ(body.value("code", ""), code) << r.body;
+    EXPECT_TRUE(body.contains("error")) << r.body;
+  }
+
+  std::unique_ptr<Service> service_;
+  std::string db_;
+  int64_t showtime_ = 0;
+};
+
+// The gateway's callback through the real binary, with hand-made callbacks: the booking is
+// started through the store directly (the same database the service uses), so each test
+// controls every field of the report it signs.
+class PaymentCallbacks : public HttpApi {
+ protected:
+  std::unique_ptr<Store> Direct() {
+    if (GetParam() == Engine::kSqlite) {
+      SqliteOptions o;
+      o.path = db_.substr(std::string("sqlite:").size());
+      return std::make_unique<SqliteStore>(o, &clock_);
+    }
+    PgOptions o;
+    o.url = db_;
+    return std::make_unique<PgStore>(o);
+  }
+  HttpResult Callback(const std::string& body, const std::string& signature) {
+    return Call("POST", "/payments/callback", body, {{"X-Gateway-Signature", signature}});
+  }
+  HttpResult Signed(const std::string& body) {
+    return Callback(body, SignGatewayPayload(kGatewaySecret, SystemClock().Now(), body));
+  }
+  static std::string Report(const std::string& payment_id, int64_t booking_id,
+                            int64_t amount = 2900, const std::string& status = "SUCCEEDED") {
+    return json{{"paymentId", payment_id},
+                {"sessionId", "ses_" + payment_id},
+                {"reference", std::to_string(booking_id)},
+                {"status", status},
+                {"amount", amount},
+                {"currency", "EUR"}}
+        .dump();
+  }
+  SystemClock clock_;
+};
+
+inline std::string EngineName(const ::testing::TestParamInfo<Engine>& info) {
+  return info.param == Engine::kSqlite ? "Sqlite" : "Postgres";
+}
+
+}  // namespace boxoffice::e2e
