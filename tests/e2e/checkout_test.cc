@@ -58,15 +58,15 @@ class GatewayCallbacks : public PaymentCallbacks {
   }
   // The sessions the gateway opened for a booking.
   size_t SessionsFor(int64_t booking_id) {
-    return json::parse(
-               Gateway("GET", "/v1/sessions?reference=" + std::to_string(booking_id)).body)
+    return json::parse(Gateway("GET", "/v1/sessions?reference=" + std::to_string(booking_id)).body)
         .at("sessions")
         .size();
   }
   HttpResult Pay(const std::string& session, const std::string& outcome,
                  const std::string& delivery, int delay_ms = 0) {
-    return Gateway("POST", "/v1/sessions/" + session + "/pay",
-                   json{{"outcome", outcome}, {"delivery", delivery}, {"delayMs", delay_ms}}.dump());
+    return Gateway(
+        "POST", "/v1/sessions/" + session + "/pay",
+        json{{"outcome", outcome}, {"delivery", delivery}, {"delayMs", delay_ms}}.dump());
   }
   // Polls GET /bookings/{id} until its status is `want` (or gives up after ~6 s).
   std::string AwaitStatus(const Booking& b, const std::string& want) {
@@ -116,9 +116,8 @@ TEST_P(GatewayCallbacks, CheckoutOpensOneSessionAndReplaysItsFirstAnswer) {
   EXPECT_EQ(replay.Header("idempotent-replayed"), "true");
   EXPECT_EQ(SessionsFor(booking_id), 1u);
 
-  auto booking =
-      json::parse(Call("GET", "/bookings/" + std::to_string(booking_id), "", {Bearer(Token(41))})
-                      .body);
+  auto booking = json::parse(
+      Call("GET", "/bookings/" + std::to_string(booking_id), "", {Bearer(Token(41))}).body);
   EXPECT_EQ(booking["status"], "PENDING");
   EXPECT_EQ(booking["seats"], json::array({"E1", "F1"}));
   // Another key for the same pending hold meets the pending booking.
@@ -233,7 +232,7 @@ TEST_P(GatewayCallbacks, ACheckoutKilledAtAnyRecoveryPointIsFinishedByARetry) {
   // The callback URL a session was opened with must survive the restart, as a public URL
   // does: every incarnation listens on the same port.
   const std::string listen = "127.0.0.1:" + std::to_string(testing::FreePort());
-  const std::vector<std::string> flags = {"--listen", listen, "--gateway-url", GatewayUrl(),
+  const std::vector<std::string> flags = {"--listen",         listen, "--gateway-url", GatewayUrl(),
                                           "--checkout-lease", "1s"};
   int64_t customer = 50;
   for (const std::string point : {"claimed", "booked", "session"}) {

@@ -143,7 +143,8 @@ class Service {
   std::string events_;  // the --events-file of a `serve`
 };
 
-inline const std::string kLayout = R"({"title": "Dune: Part Three", "cinema": "Odeon Leicester Square",
+inline const std::string kLayout =
+    R"({"title": "Dune: Part Three", "cinema": "Odeon Leicester Square",
   "hall": "Screen 1", "startsAt": "2026-12-18T19:30:00.000Z",
   "rows": [{"row": "E", "seats": 10, "category": "standard"}, {"row": "F", "seats": 10, "category": "premium"}],
   "prices": {"standard": {"amount": 1250, "currency": "EUR"}, "premium": {"amount": 1650, "currency": "EUR"}}})";
