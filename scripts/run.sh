@@ -27,6 +27,11 @@ boxoffice on http://$BOXOFFICE_LISTEN  (database $BOXOFFICE_DB)
   curl -s http://$BOXOFFICE_LISTEN/showtimes/1/seats
   curl -s -X POST http://$BOXOFFICE_LISTEN/showtimes/1/holds \\
        -H "Authorization: Bearer $customer" -d '{"seats": ["A5", "A6"]}'
+Then pay for it (HOLD_ID from the answer above; SESSION_ID from the checkout's answer):
+  curl -s -X POST http://$BOXOFFICE_LISTEN/holds/HOLD_ID/checkout \\
+       -H "Authorization: Bearer $customer" -H "Idempotency-Key: order-1"
+  curl -s -X POST $BOXOFFICE_GATEWAY_URL/v1/sessions/SESSION_ID/pay -d '{"outcome": "SUCCEEDED"}'
+  curl -s http://$BOXOFFICE_LISTEN/bookings/BOOKING_ID -H "Authorization: Bearer $customer"
 Fake payment gateway on $BOXOFFICE_GATEWAY_URL (log: var/fake-gateway.log)
 Customer 42 token: $customer
 Admin token:       $admin
