@@ -1,31 +1,49 @@
 #include "jobs/outbox_relay.h"
 
+#include <algorithm>
+
 #include "core/log.h"
 
 namespace boxoffice {
 
 OutboxRelay::OutboxRelay(Store* store, EventSink* sink, Millis interval, int batch_limit,
-                         Metrics* metrics)
+                         Metrics* metrics, const Clock* clock)
     : store_(store),
       sink_(sink),
       interval_(interval),
       batch_limit_(batch_limit),
       published_(metrics->GetCounter("boxoffice_outbox_published_total",
                                      "Outbox events delivered to the sink.")),
-      errors_(metrics->GetCounter("boxoffice_outbox_errors_total",
-                                  "Outbox relay rounds that failed.")) {}
+      errors_(
+          metrics->GetCounter("boxoffice_outbox_errors_total", "Outbox relay rounds that failed.")),
+      oldest_pending_ms_(std::make_shared<std::atomic<int64_t>>(0)) {
+  metrics->AddGauge(
+      "boxoffice_outbox_lag_seconds",
+      "Age of the oldest outbox event not yet delivered as of the relay's last round (0: none).",
+      [oldest = oldest_pending_ms_, clock] {
+        const int64_t ms = oldest->load();
+        if (ms == 0) return 0.0;
+        const Instant now = clock ? clock->Now() : SystemClock().Now();
+        return std::max(0.0, static_cast<double>(ToEpochMs(now) - ms) / 1000.0);
+      });
+}
 
 OutboxRelay::~OutboxRelay() { Stop(); }
 
 Result<int> OutboxRelay::RunOnce() {
   auto events = store_->PendingEvents(0, batch_limit_);
   if (!events.ok()) return events.status();
-  if (events->empty()) return 0;
+  if (events->empty()) {
+    oldest_pending_ms_->store(0);
+    return 0;
+  }
+  oldest_pending_ms_->store(ToEpochMs(events->front().created_at));
   if (Status s = sink_->Deliver(events.value()); !s.ok()) return s;
   std::vector<int64_t> ids;
   for (const auto& e : events.value()) ids.push_back(e.id);
   if (Status s = store_->MarkEventsPublished(ids); !s.ok()) return s;
   published_.Inc(ids.size());
+  if (ids.size() < static_cast<size_t>(batch_limit_)) oldest_pending_ms_->store(0);
   return static_cast<int>(ids.size());
 }
 

@@ -6,6 +6,9 @@
 // found a full batch runs again at once; otherwise the relay sleeps `interval`.
 #pragma once
 
+#include <atomic>
+#include <memory>
+
 #include "core/metrics.h"
 #include "events/event_sink.h"
 #include "jobs/periodic.h"
@@ -15,7 +18,9 @@ namespace boxoffice {
 
 class OutboxRelay {
  public:
-  OutboxRelay(Store* store, EventSink* sink, Millis interval, int batch_limit, Metrics* metrics);
+  // clock: what the lag gauge measures against (the system clock when null).
+  OutboxRelay(Store* store, EventSink* sink, Millis interval, int batch_limit, Metrics* metrics,
+              const Clock* clock = nullptr);
   ~OutboxRelay();  // stops and joins
 
   // One round now: how many events were delivered and marked, or the first error.
@@ -30,6 +35,9 @@ class OutboxRelay {
   int batch_limit_;
   Counter& published_;
   Counter& errors_;
+  // created_at (epoch ms) of the oldest event not delivered as of the last round; 0: none.
+  // Shared with the lag gauge, which may be read after the relay is gone.
+  std::shared_ptr<std::atomic<int64_t>> oldest_pending_ms_;
   Periodic periodic_;
 };
 

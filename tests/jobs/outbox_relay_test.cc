@@ -70,18 +70,23 @@ TEST_P(Relay, DeliversInOrderThenMarksPublished) {
 TEST_P(Relay, AFailingSinkLosesNothing) {
   MakeEvents();
   FailingSink broken;
-  OutboxRelay failing(store_.get(), &broken, Millis(10), 100, &metrics_);
+  OutboxRelay failing(store_.get(), &broken, Millis(10), 100, &metrics_, &clock_);
   EXPECT_FALSE(failing.RunOnce().ok());
   EXPECT_EQ(store_->PendingEvents(0, 10)->size(), 2u);
+  // The lag gauge shows how long the oldest undelivered event has waited.
+  clock_.Advance(Millis(5'000));
+  EXPECT_NE(metrics_.Render().find("\nboxoffice_outbox_lag_seconds 5"), std::string::npos)
+      << metrics_.Render();
   const std::string path = testing::TempDir() + "/events.jsonl";
   FileSink sink(path);
-  OutboxRelay relay(store_.get(), &sink, Millis(10), 100, &metrics_);
+  OutboxRelay relay(store_.get(), &sink, Millis(10), 100, &metrics_, &clock_);
   relay.Start();
   for (int i = 0; i < 500 && !store_->PendingEvents(0, 10)->empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   relay.Stop();
   EXPECT_EQ(Lines(path).size(), 2u);
+  EXPECT_NE(metrics_.Render().find("\nboxoffice_outbox_lag_seconds 0\n"), std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, Relay, ::testing::Values(Engine::kSqlite, Engine::kPostgres),
