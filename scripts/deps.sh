@@ -5,7 +5,8 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config
   libboost-dev libpq-dev libsqlite3-dev nlohmann-json3-dev libssl-dev libcli11-dev
-  libgtest-dev
+  libgtest-dev libhiredis-dev librdkafka-dev
+  redis-server
   postgresql-15 postgresql-contrib
 )
 missing=()

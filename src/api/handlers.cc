@@ -80,7 +80,13 @@ class Api {
   Response Readyz(Request&) {
     Status s = d_.store->Ping();
     if (!s.ok()) return ErrorResponse(503, "UNAVAILABLE", "database: " + s.message());
-    return Json(200, R"({"status":"ready","database":"ok"})");
+    if (!d_.gate) return Json(200, R"({"status":"ready","database":"ok"})");
+    // Holds still work without Redis (slower, through the store alone), but API.md asks
+    // readiness of both: a balancer prefers instances whose gate works.
+    if (Status r = d_.gate->Ping(); !r.ok()) {
+      return ErrorResponse(503, "UNAVAILABLE", "redis: " + r.message());
+    }
+    return Json(200, R"({"status":"ready","database":"ok","redis":"ok"})");
   }
 
   Response MetricsText(Request&) {

@@ -17,6 +17,7 @@ struct ApiDeps {
   Store* store = nullptr;
   HoldService* holds = nullptr;
   CheckoutService* checkout = nullptr;
+  SeatGate* gate = nullptr;  // null: no Redis configured
   Metrics* metrics = nullptr;
   const Clock* clock = nullptr;  // for token expiry
   std::string jwt_secret;

@@ -133,6 +133,7 @@ struct ServeFlags {
   std::string events_file = "var/events.jsonl";
   std::string gateway_url = "http://127.0.0.1:9090";
   std::string public_url;  // empty: http://LISTEN
+  std::string redis_url;   // empty: no seat gate (embedded profile)
   Millis payment_ttl{0};   // 0: 8 minutes, or 4/5 of a shorter --hold-ttl
   Millis checkout_lease{30'000};
   Millis reconcile_after{15 * 60'000};
@@ -181,6 +182,15 @@ int Serve(const ServeFlags& f) {
     LogError("--public-url must be http://HOST:PORT[/PATH]");
     return 2;
   }
+  std::optional<RedisOptions> redis;
+  if (!f.redis_url.empty()) {
+    redis = ParseRedisUrl(f.redis_url);
+    if (!redis) {
+      LogError("--redis must be redis://HOST:PORT");
+      return 2;
+    }
+    redis->pool_size = f.workers;  // one connection per worker: no worker waits for one
+  }
   http::ServerOptions options;
   if (!ParseListen(f.listen, &options)) return 2;
   options.io_threads = f.io_threads;
@@ -193,7 +203,13 @@ int Serve(const ServeFlags& f) {
   auto store = OpenAndMigrate(f.common.store, &clock);
   if (!store.ok()) return Fail("cannot open the database", store.status());
   Metrics metrics;
-  HoldService holds(store.value().get(), HoldPolicy{f.hold_ttl, f.hold_max_lifetime}, &metrics);
+  std::unique_ptr<SeatGate> gate;
+  if (redis) {
+    gate = std::make_unique<RedisSeatGate>(std::make_unique<RedisClient>(*redis),
+                                           RedisGateOptions{}, &metrics);
+  }
+  HoldService holds(store.value().get(), HoldPolicy{f.hold_ttl, f.hold_max_lifetime}, &metrics,
+                    gate.get());
   HttpGateway gateway(HttpGatewayOptions{f.gateway_url});
   CheckoutOptions checkout_options;
   checkout_options.hold_ttl = f.hold_ttl;
@@ -203,10 +219,11 @@ int Serve(const ServeFlags& f) {
   if (const char* crash_at = std::getenv("BOXOFFICE_TEST_CRASH_AT")) {
     checkout_options.crash_at = crash_at;  // test-only fault injection (tests/e2e)
   }
-  CheckoutService checkout(store.value().get(), &gateway, checkout_options, &metrics);
+  CheckoutService checkout(store.value().get(), &gateway, checkout_options, &metrics, gate.get());
   http::Router router;
-  api::RegisterRoutes(&router, api::ApiDeps{store.value().get(), &holds, &checkout, &metrics,
-                                            &clock, f.common.jwt_secret, f.gateway_secret});
+  api::RegisterRoutes(
+      &router, api::ApiDeps{store.value().get(), &holds, &checkout, gate.get(), &metrics, &clock,
+                            f.common.jwt_secret, f.gateway_secret});
   http::Server server(options, &router, &metrics);
   if (!server.Start()) return 1;
   checkout.SetCallbackUrl((f.public_url.empty()
@@ -229,7 +246,8 @@ int Serve(const ServeFlags& f) {
                         {"port", server.port()},
                         {"db", f.common.store.url.substr(0, f.common.store.url.find(':'))},
                         {"ioThreads", options.io_threads},
-                        {"workers", options.worker_threads}});
+                        {"workers", options.worker_threads},
+                        {"gate", redis ? "redis" : "none"}});
   if (f.gateway_secret.empty())
     LogWarn("no --gateway-secret: every payment callback will be refused");
   WaitForStopSignal(signals);
@@ -336,6 +354,8 @@ void AddCommands(CLI::App* app, int* exit_code) {
   DurationFlag(serve, "hold-ttl", &serve_flags->hold_ttl, "10m", "How long a hold lasts");
   DurationFlag(serve, "hold-max-lifetime", &serve_flags->hold_max_lifetime, "20m",
                "Extensions never keep a hold past this age");
+  Flag(serve, "redis", &serve_flags->redis_url,
+       "redis://HOST:PORT of the seat gate (production profile; unset: no gate)");
   Flag(serve, "public-url", &serve_flags->public_url,
        "Base URL the payment gateway calls back (default: http://LISTEN)");
   DurationFlag(serve, "payment-ttl", &serve_flags->payment_ttl, "8m",

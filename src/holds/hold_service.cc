@@ -5,8 +5,9 @@
 
 namespace boxoffice {
 
-HoldService::HoldService(Store* store, HoldPolicy policy, Metrics* metrics)
+HoldService::HoldService(Store* store, HoldPolicy policy, Metrics* metrics, SeatGate* gate)
     : store_(store),
+      gate_(gate),
       policy_(policy),
       won_(metrics->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.",
                                "outcome=\"won\"")),
@@ -20,11 +21,22 @@ Result<Hold> HoldService::HoldSeats(int64_t showtime_id, int64_t customer_id,
   auto sorted = ValidateHoldSeats(seats);
   if (!sorted.ok()) return sorted.status();
   HoldRequest request{NewUuid(), showtime_id, customer_id, std::move(sorted.value()), policy_.ttl};
+  bool claimed = false;
+  if (gate_) {
+    auto decision = gate_->Claim(showtime_id, request.seats, request.hold_id, request.ttl);
+    if (decision.verdict == SeatGate::Verdict::kTaken) {
+      lost_.Inc();
+      return SeatsUnavailable(request, std::move(decision.taken));
+    }
+    claimed = decision.verdict == SeatGate::Verdict::kClaimed;
+  }
   auto result = store_->HoldSeats(request);
   if (result.ok()) {
     won_.Inc();
-  } else if (result.status().code() == Code::kConflict) {
-    lost_.Inc();
+  } else {
+    if (result.status().code() == Code::kConflict) lost_.Inc();
+    // The store said no: this hold's keys must not turn anyone else away.
+    if (claimed) gate_->Release(showtime_id, request.seats, request.hold_id);
   }
   return result;
 }
@@ -34,13 +46,26 @@ Result<Hold> HoldService::GetHold(const std::string& hold_id, int64_t customer_i
 }
 
 Status HoldService::ReleaseHold(const std::string& hold_id, int64_t customer_id) {
+  std::optional<Hold> hold;
+  if (gate_) {
+    auto found = store_->GetHold(hold_id, customer_id);
+    if (found.ok()) hold = std::move(found.value());
+  }
   Status s = store_->ReleaseHold(hold_id, customer_id);
-  if (s.ok()) released_.Inc();
+  if (s.ok()) {
+    released_.Inc();
+    if (hold) gate_->Release(hold->showtime_id, hold->seats, hold_id);
+  }
   return s;
 }
 
 Result<Hold> HoldService::ExtendHold(const std::string& hold_id, int64_t customer_id) {
-  return store_->ExtendHold(hold_id, customer_id, policy_.ttl, policy_.max_lifetime);
+  auto hold = store_->ExtendHold(hold_id, customer_id, policy_.ttl, policy_.max_lifetime);
+  if (hold.ok() && gate_) {
+    gate_->Rearm(hold->showtime_id, hold->seats, hold_id,
+                 std::chrono::duration_cast<Millis>(hold->expires_at - SystemClock().Now()));
+  }
+  return hold;
 }
 
 }  // namespace boxoffice

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/metrics.h"
+#include "gate/seat_gate.h"
 #include "store/store.h"
 
 namespace boxoffice {
@@ -20,9 +21,11 @@ struct HoldPolicy {
 
 class HoldService {
  public:
-  HoldService(Store* store, HoldPolicy policy, Metrics* metrics);
+  // gate: the Redis seat gate in front of the store, or null (embedded profile).
+  HoldService(Store* store, HoldPolicy policy, Metrics* metrics, SeatGate* gate = nullptr);
 
-  // kInvalid for bad seats (nothing touched), else as Store::HoldSeats.
+  // kInvalid for bad seats (nothing touched), else as Store::HoldSeats. With a gate, a
+  // seat the gate knows to be taken is refused (kConflict) without asking the store.
   Result<Hold> HoldSeats(int64_t showtime_id, int64_t customer_id,
                          const std::vector<std::string>& seats);
   Result<Hold> GetHold(const std::string& hold_id, int64_t customer_id);
@@ -30,9 +33,11 @@ class HoldService {
   Result<Hold> ExtendHold(const std::string& hold_id, int64_t customer_id);
 
   const HoldPolicy& policy() const { return policy_; }
+  SeatGate* gate() const { return gate_; }
 
  private:
   Store* store_;
+  SeatGate* gate_;
   HoldPolicy policy_;
   Counter& won_;
   Counter& lost_;

@@ -33,11 +33,12 @@ bool IsValidIdempotencyKey(const std::string& key) {
 }
 
 CheckoutService::CheckoutService(Store* store, Gateway* gateway, CheckoutOptions options,
-                                 Metrics* metrics)
+                                 Metrics* metrics, SeatGate* gate)
     : store_(store),
       gateway_(gateway),
       options_(std::move(options)),
       metrics_(metrics),
+      gate_(gate),
       callback_url_(options_.callback_url) {}
 
 void CheckoutService::SetCallbackUrl(std::string url) {
@@ -132,6 +133,13 @@ Result<CheckoutResponse> CheckoutService::Checkout(int64_t customer_id,
     return Status(Code::kNotActive, "the checkout was abandoned");
   }
   count("created");
+  // The gate's keys follow the hold's new expiry. Until now they ended earlier than the
+  // hold, which only ever lets the store decide; after an undo they already match.
+  if (gate_ && booking->hold_expires_at) {
+    gate_->Rearm(
+        booking->showtime_id, booking->seats, booking->hold_id,
+        std::chrono::duration_cast<Millis>(*booking->hold_expires_at - SystemClock().Now()));
+  }
   LogInfo("checkout created",
           {{"bookingId", booking->id}, {"holdId", hold_id}, {"sessionId", session->session_id}});
   return response;

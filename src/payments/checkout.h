@@ -21,6 +21,7 @@
 #include <string>
 
 #include "core/metrics.h"
+#include "gate/seat_gate.h"
 #include "payments/gateway.h"
 #include "store/store.h"
 
@@ -46,7 +47,9 @@ struct CheckoutResponse {
 
 class CheckoutService {
  public:
-  CheckoutService(Store* store, Gateway* gateway, CheckoutOptions options, Metrics* metrics);
+  // gate: the seat gate whose keys follow the hold's new expiry, or null.
+  CheckoutService(Store* store, Gateway* gateway, CheckoutOptions options, Metrics* metrics,
+                  SeatGate* gate = nullptr);
 
   // As API.md "Checkout and bookings". Errors: kKeyReused, kInProgress, and those of
   // Store::StartCheckout (kNotFound, kNotActive, kCheckoutExists); kUnavailable when the
@@ -65,6 +68,7 @@ class CheckoutService {
   Gateway* gateway_;
   CheckoutOptions options_;
   Metrics* metrics_;
+  SeatGate* gate_;
   mutable std::mutex callback_mu_;
   std::string callback_url_;
 };

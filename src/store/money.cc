@@ -98,6 +98,7 @@ Result<Booking> StartCheckoutIn(MoneyTx& tx, const KeyLock* lock, const std::str
   auto id = tx.InsertBooking(b, now.value());
   if (!id.ok()) return id.status();
   b.id = id.value();
+  b.hold_expires_at = rearmed->expires_at;
   if (record) {
     record->phase = KeyPhase::kBookingCreated;
     record->booking_id = b.id;

@@ -8,10 +8,10 @@
 #include <variant>
 
 #include "core/log.h"
+#include "core/pool.h"
 #include "core/seats.h"
 #include "store/migrations.h"
 #include "store/money.h"
-#include "store/pool.h"
 
 namespace boxoffice {
 namespace {

@@ -132,6 +132,7 @@ struct Booking {
   std::optional<Instant> payment_expires_at;
   std::string payment_id;  // the payment that confirmed it, if any
   Instant created_at;
+  std::optional<Instant> hold_expires_at;  // StartCheckout only: the hold's re-armed expiry
 };
 
 // What the gateway says about a payment (callback or status query).

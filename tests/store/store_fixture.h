@@ -28,21 +28,28 @@ inline std::string EngineName(const ::testing::TestParamInfo<Engine>& info) {
 class StoreContract : public ::testing::TestWithParam<Engine> {
  protected:
   void SetUp() override {
+    if (GetParam() == Engine::kPostgres && testing::PostgresUrl().empty()) {
+      if (testing::PostgresRequired()) FAIL() << "BOXOFFICE_TEST_PG_URL is not set";
+      GTEST_SKIP() << "no PostgreSQL (run through scripts/with-postgres.sh)";
+    }
+    store_ = NewStore();
+  }
+
+  // A fresh, migrated store of this test's engine on the test's clock.
+  std::unique_ptr<Store> NewStore() {
+    std::unique_ptr<Store> store;
     if (GetParam() == Engine::kSqlite) {
       SqliteOptions o;
       o.path = testing::TempDir() + "/store.db";
-      store_ = std::make_unique<SqliteStore>(o, &clock_);
+      store = std::make_unique<SqliteStore>(o, &clock_);
     } else {
-      if (testing::PostgresUrl().empty()) {
-        if (testing::PostgresRequired()) FAIL() << "BOXOFFICE_TEST_PG_URL is not set";
-        GTEST_SKIP() << "no PostgreSQL (run through scripts/with-postgres.sh)";
-      }
       PgOptions o;
       o.url = testing::FreshPostgresSchemaUrl();
       o.test_clock = &clock_;
-      store_ = std::make_unique<PgStore>(o);
+      store = std::make_unique<PgStore>(o);
     }
-    ASSERT_TRUE(store_->Migrate().ok());
+    EXPECT_TRUE(store->Migrate().ok());
+    return store;
   }
 
   // A showtime whose rows are given as {"F", 10}: seats F1..F10, all "standard".

@@ -1,4 +1,4 @@
-// A bounded pool of connections, shared by the SQLite and PostgreSQL stores.
+// A bounded pool of connections, shared by the SQLite and PostgreSQL stores and the Redis gate.
 //
 // At most `size` connections exist; Acquire waits at most `acquire_timeout` for one and
 // then reports kUnavailable, so a request never waits on the database without bound.

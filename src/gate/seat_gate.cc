@@ -1,0 +1,121 @@
+#include "gate/seat_gate.h"
+
+#include "core/log.h"
+
+namespace boxoffice {
+namespace {
+
+// KEYS: the seats' keys. ARGV[1]: hold id, ARGV[2]: TTL in ms. Returns the 1-based
+// positions of the keys that exist (nothing set), or an empty array (all set).
+const RedisScript kClaim(R"lua(
+local taken = {}
+for i, key in ipairs(KEYS) do
+  if redis.call('EXISTS', key) == 1 then taken[#taken + 1] = i end
+end
+if #taken > 0 then return taken end
+for _, key in ipairs(KEYS) do
+  redis.call('SET', key, ARGV[1], 'PX', ARGV[2])
+end
+return taken
+)lua");
+
+// Deletes the keys whose value is still ARGV[1]; returns how many.
+const RedisScript kRelease(R"lua(
+local n = 0
+for _, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then n = n + redis.call('DEL', key) end
+end
+return n
+)lua");
+
+// Sets a TTL of ARGV[2] ms on the keys whose value is still ARGV[1]; returns how many.
+const RedisScript kRearm(R"lua(
+local n = 0
+for _, key in ipairs(KEYS) do
+  if redis.call('GET', key) == ARGV[1] then n = n + redis.call('PEXPIRE', key, ARGV[2]) end
+end
+return n
+)lua");
+
+int64_t NowMs() { return ToEpochMs(SystemClock().Now()); }
+
+}  // namespace
+
+std::string RedisSeatGate::Key(int64_t showtime_id, const std::string& seat) {
+  return "seat:{" + std::to_string(showtime_id) + "}:" + seat;
+}
+
+RedisSeatGate::RedisSeatGate(std::unique_ptr<RedisClient> client, RedisGateOptions options,
+                             Metrics* metrics)
+    : client_(std::move(client)),
+      options_(options),
+      rejected_(metrics->GetCounter("boxoffice_gate_total", "Seat gate decisions by outcome.",
+                                    "outcome=\"rejected\"")),
+      skipped_(metrics->GetCounter("boxoffice_gate_total", "Seat gate decisions by outcome.",
+                                   "outcome=\"skipped\"")),
+      errors_(metrics->GetCounter("boxoffice_gate_errors_total",
+                                  "Redis calls of the seat gate that failed or timed out.")) {
+  metrics->AddGauge("boxoffice_gate_up",
+                    "1 while the seat gate reaches Redis, 0 while holds bypass it.",
+                    [this] { return up_.load() ? 1.0 : 0.0; });
+}
+
+Result<RedisReply> RedisSeatGate::Run(const RedisScript& script, int64_t showtime_id,
+                                      const std::vector<std::string>& seats,
+                                      const std::vector<std::string>& args) {
+  if (NowMs() < resting_until_ms_.load()) {
+    return Status(Code::kUnavailable, "seat gate resting after a Redis failure");
+  }
+  std::vector<std::string> keys;
+  keys.reserve(seats.size());
+  for (const auto& seat : seats) keys.push_back(Key(showtime_id, seat));
+  auto r = client_->Eval(script, keys, args);
+  if (!r.ok()) {
+    errors_.Inc();
+    resting_until_ms_.store(NowMs() + options_.retry_after.count());
+    if (up_.exchange(false)) {
+      LogWarn("seat gate down; holds go straight to the store",
+              {{"error", r.status().message()}});
+    }
+    return r.status();
+  }
+  if (!up_.exchange(true)) LogInfo("seat gate back");
+  return r;
+}
+
+SeatGate::Decision RedisSeatGate::Claim(int64_t showtime_id,
+                                        const std::vector<std::string>& seats,
+                                        const std::string& hold_id, Millis ttl) {
+  auto r = Run(kClaim, showtime_id, seats, {hold_id, std::to_string(ttl.count())});
+  if (!r.ok() || r->type != RedisReply::Type::kArray) {
+    skipped_.Inc();
+    return Decision{Verdict::kSkipped, {}};
+  }
+  if (r->elements.empty()) return Decision{Verdict::kClaimed, {}};
+  Decision d{Verdict::kTaken, {}};
+  for (const auto& e : r->elements) {
+    const int64_t i = e.integer - 1;
+    if (i >= 0 && static_cast<size_t>(i) < seats.size()) d.taken.push_back(seats[i]);
+  }
+  rejected_.Inc();
+  return d;
+}
+
+Status RedisSeatGate::Ping() {
+  auto r = client_->Command({"PING"});
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+void RedisSeatGate::Release(int64_t showtime_id, const std::vector<std::string>& seats,
+                            const std::string& hold_id) {
+  // A failure leaves keys that expire with the hold's TTL: never wrong, briefly pessimistic.
+  (void)Run(kRelease, showtime_id, seats, {hold_id});
+}
+
+void RedisSeatGate::Rearm(int64_t showtime_id, const std::vector<std::string>& seats,
+                          const std::string& hold_id, Millis ttl) {
+  if (ttl <= Millis(0)) return;
+  (void)Run(kRearm, showtime_id, seats, {hold_id, std::to_string(ttl.count())});
+}
+
+}  // namespace boxoffice

@@ -1,0 +1,89 @@
+// SeatGate: a fast "no" in front of the store for premiere load (design article §6.2 and
+// the third article). The store stays the only judge of who gets a seat: the gate can only
+// turn a hold away early, and only for seats that the store holds or has booked.
+//
+// RedisSeatGate keeps one key per seat, `seat:{showtimeId}:CODE` (the hash tag keeps a
+// showtime in one Redis Cluster slot), whose value is the hold id and whose TTL is the
+// hold's. One Lua script checks and sets all of a hold's keys atomically; every other
+// change is token-checked (it touches a key only while its value is this hold id), so a
+// stale hold can never release or extend someone else's seat. Never a plain DEL of another
+// hold's key, never SETNX followed by EXPIRE.
+//
+// When Redis is down, slow (past its timeout) or was wiped, holds go straight to the
+// store: slower, never wrong. After a failure the gate stays out of the way for
+// `retry_after`, then tries Redis again by itself.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/metrics.h"
+#include "gate/redis_client.h"
+
+namespace boxoffice {
+
+class SeatGate {
+ public:
+  enum class Verdict {
+    kClaimed,  // every key set to this hold: go on to the store
+    kTaken,    // some seats are held or booked: `taken` names them, the store is not asked
+    kSkipped,  // the gate could not answer: go on to the store
+  };
+  struct Decision {
+    Verdict verdict = Verdict::kSkipped;
+    std::vector<std::string> taken;
+  };
+
+  virtual ~SeatGate() = default;
+  // All of the seats' keys or none, for ttl.
+  virtual Decision Claim(int64_t showtime_id, const std::vector<std::string>& seats,
+                         const std::string& hold_id, Millis ttl) = 0;
+  // Removes the keys that still carry hold_id.
+  virtual void Release(int64_t showtime_id, const std::vector<std::string>& seats,
+                       const std::string& hold_id) = 0;
+  // The keys that still carry hold_id now live for ttl (extend, checkout).
+  virtual void Rearm(int64_t showtime_id, const std::vector<std::string>& seats,
+                     const std::string& hold_id, Millis ttl) = 0;
+  // Whether the last call reached Redis (for /metrics).
+  virtual bool Up() const = 0;
+  // A round trip to Redis now (for /readyz).
+  virtual Status Ping() = 0;
+};
+
+struct RedisGateOptions {
+  Millis retry_after{1'000};  // after a failure, holds skip the gate this long
+};
+
+class RedisSeatGate final : public SeatGate {
+ public:
+  RedisSeatGate(std::unique_ptr<RedisClient> client, RedisGateOptions options, Metrics* metrics);
+
+  Decision Claim(int64_t showtime_id, const std::vector<std::string>& seats,
+                 const std::string& hold_id, Millis ttl) override;
+  void Release(int64_t showtime_id, const std::vector<std::string>& seats,
+               const std::string& hold_id) override;
+  void Rearm(int64_t showtime_id, const std::vector<std::string>& seats,
+             const std::string& hold_id, Millis ttl) override;
+  bool Up() const override { return up_.load(); }
+  Status Ping() override;
+
+  static std::string Key(int64_t showtime_id, const std::string& seat);
+
+ private:
+  // Runs a script unless the gate is resting after a failure; records the outcome.
+  Result<RedisReply> Run(const RedisScript& script, int64_t showtime_id,
+                         const std::vector<std::string>& seats,
+                         const std::vector<std::string>& args);
+
+  std::unique_ptr<RedisClient> client_;
+  RedisGateOptions options_;
+  std::atomic<bool> up_{true};
+  std::atomic<int64_t> resting_until_ms_{0};
+  Counter& rejected_;
+  Counter& skipped_;
+  Counter& errors_;
+};
+
+}  // namespace boxoffice

@@ -1,0 +1,302 @@
+// The Redis seat gate against a real redis-server started by the test:
+//  * the third article's tests: one winner among 100 concurrent claimers of a seat, a key
+//    that expires by itself, a stale token that cannot release another hold's key, and a
+//    multi-seat claim that is all or nothing;
+//  * a differential test: the same random sequence of holds and releases with and without
+//    the gate yields the same winners (a gate "no" is always right);
+//  * faults: Redis killed, wiped (FLUSHALL) and paused (SIGSTOP, longer than the timeout)
+//    in the middle of 8 threads holding seats: never a double sale, and the gate recovers
+//    by itself.
+#include "gate/seat_gate.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <iostream>
+#include <barrier>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+
+#include "holds/hold_service.h"
+#include "store/store_fixture.h"
+#include "support/redis_server.h"
+
+namespace boxoffice {
+namespace {
+
+class RedisFixture {
+ public:
+  // The server, or null when redis-server is missing: a skip, but a failure under
+  // `make test`, whose BOXOFFICE_TEST_REQUIRE_PG=1 asks for every engine.
+  static std::unique_ptr<testing::RedisServer> Start() {
+    if (!testing::RedisInstalled()) return nullptr;
+    auto server = std::make_unique<testing::RedisServer>();
+    return server->ok() ? std::move(server) : nullptr;
+  }
+  static std::unique_ptr<RedisSeatGate> Gate(const testing::RedisServer& server, Metrics* metrics,
+                                             size_t pool = 8) {
+    RedisOptions o = *ParseRedisUrl(server.url());
+    o.pool_size = pool;
+    return std::make_unique<RedisSeatGate>(std::make_unique<RedisClient>(o),
+                                           RedisGateOptions{Millis(100)}, metrics);
+  }
+};
+
+#define START_REDIS(server)                                                   \
+  auto server = RedisFixture::Start();                                        \
+  if (!server) {                                                              \
+    if (testing::PostgresRequired()) FAIL() << "redis-server did not start"; \
+    GTEST_SKIP() << "redis-server is not installed (scripts/deps.sh)";        \
+  }
+
+TEST(SeatGate, OneWinnerAmongAHundredConcurrentClaimers) {
+  START_REDIS(redis);
+  Metrics metrics;
+  auto gate = RedisFixture::Gate(*redis, &metrics, 16);
+  constexpr int kClaimers = 100;
+  std::barrier start(kClaimers);
+  std::atomic<int> claimed{0}, taken{0}, skipped{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kClaimers; ++i) {
+    threads.emplace_back([&, i] {
+      start.arrive_and_wait();
+      auto d = gate->Claim(42, {"F5"}, "hold-" + std::to_string(i), Millis(60'000));
+      if (d.verdict == SeatGate::Verdict::kClaimed) ++claimed;
+      if (d.verdict == SeatGate::Verdict::kTaken) ++taken;
+      if (d.verdict == SeatGate::Verdict::kSkipped) ++skipped;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(claimed.load(), 1);
+  EXPECT_EQ(taken.load() + skipped.load(), kClaimers - 1);
+  EXPECT_EQ(skipped.load(), 0) << "Redis on loopback should answer 100 claims in time";
+  EXPECT_EQ(redis->Cli("EXISTS seat:{42}:F5"), "1\n");
+}
+
+TEST(SeatGate, AKeyExpiresByItself) {
+  START_REDIS(redis);
+  Metrics metrics;
+  auto gate = RedisFixture::Gate(*redis, &metrics);
+  ASSERT_EQ(gate->Claim(1, {"A1"}, "h1", Millis(150)).verdict, SeatGate::Verdict::kClaimed);
+  EXPECT_EQ(gate->Claim(1, {"A1"}, "h2", Millis(150)).verdict, SeatGate::Verdict::kTaken);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(gate->Claim(1, {"A1"}, "h2", Millis(150)).verdict, SeatGate::Verdict::kClaimed);
+}
+
+TEST(SeatGate, AStaleTokenCannotReleaseOrExtendAnotherHold) {
+  START_REDIS(redis);
+  Metrics metrics;
+  auto gate = RedisFixture::Gate(*redis, &metrics);
+  ASSERT_EQ(gate->Claim(1, {"A1"}, "mine", Millis(60'000)).verdict, SeatGate::Verdict::kClaimed);
+  gate->Release(1, {"A1"}, "stale");
+  gate->Rearm(1, {"A1"}, "stale", Millis(1));
+  EXPECT_EQ(redis->Cli("GET seat:{1}:A1"), "mine\n");
+  EXPECT_GT(std::stoi(redis->Cli("PTTL seat:{1}:A1")), 50'000);
+  gate->Rearm(1, {"A1"}, "mine", Millis(5'000));
+  EXPECT_LE(std::stoi(redis->Cli("PTTL seat:{1}:A1")), 5'000);
+  gate->Release(1, {"A1"}, "mine");
+  EXPECT_EQ(redis->Cli("EXISTS seat:{1}:A1"), "0\n");
+}
+
+TEST(SeatGate, AMultiSeatClaimIsAllOrNothing) {
+  START_REDIS(redis);
+  Metrics metrics;
+  auto gate = RedisFixture::Gate(*redis, &metrics);
+  ASSERT_EQ(gate->Claim(7, {"A1", "A2"}, "first", Millis(60'000)).verdict,
+            SeatGate::Verdict::kClaimed);
+  auto d = gate->Claim(7, {"A2", "A3", "A4"}, "second", Millis(60'000));
+  EXPECT_EQ(d.verdict, SeatGate::Verdict::kTaken);
+  EXPECT_EQ(d.taken, (std::vector<std::string>{"A2"}));
+  EXPECT_EQ(redis->Cli("EXISTS seat:{7}:A3 seat:{7}:A4"), "0\n");
+  EXPECT_EQ(gate->Claim(7, {"A3", "A4"}, "third", Millis(60'000)).verdict,
+            SeatGate::Verdict::kClaimed);
+}
+
+TEST(SeatGate, ScriptsAreLoadedAgainAfterRedisForgetsThem) {
+  START_REDIS(redis);
+  Metrics metrics;
+  auto gate = RedisFixture::Gate(*redis, &metrics);
+  ASSERT_EQ(gate->Claim(1, {"A1"}, "h1", Millis(60'000)).verdict, SeatGate::Verdict::kClaimed);
+  redis->Cli("SCRIPT FLUSH");
+  EXPECT_EQ(gate->Claim(1, {"A2"}, "h2", Millis(60'000)).verdict, SeatGate::Verdict::kClaimed);
+  EXPECT_TRUE(gate->Up());
+}
+
+TEST(SeatGate, ADownRedisIsSkippedAndTheGateRecovers) {
+  START_REDIS(redis);
+  Metrics metrics;
+  auto gate = RedisFixture::Gate(*redis, &metrics);
+  redis->Kill();
+  EXPECT_EQ(gate->Claim(1, {"A1"}, "h1", Millis(60'000)).verdict, SeatGate::Verdict::kSkipped);
+  EXPECT_FALSE(gate->Up());
+  EXPECT_FALSE(gate->Ping().ok());
+  EXPECT_NE(metrics.Render().find("boxoffice_gate_up 0"), std::string::npos);
+  ASSERT_TRUE(redis->Start());
+  SeatGate::Verdict v = SeatGate::Verdict::kSkipped;
+  for (int i = 0; i < 50 && v == SeatGate::Verdict::kSkipped; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    v = gate->Claim(1, {"A1"}, "h1", Millis(60'000)).verdict;
+  }
+  EXPECT_EQ(v, SeatGate::Verdict::kClaimed);
+  EXPECT_TRUE(gate->Up());
+}
+
+// HoldService over a real store (SQLite and PostgreSQL), with and without the gate.
+class GatedHolds : public StoreContract {};
+
+// The same random sequence of holds and releases, with and without the gate: the same
+// winners, and the same seats named in every refusal.
+TEST_P(GatedHolds, TheGateNeverChangesWhoWins) {
+  START_REDIS(redis);
+  Metrics metrics;
+  auto gate = RedisFixture::Gate(*redis, &metrics);
+  auto plain_store = std::move(store_);
+  store_ = NewStore();
+  const int64_t gated_st = MakePricedShowtime();
+  std::swap(store_, plain_store);
+  const int64_t plain_st = MakePricedShowtime();
+  ASSERT_EQ(gated_st, plain_st);
+  HoldService plain(store_.get(), HoldPolicy{}, &metrics);
+  HoldService gated(plain_store.get(), HoldPolicy{}, &metrics, gate.get());
+
+  std::mt19937_64 rng(20261130);
+  auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  const std::vector<std::string> rows = {"E", "F"};
+  std::vector<std::pair<Hold, Hold>> live;  // the same hold in both worlds
+  int rejected_by_gate_before = 0;
+  for (int op = 0; op < 600; ++op) {
+    if (!live.empty() && pick(4) == 0) {
+      const size_t i = static_cast<size_t>(pick(static_cast<int>(live.size())));
+      EXPECT_TRUE(plain.ReleaseHold(live[i].first.hold_id, live[i].first.customer_id).ok());
+      EXPECT_TRUE(gated.ReleaseHold(live[i].second.hold_id, live[i].second.customer_id).ok());
+      live.erase(live.begin() + static_cast<long>(i));
+      continue;
+    }
+    const int64_t customer = 1 + pick(20);
+    std::vector<std::string> seats;
+    for (int n = 1 + pick(3); n > 0; --n)
+      seats.push_back(rows[static_cast<size_t>(pick(2))] + std::to_string(1 + pick(10)));
+    auto a = plain.HoldSeats(plain_st, customer, seats);
+    auto b = gated.HoldSeats(gated_st, customer, seats);
+    ASSERT_EQ(a.ok(), b.ok()) << "op " << op;
+    if (a.ok()) {
+      EXPECT_EQ(a->seats, b->seats);
+      live.emplace_back(a.value(), b.value());
+    } else {
+      EXPECT_EQ(a.status().code(), b.status().code()) << "op " << op;
+      EXPECT_EQ(a.status().seats(), b.status().seats()) << "op " << op;
+    }
+  }
+  const std::string counters = metrics.Render();
+  const std::string series = "boxoffice_gate_total{outcome=\"rejected\"} ";
+  const size_t at = counters.find(series);
+  ASSERT_NE(at, std::string::npos);
+  rejected_by_gate_before = std::stoi(counters.substr(at + series.size()));
+  EXPECT_GT(rejected_by_gate_before, 100) << "the gate should have turned most refusals away";
+}
+
+// 8 threads hold a seat of 20 and release it, over and over, while `fault` strikes Redis;
+// a table of who owns each seat is checked at every win.
+class GatedFaults : public StoreContract {
+ protected:
+  int RunWithFault(testing::RedisServer& redis, const std::function<void()>& fault,
+                   const std::function<void()>& heal) {
+    Metrics metrics;
+    auto gate = RedisFixture::Gate(redis, &metrics);
+    const int64_t st = MakePricedShowtime();
+    HoldService holds(store_.get(), HoldPolicy{}, &metrics, gate.get());
+    std::mutex mu;
+    std::map<std::string, std::string> owner;  // seat → hold id
+    std::atomic<int> violations{0}, wins{0}, errors{0};
+    std::atomic<bool> done{false};
+    constexpr int kThreads = 8;
+    std::barrier start(kThreads + 1);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        std::mt19937_64 rng(static_cast<uint64_t>(t) * 31 + 7);
+        auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+        start.arrive_and_wait();
+        while (!done.load()) {
+          std::vector<std::string> seats = {std::string(pick(2) ? "E" : "F") +
+                                            std::to_string(1 + pick(10))};
+          auto r = holds.HoldSeats(st, 100 + t, seats);
+          if (!r.ok()) {
+            if (r.status().code() != Code::kConflict) ++errors;
+            continue;
+          }
+          ++wins;
+          {
+            std::lock_guard lock(mu);
+            for (const auto& s : r->seats) {
+              if (!owner.emplace(s, r->hold_id).second) ++violations;
+            }
+          }
+          {
+            std::lock_guard lock(mu);
+            for (const auto& s : r->seats) owner.erase(s);
+          }
+          if (!holds.ReleaseHold(r->hold_id, 100 + t).ok()) ++errors;
+        }
+      });
+    }
+    start.arrive_and_wait();
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    fault();
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    heal();
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    done = true;
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(errors.load(), 0);
+    EXPECT_GT(wins.load(), 0);
+    // The gate comes back by itself.
+    bool up = false;
+    for (int i = 0; i < 50 && !up; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      gate->Claim(st, {"Z1"}, "probe", Millis(1'000));
+      up = gate->Up();
+    }
+    EXPECT_TRUE(up);
+    std::cout << "wins " << wins.load() << "\n";
+    for (const char* series : {"boxoffice_gate_total{outcome=\"rejected\"}",
+                               "boxoffice_gate_total{outcome=\"skipped\"}",
+                               "boxoffice_gate_errors_total"}) {
+      const std::string text = metrics.Render();
+      const size_t at = text.find("\n" + std::string(series) + " ");
+      std::cout << series << " "
+                << (at == std::string::npos ? "0"
+                                            : text.substr(at + strlen(series) + 2,
+                                                          text.find('\n', at + 1) - at -
+                                                              strlen(series) - 2))
+                << "\n";
+    }
+    return violations.load();
+  }
+};
+
+TEST_P(GatedFaults, RedisKilledMidRun) {
+  START_REDIS(redis);
+  EXPECT_EQ(RunWithFault(*redis, [&] { redis->Kill(); }, [&] { redis->Start(); }), 0);
+}
+
+TEST_P(GatedFaults, RedisWipedMidRun) {
+  START_REDIS(redis);
+  EXPECT_EQ(RunWithFault(*redis, [&] { redis->Cli("FLUSHALL"); }, [] {}), 0);
+}
+
+TEST_P(GatedFaults, RedisPausedLongerThanItsTimeout) {
+  START_REDIS(redis);
+  EXPECT_EQ(RunWithFault(*redis, [&] { redis->Pause(); }, [&] { redis->Resume(); }), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, GatedHolds, ::testing::Values(Engine::kSqlite, Engine::kPostgres),
+                         EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, GatedFaults,
+                         ::testing::Values(Engine::kSqlite, Engine::kPostgres), EngineName);
+
+}  // namespace
+}  // namespace boxoffice
