@@ -1,0 +1,83 @@
+// The production profile's parts through the real binary: `serve --redis` with a
+// redis-server of the test's own, on SQLite and PostgreSQL.
+#include "e2e/e2e_fixture.h"
+#include "support/redis_server.h"
+
+namespace boxoffice::e2e {
+namespace {
+
+class WithRedis : public HttpApi {
+ protected:
+  void SetUp() override {
+    if (!testing::RedisInstalled()) {
+      if (testing::PostgresRequired()) FAIL() << "redis-server is not installed";
+      GTEST_SKIP() << "redis-server is not installed (scripts/deps.sh)";
+    }
+    redis_ = std::make_unique<testing::RedisServer>();
+    ASSERT_TRUE(redis_->ok());
+    HttpApi::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    Start(db_, {"--redis", redis_->url()});
+  }
+  double Metric(const std::string& series) {
+    const std::string body = Call("GET", "/metrics").body;
+    const size_t at = body.find("\n" + series + " ");
+    return at == std::string::npos ? -1 : std::stod(body.substr(at + series.size() + 2));
+  }
+  std::unique_ptr<testing::RedisServer> redis_;
+};
+
+TEST_P(WithRedis, HoldsPassTheGateWhichTurnsTakenSeatsAwayAtOnce) {
+  auto ready = Call("GET", "/readyz");
+  EXPECT_EQ(ready.status, 200);
+  EXPECT_EQ(json::parse(ready.body)["redis"], "ok");
+  auto first = Hold(1, R"(["E1", "E2"])");
+  ASSERT_EQ(first.status, 201) << first.body;
+  const std::string hold_id = json::parse(first.body)["holdId"];
+  const std::string key = "seat:{" + std::to_string(showtime_) + "}:E1";
+  EXPECT_EQ(redis_->Cli("GET " + key), hold_id + "\n");
+  auto second = Hold(2, R"(["E2", "E3"])");
+  ExpectError(second, 409, "SEATS_UNAVAILABLE");
+  EXPECT_EQ(json::parse(second.body)["seats"], json::array({"E2"}));
+  EXPECT_EQ(Metric("boxoffice_gate_total{outcome=\"rejected\"}"), 1);
+  EXPECT_EQ(redis_->Cli("EXISTS seat:{" + std::to_string(showtime_) + "}:E3"), "0\n");
+  // Extend re-arms the keys; release removes them, and the seats are free at once.
+  ASSERT_EQ(Call("POST", "/holds/" + hold_id + "/extend", "", {Bearer(Token(1))}).status, 200);
+  EXPECT_GT(std::stoi(redis_->Cli("PTTL " + key)), 500'000);
+  ASSERT_EQ(Call("DELETE", "/holds/" + hold_id, "", {Bearer(Token(1))}).status, 204);
+  EXPECT_EQ(redis_->Cli("EXISTS " + key), "0\n");
+  EXPECT_EQ(Hold(2, R"(["E2", "E3"])").status, 201);
+}
+
+TEST_P(WithRedis, WithoutRedisHoldsGoToTheStoreAndTheGateComesBack) {
+  ASSERT_EQ(Hold(1, R"(["F1"])").status, 201);
+  redis_->Kill();
+  auto ready = Call("GET", "/readyz");
+  ExpectError(ready, 503, "UNAVAILABLE");
+  // Slower, never wrong: the store still decides.
+  EXPECT_EQ(Hold(2, R"(["F2"])").status, 201);
+  ExpectError(Hold(3, R"(["F1"])"), 409, "SEATS_UNAVAILABLE");
+  EXPECT_EQ(Metric("boxoffice_gate_up"), 0);
+  ASSERT_TRUE(redis_->Start());  // empty: it forgot every key
+  bool back = false;
+  for (int i = 0; i < 100 && !back; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    // The gate rests 1 s after a failure, then tries Redis again on the next hold.
+    auto probe = Hold(4, "[\"E" + std::to_string(1 + i % 10) + "\"]");
+    if (probe.status == 201) {
+      Call("DELETE", "/holds/" + json::parse(probe.body)["holdId"].get<std::string>(), "",
+           {Bearer(Token(4))});
+    }
+    back = Metric("boxoffice_gate_up") == 1;
+  }
+  EXPECT_TRUE(back);
+  EXPECT_EQ(Call("GET", "/readyz").status, 200);
+  // Wiped keys make the gate say yes; the store still says no to a held seat.
+  ExpectError(Hold(5, R"(["F1"])"), 409, "SEATS_UNAVAILABLE");
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, WithRedis, ::testing::Values(Engine::kSqlite, Engine::kPostgres),
+                         EngineName);
+
+}  // namespace
+}  // namespace boxoffice::e2e
