@@ -261,6 +261,9 @@ class Api {
     auto settled = d_.store->SettlePayment(report);
     if (!settled.ok()) return StatusResponse(settled.status());
     const char* outcome = SettlementName(settled.value());
+    if (settled.value() == Settlement::kConfirmed) {
+      if (auto id = ParseId(report.reference)) d_.holds->KeepBookedSeats(*id);
+    }
     d_.metrics
         ->GetCounter("boxoffice_payments_settled_total", "Payment reports by outcome.",
                      std::string("outcome=\"") + outcome + "\"")

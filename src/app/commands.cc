@@ -240,6 +240,7 @@ int Serve(const ServeFlags& f) {
   ReconcilerOptions reconcile;
   reconcile.older_than = f.reconcile_after;
   reconcile.interval = f.reconcile_interval;
+  reconcile.on_confirmed = [&holds](int64_t booking_id) { holds.KeepBookedSeats(booking_id); };
   Reconciler reconciler(store.value().get(), &gateway, reconcile, &metrics);
   reconciler.Start();
   LogInfo("listening", {{"host", options.host},

@@ -63,8 +63,7 @@ std::optional<RedisOptions> ParseRedisUrl(const std::string& url) {
   int port = 0;
   const std::string port_text = rest.substr(colon + 1);
   auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
-  if (ec != std::errc() || end != port_text.data() + port_text.size() || port <= 0 ||
-      port > 65535)
+  if (ec != std::errc() || end != port_text.data() + port_text.size() || port <= 0 || port > 65535)
     return std::nullopt;
   RedisOptions o;
   o.host = rest.substr(0, colon);

@@ -37,6 +37,19 @@ end
 return n
 )lua");
 
+// Booked seats: keys that carry ARGV[1] or none get ARGV[1] until ARGV[2] (epoch ms).
+const RedisScript kKeepUntil(R"lua(
+local n = 0
+for _, key in ipairs(KEYS) do
+  local v = redis.call('GET', key)
+  if v == false or v == ARGV[1] then
+    redis.call('SET', key, ARGV[1], 'PXAT', ARGV[2])
+    n = n + 1
+  end
+end
+return n
+)lua");
+
 int64_t NowMs() { return ToEpochMs(SystemClock().Now()); }
 
 }  // namespace
@@ -74,8 +87,7 @@ Result<RedisReply> RedisSeatGate::Run(const RedisScript& script, int64_t showtim
     errors_.Inc();
     resting_until_ms_.store(NowMs() + options_.retry_after.count());
     if (up_.exchange(false)) {
-      LogWarn("seat gate down; holds go straight to the store",
-              {{"error", r.status().message()}});
+      LogWarn("seat gate down; holds go straight to the store", {{"error", r.status().message()}});
     }
     return r.status();
   }
@@ -83,8 +95,7 @@ Result<RedisReply> RedisSeatGate::Run(const RedisScript& script, int64_t showtim
   return r;
 }
 
-SeatGate::Decision RedisSeatGate::Claim(int64_t showtime_id,
-                                        const std::vector<std::string>& seats,
+SeatGate::Decision RedisSeatGate::Claim(int64_t showtime_id, const std::vector<std::string>& seats,
                                         const std::string& hold_id, Millis ttl) {
   auto r = Run(kClaim, showtime_id, seats, {hold_id, std::to_string(ttl.count())});
   if (!r.ok() || r->type != RedisReply::Type::kArray) {
@@ -99,6 +110,12 @@ SeatGate::Decision RedisSeatGate::Claim(int64_t showtime_id,
   }
   rejected_.Inc();
   return d;
+}
+
+void RedisSeatGate::KeepUntil(int64_t showtime_id, const std::vector<std::string>& seats,
+                              const std::string& hold_id, Instant until) {
+  if (until <= SystemClock().Now()) return;
+  (void)Run(kKeepUntil, showtime_id, seats, {hold_id, std::to_string(ToEpochMs(until))});
 }
 
 Status RedisSeatGate::Ping() {

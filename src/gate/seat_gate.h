@@ -46,6 +46,11 @@ class SeatGate {
   // The keys that still carry hold_id now live for ttl (extend, checkout).
   virtual void Rearm(int64_t showtime_id, const std::vector<std::string>& seats,
                      const std::string& hold_id, Millis ttl) = 0;
+  // The seats are booked: their keys carry hold_id until `until` (the showtime's start), so
+  // the gate keeps turning holds on sold seats away. A key that expired is set again; a key
+  // of another hold is left alone.
+  virtual void KeepUntil(int64_t showtime_id, const std::vector<std::string>& seats,
+                         const std::string& hold_id, Instant until) = 0;
   // Whether the last call reached Redis (for /metrics).
   virtual bool Up() const = 0;
   // A round trip to Redis now (for /readyz).
@@ -64,8 +69,10 @@ class RedisSeatGate final : public SeatGate {
                  const std::string& hold_id, Millis ttl) override;
   void Release(int64_t showtime_id, const std::vector<std::string>& seats,
                const std::string& hold_id) override;
-  void Rearm(int64_t showtime_id, const std::vector<std::string>& seats,
-             const std::string& hold_id, Millis ttl) override;
+  void Rearm(int64_t showtime_id, const std::vector<std::string>& seats, const std::string& hold_id,
+             Millis ttl) override;
+  void KeepUntil(int64_t showtime_id, const std::vector<std::string>& seats,
+                 const std::string& hold_id, Instant until) override;
   bool Up() const override { return up_.load(); }
   Status Ping() override;
 

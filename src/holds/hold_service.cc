@@ -69,3 +69,16 @@ Result<Hold> HoldService::ExtendHold(const std::string& hold_id, int64_t custome
 }
 
 }  // namespace boxoffice
+
+namespace boxoffice {
+
+void HoldService::KeepBookedSeats(int64_t booking_id) {
+  if (!gate_) return;
+  auto booking = store_->GetBooking(booking_id, Store::kAnyCustomer);
+  if (!booking.ok()) return;
+  auto showtime = store_->GetShowtime(booking->showtime_id);
+  if (!showtime.ok()) return;
+  gate_->KeepUntil(booking->showtime_id, booking->seats, booking->hold_id, showtime->starts_at);
+}
+
+}  // namespace boxoffice

@@ -32,6 +32,10 @@ class HoldService {
   Status ReleaseHold(const std::string& hold_id, int64_t customer_id);
   Result<Hold> ExtendHold(const std::string& hold_id, int64_t customer_id);
 
+  // After a payment confirmed booking_id: with a gate, its seats' keys stay until the
+  // showtime starts. Best effort: without them the store still refuses the seats.
+  void KeepBookedSeats(int64_t booking_id);
+
   const HoldPolicy& policy() const { return policy_; }
   SeatGate* gate() const { return gate_; }
 

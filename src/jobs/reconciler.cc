@@ -34,6 +34,8 @@ Result<int> Reconciler::RunOnce() {
                           session->status == "PAID", b.amount.amount, b.amount.currency});
         if (!r.ok()) continue;
         outcome = SettlementName(r.value());
+        if (r.value() == Settlement::kConfirmed && options_.on_confirmed)
+          options_.on_confirmed(b.id);
       } else if (session->status == "EXPIRED") {
         auto r = store_->AbandonCheckout(b.id);
         if (!r.ok()) continue;

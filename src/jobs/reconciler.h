@@ -8,6 +8,8 @@
 // lease to run out and a later round.
 #pragma once
 
+#include <functional>
+
 #include "core/metrics.h"
 #include "jobs/periodic.h"
 #include "payments/gateway.h"
@@ -20,6 +22,8 @@ struct ReconcilerOptions {
   Millis older_than{900'000};  // --reconcile-after: API.md asks after 15 minutes
   Millis lease{60'000};        // a claimed booking is left to this instance for this long
   int batch_limit = 100;       // bookings per round
+  // Called with each booking the reconciler confirmed (the seat gate keeps its seats).
+  std::function<void(int64_t booking_id)> on_confirmed;
 };
 
 class Reconciler {

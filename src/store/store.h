@@ -296,7 +296,10 @@ class Store {
   // Records the gateway session of a PENDING booking (idempotent for the same session).
   virtual Status AttachPaymentSession(int64_t booking_id, const std::string& session_id,
                                       const std::string& url, Instant expires_at) = 0;
-  // kNotFound unless the booking exists and belongs to customer_id.
+  // kNotFound unless the booking exists and belongs to customer_id (any customer's for
+  // kAnyCustomer, which services acting for the system pass; requests never can, their
+  // customer ids being positive).
+  static constexpr int64_t kAnyCustomer = 0;
   virtual Result<Booking> GetBooking(int64_t booking_id, int64_t customer_id) = 0;
   // Applies what the gateway reported, all in one transaction, exactly once per payment id:
   // the seeds' confirm statement (HELD → BOOKED only where hold_id matches and the hold has

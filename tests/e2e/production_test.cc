@@ -76,6 +76,46 @@ TEST_P(WithRedis, WithoutRedisHoldsGoToTheStoreAndTheGateComesBack) {
   ExpectError(Hold(5, R"(["F1"])"), 409, "SEATS_UNAVAILABLE");
 }
 
+// Checkout re-arms the keys with the hold; a confirmed payment keeps them until the
+// showtime starts, so sold seats stay behind the gate.
+TEST_P(WithRedis, BookedSeatsStayBehindTheGateUntilTheShowtimeStarts) {
+  Service gateway(std::vector<std::string>{"fake-gateway", "--listen", "127.0.0.1:0", "--secret",
+                                           kGatewaySecret});
+  Start(db_, {"--redis", redis_->url(), "--gateway-url",
+              "http://127.0.0.1:" + std::to_string(gateway.port())});
+  // A showtime 30 days from now, whatever day the test runs.
+  auto layout = json::parse(kLayout);
+  layout["startsAt"] = FormatRfc3339(SystemClock().Now() + Millis(30LL * 86'400'000));
+  auto created = Call("POST", "/admin/showtimes", layout.dump(), {Bearer(Token(1, true))});
+  ASSERT_EQ(created.status, 201);
+  showtime_ = json::parse(created.body)["showtimeId"];
+  auto hold = Hold(9, R"(["F9"])");
+  ASSERT_EQ(hold.status, 201);
+  const std::string hold_id = json::parse(hold.body)["holdId"];
+  const std::string key = "seat:{" + std::to_string(showtime_) + "}:F9";
+  auto checkout = Call("POST", "/holds/" + hold_id + "/checkout", "",
+                       {Bearer(Token(9)), {"Idempotency-Key", "k"}});
+  ASSERT_EQ(checkout.status, 201) << checkout.body;
+  EXPECT_GT(std::stoi(redis_->Cli("PTTL " + key)), 590'000);
+  const std::string session = json::parse(checkout.body)["payment"]["sessionId"];
+  ASSERT_EQ(HttpCall(gateway.port(), "POST", "/v1/sessions/" + session + "/pay",
+                     R"({"outcome": "SUCCEEDED"})")
+                .status,
+            200);
+  const std::string booking =
+      "/bookings/" + std::to_string(json::parse(checkout.body)["bookingId"].get<int64_t>());
+  std::string status;
+  for (int i = 0; i < 300 && status != "CONFIRMED"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    status = json::parse(Call("GET", booking, "", {Bearer(Token(9))}).body).value("status", "");
+  }
+  ASSERT_EQ(status, "CONFIRMED");
+  EXPECT_EQ(redis_->Cli("GET " + key), hold_id + "\n");
+  // The showtime starts in 30 days: the key lives for days, not minutes.
+  EXPECT_GT(std::stoll(redis_->Cli("PTTL " + key)), 24LL * 3'600'000);
+  ExpectError(Hold(10, R"(["F9"])"), 409, "SEATS_UNAVAILABLE");
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, WithRedis, ::testing::Values(Engine::kSqlite, Engine::kPostgres),
                          EngineName);
 

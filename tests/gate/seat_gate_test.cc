@@ -12,9 +12,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <barrier>
 #include <cstring>
 #include <iostream>
-#include <barrier>
 #include <map>
 #include <mutex>
 #include <random>
@@ -45,11 +45,11 @@ class RedisFixture {
   }
 };
 
-#define START_REDIS(server)                                                   \
-  auto server = RedisFixture::Start();                                        \
-  if (!server) {                                                              \
+#define START_REDIS(server)                                                  \
+  auto server = RedisFixture::Start();                                       \
+  if (!server) {                                                             \
     if (testing::PostgresRequired()) FAIL() << "redis-server did not start"; \
-    GTEST_SKIP() << "redis-server is not installed (scripts/deps.sh)";        \
+    GTEST_SKIP() << "redis-server is not installed (scripts/deps.sh)";       \
   }
 
 TEST(SeatGate, OneWinnerAmongAHundredConcurrentClaimers) {
@@ -262,16 +262,16 @@ class GatedFaults : public StoreContract {
     }
     EXPECT_TRUE(up);
     std::cout << "wins " << wins.load() << "\n";
-    for (const char* series : {"boxoffice_gate_total{outcome=\"rejected\"}",
-                               "boxoffice_gate_total{outcome=\"skipped\"}",
-                               "boxoffice_gate_errors_total"}) {
+    for (const char* series :
+         {"boxoffice_gate_total{outcome=\"rejected\"}", "boxoffice_gate_total{outcome=\"skipped\"}",
+          "boxoffice_gate_errors_total"}) {
       const std::string text = metrics.Render();
       const size_t at = text.find("\n" + std::string(series) + " ");
       std::cout << series << " "
-                << (at == std::string::npos ? "0"
-                                            : text.substr(at + strlen(series) + 2,
-                                                          text.find('\n', at + 1) - at -
-                                                              strlen(series) - 2))
+                << (at == std::string::npos
+                        ? "0"
+                        : text.substr(at + strlen(series) + 2,
+                                      text.find('\n', at + 1) - at - strlen(series) - 2))
                 << "\n";
     }
     return violations.load();
@@ -280,17 +280,23 @@ class GatedFaults : public StoreContract {
 
 TEST_P(GatedFaults, RedisKilledMidRun) {
   START_REDIS(redis);
-  EXPECT_EQ(RunWithFault(*redis, [&] { redis->Kill(); }, [&] { redis->Start(); }), 0);
+  EXPECT_EQ(RunWithFault(
+                *redis, [&] { redis->Kill(); }, [&] { redis->Start(); }),
+            0);
 }
 
 TEST_P(GatedFaults, RedisWipedMidRun) {
   START_REDIS(redis);
-  EXPECT_EQ(RunWithFault(*redis, [&] { redis->Cli("FLUSHALL"); }, [] {}), 0);
+  EXPECT_EQ(RunWithFault(
+                *redis, [&] { redis->Cli("FLUSHALL"); }, [] {}),
+            0);
 }
 
 TEST_P(GatedFaults, RedisPausedLongerThanItsTimeout) {
   START_REDIS(redis);
-  EXPECT_EQ(RunWithFault(*redis, [&] { redis->Pause(); }, [&] { redis->Resume(); }), 0);
+  EXPECT_EQ(RunWithFault(
+                *redis, [&] { redis->Pause(); }, [&] { redis->Resume(); }),
+            0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, GatedHolds, ::testing::Values(Engine::kSqlite, Engine::kPostgres),

@@ -28,10 +28,9 @@ RedisServer::~RedisServer() {
 }
 
 bool RedisServer::Start() {
-  std::vector<std::string> args = {"/usr/bin/redis-server", "--port",       std::to_string(port_),
-                                   "--bind",                "127.0.0.1",    "--save",
-                                   "",                      "--appendonly", "no",
-                                   "--daemonize",           "no"};
+  std::vector<std::string> args = {
+      "/usr/bin/redis-server", "--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "",
+      "--appendonly",          "no",     "--daemonize",         "no"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

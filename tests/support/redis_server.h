@@ -19,10 +19,10 @@ class RedisServer {
   unsigned short port() const { return port_; }
   std::string url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
 
-  void Kill();     // SIGKILL, and wait for it
-  bool Start();    // (again) on the same port
-  void Pause();    // SIGSTOP: it holds its connections but answers nothing
-  void Resume();   // SIGCONT
+  void Kill();    // SIGKILL, and wait for it
+  bool Start();   // (again) on the same port
+  void Pause();   // SIGSTOP: it holds its connections but answers nothing
+  void Resume();  // SIGCONT
   // Runs a command through redis-cli, e.g. "FLUSHALL"; its output.
   std::string Cli(const std::string& command) const;
 
