@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/crypto.h"
 #include "core/log.h"
 
 namespace boxoffice {
@@ -16,6 +17,7 @@ OutboxRelay::OutboxRelay(Store* store, EventSink* sink, Millis interval, int bat
                                      "Outbox events delivered to the sink.")),
       errors_(
           metrics->GetCounter("boxoffice_outbox_errors_total", "Outbox relay rounds that failed.")),
+      owner_(NewUuid()),
       oldest_pending_ms_(std::make_shared<std::atomic<int64_t>>(0)) {
   metrics->AddGauge(
       "boxoffice_outbox_lag_seconds",
@@ -28,9 +30,16 @@ OutboxRelay::OutboxRelay(Store* store, EventSink* sink, Millis interval, int bat
       });
 }
 
-OutboxRelay::~OutboxRelay() { Stop(); }
+OutboxRelay::~OutboxRelay() {
+  Stop();
+  // A relay that stops cleanly hands the outbox over at once rather than after kLease.
+  (void)store_->AcquireLease("outbox", owner_, Millis(-1));
+}
 
 Result<int> OutboxRelay::RunOnce() {
+  auto leased = store_->AcquireLease("outbox", owner_, kLease);
+  if (!leased.ok()) return leased.status();
+  if (!leased.value()) return 0;  // another instance's relay drains the outbox
   auto events = store_->PendingEvents(0, batch_limit_);
   if (!events.ok()) return events.status();
   if (events->empty()) {

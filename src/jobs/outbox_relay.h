@@ -4,6 +4,11 @@
 // published. A failure anywhere leaves the rows unpublished for the next round, so events
 // may be delivered twice (consumers dedupe on the event id) but never lost. A round that
 // found a full batch runs again at once; otherwise the relay sleeps `interval`.
+//
+// Several instances may run a relay: each round first takes or renews the store lease
+// "outbox" (kLease), so one relay at a time drains it, in order; when its instance dies,
+// another takes over once the lease runs out. kLease exceeds a sink's delivery timeout, so
+// a live relay keeps it; were it ever lost mid-batch, the cost is duplicates, never loss.
 #pragma once
 
 #include <atomic>
@@ -18,6 +23,8 @@ namespace boxoffice {
 
 class OutboxRelay {
  public:
+  static constexpr Millis kLease{15'000};
+
   // clock: what the lag gauge measures against (the system clock when null).
   OutboxRelay(Store* store, EventSink* sink, Millis interval, int batch_limit, Metrics* metrics,
               const Clock* clock = nullptr);
@@ -35,6 +42,7 @@ class OutboxRelay {
   int batch_limit_;
   Counter& published_;
   Counter& errors_;
+  const std::string owner_;  // this relay's name in the lease
   // created_at (epoch ms) of the oldest event not delivered as of the last round; 0: none.
   // Shared with the lag gauge, which may be read after the relay is gone.
   std::shared_ptr<std::atomic<int64_t>> oldest_pending_ms_;

@@ -281,6 +281,13 @@ constexpr Sql kResetSeatsExpiry{
     "  FROM locked"
     " WHERE s.showtime_id = $1 AND s.seat_code = locked.seat_code"
     "   AND s.hold_id = $3::uuid AND s.status = 'HELD' AND s.hold_expires_at = " BOX_TS("$4")};
+constexpr Sql kAcquireLease{
+    "acquire_lease",
+    "INSERT INTO relay_lease (name, owner, until)"
+    " VALUES ($2, $3, " BOX_NOW
+    " + $4::bigint * interval '1 ms')"
+    " ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, until = excluded.until"
+    " WHERE relay_lease.owner = excluded.owner OR relay_lease.until < " BOX_NOW " RETURNING owner"};
 constexpr Sql kPendingRefunds{
     "pending_refunds",
     "SELECT refund_id::text, payment_id, booking_id, amount, currency FROM refund"
@@ -1086,6 +1093,15 @@ Status PgStore::CompleteRefund(const std::string& refund_id, const std::string& 
     return true;
   });
   return r.ok() ? Status::Ok() : r.status();
+}
+
+Result<bool> PgStore::AcquireLease(const std::string& name, const std::string& owner,
+                                   Millis lease) {
+  return impl_->Run<bool>(&retried_, [&](PgConnection& c) -> Result<bool> {
+    auto res = c.Exec(kAcquireLease, {impl_->Now(), name, owner, P(lease.count())});
+    if (!res.ok()) return res.status();
+    return PQntuples(res.value().get()) == 1;
+  });
 }
 
 Status PgStore::MarkEventsPublished(const std::vector<int64_t>& ids) {

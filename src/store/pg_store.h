@@ -77,6 +77,8 @@ class PgStore final : public Store {
                                                    int limit) override;
   Result<bool> AbandonCheckout(int64_t booking_id) override;
   Result<std::vector<OutboxEvent>> PendingEvents(int64_t after_id, int limit) override;
+  Result<bool> AcquireLease(const std::string& name, const std::string& owner,
+                            Millis lease) override;
   Status MarkEventsPublished(const std::vector<int64_t>& ids) override;
   Result<std::vector<Refund>> PendingRefunds(int limit) override;
   Status CompleteRefund(const std::string& refund_id,

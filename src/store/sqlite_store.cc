@@ -166,6 +166,11 @@ constexpr const char* kPurgeKeys =
 constexpr const char* kResetSeatsExpiry =
     "UPDATE show_seat SET hold_expires_at = ?4"
     " WHERE showtime_id = ?1 AND hold_id = ?2 AND status = 'HELD' AND hold_expires_at = ?3";
+constexpr const char* kAcquireLease =
+    "INSERT INTO relay_lease (name, owner, until) VALUES (?1, ?2, ?3)"
+    " ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, until = excluded.until"
+    " WHERE relay_lease.owner = excluded.owner OR relay_lease.until < ?4"
+    " RETURNING owner";
 constexpr const char* kPendingRefunds =
     "SELECT refund_id, payment_id, booking_id, amount, currency FROM refund"
     " WHERE status = 'PENDING' ORDER BY created_at LIMIT ?";
@@ -986,6 +991,17 @@ Status SqliteStore::CompleteRefund(const std::string& refund_id,
     return true;
   });
   return r.ok() ? Status::Ok() : r.status();
+}
+
+Result<bool> SqliteStore::AcquireLease(const std::string& name, const std::string& owner,
+                                       Millis lease) {
+  auto conn = pools_->writer.Acquire();
+  if (!conn.ok()) return conn.status();
+  const Instant now = clock_->Now();
+  Query q(*conn.value(), kAcquireLease, {name, owner, ToEpochMs(now + lease), ToEpochMs(now)});
+  const bool taken = q.Next();
+  if (!q.status().ok()) return q.status();
+  return taken;
 }
 
 Status SqliteStore::MarkEventsPublished(const std::vector<int64_t>& ids) {

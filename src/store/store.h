@@ -317,6 +317,11 @@ class Store {
 
   // Unpublished outbox rows after after_id, in id order, at most limit of them.
   virtual Result<std::vector<OutboxEvent>> PendingEvents(int64_t after_id, int limit) = 0;
+  // Takes or renews the lease `name` for owner until now + lease; false while another
+  // owner's lease runs. Makes one outbox relay at a time drain the outbox. A negative
+  // lease gives it up (if owner holds it) so another owner may take it at once.
+  virtual Result<bool> AcquireLease(const std::string& name, const std::string& owner,
+                                    Millis lease) = 0;
   // Marks delivered outbox rows published; they are not returned by PendingEvents again.
   virtual Status MarkEventsPublished(const std::vector<int64_t>& ids) = 0;
   // Refunds not yet accepted by the gateway, oldest first.

@@ -104,16 +104,17 @@ class Service {
     return args;
   }
 
+  // SIGTERM, as an orchestrator stops it; SIGKILL if it is still there after 5 s.
   ~Service() {
-    if (pid_ > 0) {
+    if (pid_ > 0 && Terminate(5) < 0) {
       kill(pid_, SIGKILL);
       waitpid(pid_, nullptr, 0);
     }
   }
-  // SIGTERM, then the exit status (or -1 if it did not stop within 15 s).
-  int Terminate() {
+  // SIGTERM, then the exit status (or -1 if it did not stop within `seconds`).
+  int Terminate(int seconds = 15) {
     kill(pid_, SIGTERM);
-    for (int i = 0; i < 1500; ++i) {
+    for (int i = 0; i < seconds * 100; ++i) {
       int status = 0;
       if (waitpid(pid_, &status, WNOHANG) == pid_) {
         pid_ = 0;

@@ -77,6 +77,8 @@ TEST_P(Relay, AFailingSinkLosesNothing) {
   clock_.Advance(Millis(5'000));
   EXPECT_NE(metrics_.Render().find("\nboxoffice_outbox_lag_seconds 5"), std::string::npos)
       << metrics_.Render();
+  // The failing relay stops; once its lease runs out a relay with a working sink takes over.
+  clock_.Advance(OutboxRelay::kLease);
   const std::string path = testing::TempDir() + "/events.jsonl";
   FileSink sink(path);
   OutboxRelay relay(store_.get(), &sink, Millis(10), 100, &metrics_, &clock_);
@@ -87,6 +89,22 @@ TEST_P(Relay, AFailingSinkLosesNothing) {
   relay.Stop();
   EXPECT_EQ(Lines(path).size(), 2u);
   EXPECT_NE(metrics_.Render().find("\nboxoffice_outbox_lag_seconds 0\n"), std::string::npos);
+}
+
+TEST_P(Relay, OneRelayAtATimeDrainsTheOutbox) {
+  MakeEvents();
+  const std::string path = testing::TempDir() + "/events.jsonl";
+  FileSink sink(path);
+  OutboxRelay first(store_.get(), &sink, Millis(10), 1, &metrics_, &clock_);
+  OutboxRelay second(store_.get(), &sink, Millis(10), 1, &metrics_, &clock_);
+  EXPECT_EQ(first.RunOnce().value(), 1);
+  EXPECT_EQ(second.RunOnce().value(), 0) << "the first relay holds the lease";
+  EXPECT_EQ(store_->PendingEvents(0, 10)->size(), 1u);
+  // The first relay's instance died: once its lease runs out, the second carries on.
+  clock_.Advance(OutboxRelay::kLease + Millis(1));
+  EXPECT_EQ(second.RunOnce().value(), 1);
+  EXPECT_EQ(first.RunOnce().value(), 0);
+  EXPECT_EQ(Lines(path).size(), 2u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, Relay, ::testing::Values(Engine::kSqlite, Engine::kPostgres),

@@ -1,0 +1,118 @@
+#include "events/kafka_sink.h"
+
+#include <librdkafka/rdkafka.h>
+
+#include <atomic>
+
+#include "core/log.h"
+
+namespace boxoffice {
+
+struct KafkaSink::Batch {
+  std::atomic<int> pending{0};
+  std::atomic<int> failed{0};
+  std::mutex mu;
+  std::string first_error;
+};
+
+namespace {
+
+// Called from rd_kafka_poll/flush on the delivering thread, once per message.
+void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
+  auto* batch = static_cast<KafkaSink::Batch*>(m->_private);
+  if (!batch) return;
+  if (m->err) {
+    std::lock_guard lock(batch->mu);
+    if (batch->failed.fetch_add(1) == 0) batch->first_error = rd_kafka_err2str(m->err);
+  }
+  batch->pending.fetch_sub(1);
+}
+
+bool Set(rd_kafka_conf_t* conf, const char* name, const std::string& value, std::string* error) {
+  char err[512];
+  if (rd_kafka_conf_set(conf, name, value.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK) {
+    *error = std::string(name) + ": " + err;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<KafkaSink>> KafkaSink::Create(KafkaOptions options) {
+  rd_kafka_conf_t* conf = rd_kafka_conf_new();
+  std::string error;
+  const bool ok =
+      Set(conf, "bootstrap.servers", options.brokers, &error) &&
+      Set(conf, "enable.idempotence", "true", &error) &&
+      Set(conf, "message.timeout.ms", std::to_string(options.delivery_timeout.count()), &error) &&
+      Set(conf, "linger.ms", "5", &error) &&
+      Set(conf, "queue.buffering.max.messages", "100000", &error);
+  if (!ok) {
+    rd_kafka_conf_destroy(conf);
+    return Status(Code::kInvalid, "kafka: " + error);
+  }
+  rd_kafka_conf_set_dr_msg_cb(conf, OnDelivery);
+  char err[512];
+  rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
+  if (!rk) {
+    rd_kafka_conf_destroy(conf);
+    return Status(Code::kInvalid, std::string("kafka: ") + err);
+  }
+  return std::unique_ptr<KafkaSink>(new KafkaSink(std::move(options), rk));
+}
+
+KafkaSink::KafkaSink(KafkaOptions options, rd_kafka_s* rk) : options_(std::move(options)), rk_(rk) {}
+
+KafkaSink::~KafkaSink() {
+  rd_kafka_flush(rk_, 2'000);
+  rd_kafka_destroy(rk_);
+}
+
+Status KafkaSink::Deliver(const std::vector<OutboxEvent>& events) {
+  std::lock_guard lock(mu_);
+  // Owned here until every report arrived: flush waits for all of them (each message
+  // times out after delivery_timeout at the latest).
+  auto batch = std::make_unique<Batch>();
+  for (const OutboxEvent& e : events) {
+    batch->pending.fetch_add(1);
+    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      err = rd_kafka_producev(
+          rk_, RD_KAFKA_V_TOPIC(options_.topic.c_str()),
+          RD_KAFKA_V_KEY(e.key.data(), e.key.size()),
+          RD_KAFKA_V_VALUE(const_cast<char*>(e.payload.data()), e.payload.size()),
+          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+          RD_KAFKA_V_HEADER("id", e.event_id.data(), static_cast<ssize_t>(e.event_id.size())),
+          RD_KAFKA_V_HEADER("type", e.type.data(), static_cast<ssize_t>(e.type.size())),
+          RD_KAFKA_V_OPAQUE(batch.get()), RD_KAFKA_V_END);
+      if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) break;
+      rd_kafka_poll(rk_, 10);  // the local queue is full: let reports drain it
+    }
+    if (err) {
+      batch->pending.fetch_sub(1);
+      batch->failed.fetch_add(1);
+      batch->first_error = rd_kafka_err2str(err);
+      break;
+    }
+  }
+  const int timeout_ms = static_cast<int>(options_.delivery_timeout.count()) + 2'000;
+  for (int round = 0; round < 3 && batch->pending.load() > 0; ++round) {
+    rd_kafka_flush(rk_, timeout_ms);
+  }
+  if (batch->pending.load() > 0) {
+    // librdkafka still owes reports past message.timeout.ms; they will point at this batch,
+    // so it is left allocated rather than freed under them.
+    LogError("kafka delivery reports overdue", {{"pending", batch->pending.load()}});
+    batch.release();
+    return Status(Code::kUnavailable, "kafka: delivery reports overdue");
+  }
+  if (batch->failed.load() > 0) {
+    return Status(Code::kUnavailable, "kafka: " + std::to_string(batch->failed.load()) + " of " +
+                                          std::to_string(events.size()) +
+                                          " events not delivered: " + batch->first_error);
+  }
+  return Status::Ok();
+}
+
+}  // namespace boxoffice

@@ -1,0 +1,45 @@
+// KafkaSink: the production profile's event sink (API.md "Events"; design article §8).
+//
+// Each event goes to topic `booking-events` with key = bookingId (so one booking's events
+// share a partition and stay in order), headers `id` and `type`, and the event JSON as
+// value. The producer is idempotent (enable.idempotence=true, hence acks=all and ordered
+// retries), and Deliver returns OK only once the broker acknowledged every message of the
+// batch: the relay marks rows published only then. A broker that is down makes Deliver
+// fail after `delivery_timeout`; the rows wait and go out when it is back.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "core/clock.h"
+#include "events/event_sink.h"
+
+struct rd_kafka_s;
+
+namespace boxoffice {
+
+struct KafkaOptions {
+  std::string brokers;  // HOST:PORT,…
+  std::string topic = "booking-events";
+  Millis delivery_timeout{10'000};  // per batch: message.timeout.ms
+};
+
+class KafkaSink final : public EventSink {
+ public:
+  // kInvalid for a configuration librdkafka refuses.
+  static Result<std::unique_ptr<KafkaSink>> Create(KafkaOptions options);
+  ~KafkaSink() override;
+
+  Status Deliver(const std::vector<OutboxEvent>& events) override;
+
+  struct Batch;  // the delivery reports of one Deliver call
+
+ private:
+  KafkaSink(KafkaOptions options, rd_kafka_s* rk);
+  KafkaOptions options_;
+  rd_kafka_s* rk_;
+  std::mutex mu_;  // one Deliver at a time
+};
+
+}  // namespace boxoffice
