@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "core/time_format.h"
 #include "events/file_sink.h"
+#include "events/kafka_sink.h"
 #include "holds/hold_service.h"
 #include "http/client.h"
 #include "http/server.h"
@@ -126,6 +127,14 @@ int Fail(const std::string& what, const Status& s) {
   return 1;
 }
 
+// The outbox's destination: Kafka when brokers are given, else the events file.
+Result<std::unique_ptr<EventSink>> OpenSink(const std::string& kafka, const std::string& file) {
+  if (kafka.empty()) return std::unique_ptr<EventSink>(std::make_unique<FileSink>(file));
+  auto sink = KafkaSink::Create(KafkaOptions{kafka});
+  if (!sink.ok()) return sink.status();
+  return std::unique_ptr<EventSink>(std::move(sink.value()));
+}
+
 struct ServeFlags {
   Common common;
   std::string listen = "127.0.0.1:8080";
@@ -134,6 +143,7 @@ struct ServeFlags {
   std::string gateway_url = "http://127.0.0.1:9090";
   std::string public_url;  // empty: http://LISTEN
   std::string redis_url;   // empty: no seat gate (embedded profile)
+  std::string kafka;       // empty: events go to events_file
   Millis payment_ttl{0};   // 0: 8 minutes, or 4/5 of a shorter --hold-ttl
   Millis checkout_lease{30'000};
   Millis reconcile_after{15 * 60'000};
@@ -232,8 +242,10 @@ int Serve(const ServeFlags& f) {
                           "/payments/callback");
   Sweeper sweeper(store.value().get(), f.sweep_interval, kSweepBatchLimit, &metrics);
   sweeper.Start();
-  FileSink sink(f.events_file);
-  OutboxRelay relay(store.value().get(), &sink, kRelayInterval, kRelayBatchLimit, &metrics);
+  auto sink = OpenSink(f.kafka, f.events_file);
+  if (!sink.ok()) return Fail("cannot open the event sink", sink.status());
+  OutboxRelay relay(store.value().get(), sink.value().get(), kRelayInterval, kRelayBatchLimit,
+                    &metrics);
   relay.Start();
   RefundWorker refunds(store.value().get(), &gateway, kRefundInterval, kRefundBatchLimit, &metrics);
   refunds.Start();
@@ -248,7 +260,8 @@ int Serve(const ServeFlags& f) {
                         {"db", f.common.store.url.substr(0, f.common.store.url.find(':'))},
                         {"ioThreads", options.io_threads},
                         {"workers", options.worker_threads},
-                        {"gate", redis ? "redis" : "none"}});
+                        {"gate", redis ? "redis" : "none"},
+                        {"events", f.kafka.empty() ? "file" : "kafka"}});
   if (f.gateway_secret.empty())
     LogWarn("no --gateway-secret: every payment callback will be refused");
   WaitForStopSignal(signals);
@@ -258,6 +271,27 @@ int Serve(const ServeFlags& f) {
   refunds.Stop();
   relay.Stop();
   // Events of the last requests go out now rather than at the next start.
+  if (auto last = relay.RunOnce(); !last.ok())
+    LogWarn("final outbox round failed", {{"error", last.status().message()}});
+  LogInfo("stopped");
+  return 0;
+}
+
+// `boxoffice relay`: the outbox relay alone, until SIGTERM.
+int Relay(const Common& common, const std::string& kafka, const std::string& events_file) {
+  const sigset_t signals = BlockStopSignals();
+  SystemClock clock;
+  auto store = OpenAndMigrate(common.store, &clock);
+  if (!store.ok()) return Fail("cannot open the database", store.status());
+  auto sink = OpenSink(kafka, events_file);
+  if (!sink.ok()) return Fail("cannot open the event sink", sink.status());
+  Metrics metrics;
+  OutboxRelay relay(store.value().get(), sink.value().get(), kRelayInterval, kRelayBatchLimit,
+                    &metrics);
+  relay.Start();
+  LogInfo("relaying", {{"events", kafka.empty() ? "file" : "kafka"}});
+  WaitForStopSignal(signals);
+  relay.Stop();
   if (auto last = relay.RunOnce(); !last.ok())
     LogWarn("final outbox round failed", {{"error", last.status().message()}});
   LogInfo("stopped");
@@ -357,6 +391,9 @@ void AddCommands(CLI::App* app, int* exit_code) {
                "Extensions never keep a hold past this age");
   Flag(serve, "redis", &serve_flags->redis_url,
        "redis://HOST:PORT of the seat gate (production profile; unset: no gate)");
+  Flag(serve, "kafka", &serve_flags->kafka,
+       "HOST:PORT,... of Kafka brokers for booking events (production profile; unset: "
+       "--events-file)");
   Flag(serve, "public-url", &serve_flags->public_url,
        "Base URL the payment gateway calls back (default: http://LISTEN)");
   DurationFlag(serve, "payment-ttl", &serve_flags->payment_ttl, "8m",
@@ -387,6 +424,22 @@ void AddCommands(CLI::App* app, int* exit_code) {
     auto store = OpenAndMigrate(migrate_common->store, &clock);
     *exit_code = store.ok() ? 0 : Fail("migration failed", store.status());
     if (store.ok()) LogInfo("migrations up to date");
+  });
+
+  struct RelayFlags {
+    Common common;
+    std::string kafka;
+    std::string events_file = "var/events.jsonl";
+  };
+  auto* relay_flags = new RelayFlags();
+  auto* relay = app->add_subcommand(
+      "relay", "Run the outbox relay alone (for deployments that keep it out of serve)");
+  AddDbFlag(relay, &relay_flags->common);
+  Flag(relay, "kafka", &relay_flags->kafka, "HOST:PORT,... of Kafka brokers (unset: the file)");
+  Flag(relay, "events-file", &relay_flags->events_file,
+       "Where booking events go without --kafka, one JSON object per line");
+  relay->callback([=] {
+    *exit_code = Relay(relay_flags->common, relay_flags->kafka, relay_flags->events_file);
   });
 
   auto* seed_flags = new SeedFlags();

@@ -72,8 +72,10 @@ class Result {
 
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
-  T& value() { return *value_; }
-  const T& value() const { return *value_; }
+  T& value() & { return *value_; }
+  const T& value() const& { return *value_; }
+  // By value from a temporary, so `for (auto& x : Load().value())` cannot dangle.
+  T value() && { return std::move(*value_); }
   T& operator*() { return *value_; }
   const T& operator*() const { return *value_; }
   T* operator->() { return &*value_; }

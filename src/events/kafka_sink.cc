@@ -28,6 +28,18 @@ void OnDelivery(rd_kafka_t*, const rd_kafka_message_t* m, void*) {
   batch->pending.fetch_sub(1);
 }
 
+// librdkafka's own log lines, as JSON lines like every other log of the service.
+void OnLog(const rd_kafka_t*, int level, const char* facility, const char* message) {
+  const nlohmann::json fields = {{"facility", facility}, {"detail", message}};
+  if (level <= 3) {
+    LogError("kafka", fields);
+  } else if (level <= 5) {
+    LogWarn("kafka", fields);
+  } else {
+    LogInfo("kafka", fields);
+  }
+}
+
 bool Set(rd_kafka_conf_t* conf, const char* name, const std::string& value, std::string* error) {
   char err[512];
   if (rd_kafka_conf_set(conf, name, value.c_str(), err, sizeof(err)) != RD_KAFKA_CONF_OK) {
@@ -53,6 +65,7 @@ Result<std::unique_ptr<KafkaSink>> KafkaSink::Create(KafkaOptions options) {
     return Status(Code::kInvalid, "kafka: " + error);
   }
   rd_kafka_conf_set_dr_msg_cb(conf, OnDelivery);
+  rd_kafka_conf_set_log_cb(conf, OnLog);
   char err[512];
   rd_kafka_t* rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof(err));
   if (!rk) {
@@ -62,7 +75,8 @@ Result<std::unique_ptr<KafkaSink>> KafkaSink::Create(KafkaOptions options) {
   return std::unique_ptr<KafkaSink>(new KafkaSink(std::move(options), rk));
 }
 
-KafkaSink::KafkaSink(KafkaOptions options, rd_kafka_s* rk) : options_(std::move(options)), rk_(rk) {}
+KafkaSink::KafkaSink(KafkaOptions options, rd_kafka_s* rk)
+    : options_(std::move(options)), rk_(rk) {}
 
 KafkaSink::~KafkaSink() {
   rd_kafka_flush(rk_, 2'000);
@@ -79,8 +93,7 @@ Status KafkaSink::Deliver(const std::vector<OutboxEvent>& events) {
     rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
     for (int attempt = 0; attempt < 100; ++attempt) {
       err = rd_kafka_producev(
-          rk_, RD_KAFKA_V_TOPIC(options_.topic.c_str()),
-          RD_KAFKA_V_KEY(e.key.data(), e.key.size()),
+          rk_, RD_KAFKA_V_TOPIC(options_.topic.c_str()), RD_KAFKA_V_KEY(e.key.data(), e.key.size()),
           RD_KAFKA_V_VALUE(const_cast<char*>(e.payload.data()), e.payload.size()),
           RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
           RD_KAFKA_V_HEADER("id", e.event_id.data(), static_cast<ssize_t>(e.event_id.size())),
