@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "core/time_format.h"
 #include "events/file_sink.h"
+#include "events/kafka_mock.h"
 #include "events/kafka_sink.h"
 #include "holds/hold_service.h"
 #include "http/client.h"
@@ -440,6 +441,22 @@ void AddCommands(CLI::App* app, int* exit_code) {
        "Where booking events go without --kafka, one JSON object per line");
   relay->callback([=] {
     *exit_code = Relay(relay_flags->common, relay_flags->kafka, relay_flags->events_file);
+  });
+
+  auto* mock_brokers = new int(3);
+  auto* kafka_mock = app->add_subcommand(
+      "kafka-mock", "Run librdkafka's mock Kafka cluster with topic booking-events (development)");
+  Flag(kafka_mock, "brokers", mock_brokers, "How many brokers")->check(CLI::Range(1, 9));
+  kafka_mock->callback([=] {
+    const sigset_t signals = BlockStopSignals();
+    auto cluster = KafkaMockCluster::Start(*mock_brokers, 4);
+    if (!cluster.ok()) {
+      *exit_code = Fail("cannot start the mock Kafka cluster", cluster.status());
+      return;
+    }
+    LogInfo("listening", {{"bootstraps", cluster.value()->bootstraps()}, {"role", "kafka-mock"}});
+    WaitForStopSignal(signals);
+    LogInfo("stopped");
   });
 
   auto* seed_flags = new SeedFlags();

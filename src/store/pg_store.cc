@@ -362,6 +362,7 @@ class PgConnection {
   ~PgConnection() { PQfinish(conn_); }
 
   bool broken() const { return PQstatus(conn_) != CONNECTION_OK; }
+  PGconn* raw() const { return conn_; }
   const std::string& last_sqlstate() const { return last_sqlstate_; }
 
   Status Simple(const char* command) {
@@ -436,6 +437,15 @@ struct PgStore::Impl {
     if (conn->broken()) {
       return Status(Code::kUnavailable, "cannot connect to postgresql");
     }
+    // Server notices become JSON log lines like everything else on stderr.
+    PQsetNoticeProcessor(
+        conn->raw(),
+        [](void*, const char* message) {
+          std::string text = message;
+          while (!text.empty() && text.back() == '\n') text.pop_back();
+          LogInfo("postgresql notice", {{"detail", text}});
+        },
+        nullptr);
     const std::string setup =
         "SET statement_timeout = " + std::to_string(options.statement_timeout.count()) +
         "; SET lock_timeout = " + std::to_string(options.lock_timeout.count()) +

@@ -29,8 +29,9 @@ class KafkaRelay : public StoreContract {
       auto b = store_->StartCheckout(hold->hold_id, 1 + i, kTtl, kMaxLifetime);
       EXPECT_TRUE(b.ok());
       if (i % 2 == 0) {
-        EXPECT_EQ(store_->SettlePayment({"pay_" + std::to_string(i), "", std::to_string(b->id),
-                                         true, 1250, "EUR"})
+        EXPECT_EQ(store_
+                      ->SettlePayment({"pay_" + std::to_string(i), "", std::to_string(b->id), true,
+                                       1250, "EUR"})
                       .value(),
                   Settlement::kConfirmed);
       } else {
@@ -39,8 +40,9 @@ class KafkaRelay : public StoreContract {
     }
     clock_.Advance(kMaxLifetime);
     for (const Booking& b : late) {
-      EXPECT_EQ(store_->SettlePayment({"pay_late_" + std::to_string(b.id), "",
-                                       std::to_string(b.id), true, 1250, "EUR"})
+      EXPECT_EQ(store_
+                    ->SettlePayment({"pay_late_" + std::to_string(b.id), "", std::to_string(b.id),
+                                     true, 1250, "EUR"})
                     .value(),
                 Settlement::kLateRefunded);
     }
