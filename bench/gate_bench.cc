@@ -83,8 +83,7 @@ Outcome Run(Store& store, SeatGate* gate, int threads, double seconds, Metrics* 
   stop = true;
   for (auto& th : pool) th.join();
   Outcome o;
-  o.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  o.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   o.attempts = attempts.load();
   o.wins = wins.load();
   o.releases = releases.load();

@@ -145,7 +145,8 @@ struct ServeFlags {
   std::string public_url;  // empty: http://LISTEN
   std::string redis_url;   // empty: no seat gate (embedded profile)
   std::string kafka;       // empty: events go to events_file
-  Millis payment_ttl{0};   // 0: 8 minutes, or 4/5 of a shorter --hold-ttl
+  Millis outbox_lease = OutboxRelay::kLease;
+  Millis payment_ttl{0};  // 0: 8 minutes, or 4/5 of a shorter --hold-ttl
   Millis checkout_lease{30'000};
   Millis reconcile_after{15 * 60'000};
   Millis reconcile_interval{60'000};
@@ -183,6 +184,10 @@ int Serve(const ServeFlags& f) {
       f.payment_ttl > Millis(0) ? f.payment_ttl : std::min(Millis(8 * 60'000), f.hold_ttl * 4 / 5);
   if (payment_ttl <= Millis(0) || payment_ttl > f.hold_ttl) {
     LogError("--payment-ttl must be positive and at most --hold-ttl");
+    return 2;
+  }
+  if (f.outbox_lease < Millis(1'000)) {
+    LogError("--outbox-lease must be at least 1s");
     return 2;
   }
   if (f.checkout_lease < Millis(1'000)) {
@@ -246,7 +251,7 @@ int Serve(const ServeFlags& f) {
   auto sink = OpenSink(f.kafka, f.events_file);
   if (!sink.ok()) return Fail("cannot open the event sink", sink.status());
   OutboxRelay relay(store.value().get(), sink.value().get(), kRelayInterval, kRelayBatchLimit,
-                    &metrics);
+                    &metrics, nullptr, f.outbox_lease);
   relay.Start();
   RefundWorker refunds(store.value().get(), &gateway, kRefundInterval, kRefundBatchLimit, &metrics);
   refunds.Start();
@@ -279,7 +284,12 @@ int Serve(const ServeFlags& f) {
 }
 
 // `boxoffice relay`: the outbox relay alone, until SIGTERM.
-int Relay(const Common& common, const std::string& kafka, const std::string& events_file) {
+int Relay(const Common& common, const std::string& kafka, const std::string& events_file,
+          Millis lease) {
+  if (lease < Millis(1'000)) {
+    LogError("--outbox-lease must be at least 1s");
+    return 2;
+  }
   const sigset_t signals = BlockStopSignals();
   SystemClock clock;
   auto store = OpenAndMigrate(common.store, &clock);
@@ -288,7 +298,7 @@ int Relay(const Common& common, const std::string& kafka, const std::string& eve
   if (!sink.ok()) return Fail("cannot open the event sink", sink.status());
   Metrics metrics;
   OutboxRelay relay(store.value().get(), sink.value().get(), kRelayInterval, kRelayBatchLimit,
-                    &metrics);
+                    &metrics, nullptr, lease);
   relay.Start();
   LogInfo("relaying", {{"events", kafka.empty() ? "file" : "kafka"}});
   WaitForStopSignal(signals);
@@ -395,6 +405,8 @@ void AddCommands(CLI::App* app, int* exit_code) {
   Flag(serve, "kafka", &serve_flags->kafka,
        "HOST:PORT,... of Kafka brokers for booking events (production profile; unset: "
        "--events-file)");
+  DurationFlag(serve, "outbox-lease", &serve_flags->outbox_lease, "15s",
+               "The outbox relay's claim; another instance takes over this long after it died");
   Flag(serve, "public-url", &serve_flags->public_url,
        "Base URL the payment gateway calls back (default: http://LISTEN)");
   DurationFlag(serve, "payment-ttl", &serve_flags->payment_ttl, "8m",
@@ -431,6 +443,7 @@ void AddCommands(CLI::App* app, int* exit_code) {
     Common common;
     std::string kafka;
     std::string events_file = "var/events.jsonl";
+    Millis lease = OutboxRelay::kLease;
   };
   auto* relay_flags = new RelayFlags();
   auto* relay = app->add_subcommand(
@@ -439,8 +452,11 @@ void AddCommands(CLI::App* app, int* exit_code) {
   Flag(relay, "kafka", &relay_flags->kafka, "HOST:PORT,... of Kafka brokers (unset: the file)");
   Flag(relay, "events-file", &relay_flags->events_file,
        "Where booking events go without --kafka, one JSON object per line");
+  DurationFlag(relay, "outbox-lease", &relay_flags->lease, "15s",
+               "A relay's claim on the outbox; another takes over this long after it died");
   relay->callback([=] {
-    *exit_code = Relay(relay_flags->common, relay_flags->kafka, relay_flags->events_file);
+    *exit_code = Relay(relay_flags->common, relay_flags->kafka, relay_flags->events_file,
+                       relay_flags->lease);
   });
 
   auto* mock_brokers = new int(3);

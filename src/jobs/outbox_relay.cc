@@ -8,7 +8,7 @@
 namespace boxoffice {
 
 OutboxRelay::OutboxRelay(Store* store, EventSink* sink, Millis interval, int batch_limit,
-                         Metrics* metrics, const Clock* clock)
+                         Metrics* metrics, const Clock* clock, Millis lease)
     : store_(store),
       sink_(sink),
       interval_(interval),
@@ -18,6 +18,7 @@ OutboxRelay::OutboxRelay(Store* store, EventSink* sink, Millis interval, int bat
       errors_(
           metrics->GetCounter("boxoffice_outbox_errors_total", "Outbox relay rounds that failed.")),
       owner_(NewUuid()),
+      lease_(lease),
       oldest_pending_ms_(std::make_shared<std::atomic<int64_t>>(0)) {
   metrics->AddGauge(
       "boxoffice_outbox_lag_seconds",
@@ -37,7 +38,7 @@ OutboxRelay::~OutboxRelay() {
 }
 
 Result<int> OutboxRelay::RunOnce() {
-  auto leased = store_->AcquireLease("outbox", owner_, kLease);
+  auto leased = store_->AcquireLease("outbox", owner_, lease_);
   if (!leased.ok()) return leased.status();
   if (!leased.value()) return 0;  // another instance's relay drains the outbox
   auto events = store_->PendingEvents(0, batch_limit_);

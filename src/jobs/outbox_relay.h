@@ -26,8 +26,9 @@ class OutboxRelay {
   static constexpr Millis kLease{15'000};
 
   // clock: what the lag gauge measures against (the system clock when null).
+  // lease: how long a round's claim on the outbox lasts (kLease by default).
   OutboxRelay(Store* store, EventSink* sink, Millis interval, int batch_limit, Metrics* metrics,
-              const Clock* clock = nullptr);
+              const Clock* clock = nullptr, Millis lease = kLease);
   ~OutboxRelay();  // stops and joins
 
   // One round now: how many events were delivered and marked, or the first error.
@@ -43,6 +44,7 @@ class OutboxRelay {
   Counter& published_;
   Counter& errors_;
   const std::string owner_;  // this relay's name in the lease
+  const Millis lease_;
   // created_at (epoch ms) of the oldest event not delivered as of the last round; 0: none.
   // Shared with the lag gauge, which may be read after the relay is gone.
   std::shared_ptr<std::atomic<int64_t>> oldest_pending_ms_;

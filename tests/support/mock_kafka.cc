@@ -56,9 +56,14 @@ std::vector<KafkaMessage> MockKafka::ReadAll(size_t want, std::chrono::milliseco
   rd_kafka_topic_partition_list_destroy(parts);
   std::vector<KafkaMessage> out;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (out.size() < want && std::chrono::steady_clock::now() < deadline) {
+  auto last = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() < deadline) {
+    // Once `want` arrived, read on until the topic has been quiet for a second.
+    if (out.size() >= want && std::chrono::steady_clock::now() - last > std::chrono::seconds(1))
+      break;
     rd_kafka_message_t* m = rd_kafka_consumer_poll(consumer, 100);
     if (!m) continue;
+    last = std::chrono::steady_clock::now();
     if (!m->err) {
       KafkaMessage msg;
       msg.key.assign(static_cast<const char*>(m->key), m->key_len);

@@ -33,8 +33,8 @@ class MockKafka {
 
   std::string bootstraps() const;
   void SetBrokersUp(bool up);
-  // Every message of booking-events, read from the start until at least `want` arrived or
-  // `timeout` passed, in offset order per partition.
+  // Every message of booking-events, read from the start until at least `want` arrived and
+  // then a second passed without more, or `timeout` passed; in offset order per partition.
   std::vector<KafkaMessage> ReadAll(size_t want, std::chrono::milliseconds timeout) const;
 
  private:
