@@ -16,13 +16,8 @@ if [ "$(id -u)" = 0 ]; then
   as_pg=(runuser -u postgres --)
 fi
 
-port_is_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-port=""
-for _ in $(seq 1 50); do
-  candidate=$((20000 + RANDOM % 20000))
-  if port_is_free "$candidate"; then port=$candidate; break; fi
-done
-[ -n "$port" ] || { echo "with-postgres: no free port" >&2; exit 1; }
+source "$(dirname "$0")/lib.sh"
+port=$(free_port)
 
 cleanup() {
   "${as_pg[@]}" "$PG_BIN/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1 || true

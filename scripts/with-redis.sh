@@ -5,13 +5,8 @@
 set -euo pipefail
 command -v redis-server >/dev/null || { echo "with-redis: redis-server not found (scripts/deps.sh)" >&2; exit 1; }
 
-port_is_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-port=""
-for _ in $(seq 1 50); do
-  candidate=$((20000 + RANDOM % 20000))
-  if port_is_free "$candidate"; then port=$candidate; break; fi
-done
-[ -n "$port" ] || { echo "with-redis: no free port" >&2; exit 1; }
+source "$(dirname "$0")/lib.sh"
+port=$(free_port)
 
 log=$(mktemp /tmp/boxoffice-redis.XXXXXX.log)
 redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no >"$log" 2>&1 &

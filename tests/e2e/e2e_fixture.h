@@ -21,6 +21,7 @@
 #include "store/pg_store.h"
 #include "store/sqlite_store.h"
 #include "support/http_client.h"
+#include "support/process.h"
 #include "support/test_env.h"
 
 extern char** environ;
@@ -60,20 +61,7 @@ class Service {
     for (size_t i = 0; i + 1 < args.size(); ++i) {
       if (args[i] == "--events-file") events_ = args[i + 1];
     }
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 2, log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    std::vector<char*> envp;
-    for (char** e = environ; *e; ++e) envp.push_back(*e);
-    std::vector<std::string> extra_env = env;
-    for (auto& e : extra_env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp.data()) != 0) pid_ = 0;
-    posix_spawn_file_actions_destroy(&actions);
+    pid_ = testing::Spawn(args, log_, env);
     for (int i = 0; i < 500 && pid_ > 0 && port_ == 0; ++i) {
       std::istringstream lines(Log());
       for (std::string line; std::getline(lines, line);) {

@@ -193,12 +193,7 @@ TEST(RelayProcess, KilledMidBacklogLosesNothing) {
     std::vector<std::string> args = {BOXOFFICE_BINARY, "relay",   "--db",
                                      "sqlite:" + path, "--kafka", kafka.bootstraps(),
                                      "--outbox-lease", "1s"};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
-    return pid;
+    return testing::Spawn(args);
   };
   auto pending = [&] { return store.PendingEvents(0, 10'000)->size(); };
   pid_t relay = spawn();

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/process.h"
 #include "support/test_env.h"
 
 extern char** environ;
@@ -31,15 +32,7 @@ bool RedisServer::Start() {
   std::vector<std::string> args = {
       "/usr/bin/redis-server", "--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "",
       "--appendonly",          "no",     "--daemonize",         "no"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) pid_ = 0;
-  posix_spawn_file_actions_destroy(&actions);
+  pid_ = Spawn(args, log_);
   for (int i = 0; i < 200 && pid_ > 0; ++i) {
     if (Cli("PING").find("PONG") != std::string::npos) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
