@@ -144,7 +144,8 @@ struct ServeFlags {
   std::string gateway_url = "http://127.0.0.1:9090";
   std::string public_url;  // empty: http://LISTEN
   std::string redis_url;   // empty: no seat gate (embedded profile)
-  std::string kafka;       // empty: events go to events_file
+  Millis redis_timeout{50};
+  std::string kafka;  // empty: events go to events_file
   Millis outbox_lease = OutboxRelay::kLease;
   Millis payment_ttl{0};  // 0: 8 minutes, or 4/5 of a shorter --hold-ttl
   Millis checkout_lease{30'000};
@@ -206,6 +207,7 @@ int Serve(const ServeFlags& f) {
       return 2;
     }
     redis->pool_size = f.workers;  // one connection per worker: no worker waits for one
+    redis->connect_timeout = redis->command_timeout = redis->acquire_timeout = f.redis_timeout;
   }
   http::ServerOptions options;
   if (!ParseListen(f.listen, &options)) return 2;
@@ -405,6 +407,8 @@ void AddCommands(CLI::App* app, int* exit_code) {
   Flag(serve, "kafka", &serve_flags->kafka,
        "HOST:PORT,... of Kafka brokers for booking events (production profile; unset: "
        "--events-file)");
+  DurationFlag(serve, "redis-timeout", &serve_flags->redis_timeout, "50ms",
+               "How long a hold waits for the gate before going to the store without it");
   DurationFlag(serve, "outbox-lease", &serve_flags->outbox_lease, "15s",
                "The outbox relay's claim; another instance takes over this long after it died");
   Flag(serve, "public-url", &serve_flags->public_url,

@@ -22,7 +22,7 @@ class WithRedis : public HttpApi {
     ASSERT_TRUE(redis_->ok());
     HttpApi::SetUp();
     if (IsSkipped() || HasFatalFailure()) return;
-    Start(db_, {"--redis", redis_->url()});
+    Start(db_, {"--redis", redis_->url(), "--redis-timeout", "1s"});
   }
   double Metric(const std::string& series) {
     const std::string body = Call("GET", "/metrics").body;
@@ -86,7 +86,7 @@ TEST_P(WithRedis, WithoutRedisHoldsGoToTheStoreAndTheGateComesBack) {
 TEST_P(WithRedis, BookedSeatsStayBehindTheGateUntilTheShowtimeStarts) {
   Service gateway(std::vector<std::string>{"fake-gateway", "--listen", "127.0.0.1:0", "--secret",
                                            kGatewaySecret});
-  Start(db_, {"--redis", redis_->url(), "--gateway-url",
+  Start(db_, {"--redis", redis_->url(), "--redis-timeout", "1s", "--gateway-url",
               "http://127.0.0.1:" + std::to_string(gateway.port())});
   // A showtime 30 days from now, whatever day the test runs.
   auto layout = json::parse(kLayout);

@@ -36,10 +36,15 @@ class RedisFixture {
     auto server = std::make_unique<testing::RedisServer>();
     return server->ok() ? std::move(server) : nullptr;
   }
+  // Timeouts generous enough that a loaded test machine never trips them by accident;
+  // the fault tests set a short one on purpose.
   static std::unique_ptr<RedisSeatGate> Gate(const testing::RedisServer& server, Metrics* metrics,
-                                             size_t pool = 8) {
+                                             size_t pool = 8, Millis timeout = Millis(1'000)) {
     RedisOptions o = *ParseRedisUrl(server.url());
     o.pool_size = pool;
+    o.connect_timeout = timeout;
+    o.command_timeout = timeout;
+    o.acquire_timeout = timeout;
     return std::make_unique<RedisSeatGate>(std::make_unique<RedisClient>(o),
                                            RedisGateOptions{Millis(100)}, metrics);
   }
@@ -55,7 +60,7 @@ class RedisFixture {
 TEST(SeatGate, OneWinnerAmongAHundredConcurrentClaimers) {
   START_REDIS(redis);
   Metrics metrics;
-  auto gate = RedisFixture::Gate(*redis, &metrics, 16);
+  auto gate = RedisFixture::Gate(*redis, &metrics, 16, Millis(5'000));
   constexpr int kClaimers = 100;
   std::barrier start(kClaimers);
   std::atomic<int> claimed{0}, taken{0}, skipped{0};
@@ -80,10 +85,10 @@ TEST(SeatGate, AKeyExpiresByItself) {
   START_REDIS(redis);
   Metrics metrics;
   auto gate = RedisFixture::Gate(*redis, &metrics);
-  ASSERT_EQ(gate->Claim(1, {"A1"}, "h1", Millis(150)).verdict, SeatGate::Verdict::kClaimed);
-  EXPECT_EQ(gate->Claim(1, {"A1"}, "h2", Millis(150)).verdict, SeatGate::Verdict::kTaken);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_EQ(gate->Claim(1, {"A1"}, "h2", Millis(150)).verdict, SeatGate::Verdict::kClaimed);
+  ASSERT_EQ(gate->Claim(1, {"A1"}, "h1", Millis(1'000)).verdict, SeatGate::Verdict::kClaimed);
+  EXPECT_EQ(gate->Claim(1, {"A1"}, "h2", Millis(1'000)).verdict, SeatGate::Verdict::kTaken);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1'200));
+  EXPECT_EQ(gate->Claim(1, {"A1"}, "h2", Millis(1'000)).verdict, SeatGate::Verdict::kClaimed);
 }
 
 TEST(SeatGate, AStaleTokenCannotReleaseOrExtendAnotherHold) {
@@ -205,7 +210,7 @@ class GatedFaults : public StoreContract {
   int RunWithFault(testing::RedisServer& redis, const std::function<void()>& fault,
                    const std::function<void()>& heal) {
     Metrics metrics;
-    auto gate = RedisFixture::Gate(redis, &metrics);
+    auto gate = RedisFixture::Gate(redis, &metrics, 8, Millis(100));  // SIGSTOP must trip it
     const int64_t st = MakePricedShowtime();
     HoldService holds(store_.get(), HoldPolicy{}, &metrics, gate.get());
     std::mutex mu;
