@@ -21,6 +21,7 @@
 #include "holds/hold_service.h"
 #include "http/client.h"
 #include "http/server.h"
+#include "jobs/booking_stats.h"
 #include "jobs/outbox_relay.h"
 #include "jobs/reconciler.h"
 #include "jobs/refund_worker.h"
@@ -35,6 +36,7 @@ namespace {
 // short secret can be brute-forced offline from any token.
 constexpr size_t kMinJwtSecretLength = 32;
 constexpr size_t kMinGatewaySecretLength = 16;  // a guessable secret forges payments
+constexpr Millis kStatsInterval{10'000};        // how stale /metrics' bookings by status may be
 constexpr Millis kRelayInterval{200};     // how stale an idle relay may let the events file be
 constexpr int kRelayBatchLimit = 500;     // events per delivery: one write and one fsync
 constexpr Millis kRefundInterval{1'000};  // how soon a refund intent reaches the gateway
@@ -263,6 +265,8 @@ int Serve(const ServeFlags& f) {
   reconcile.on_confirmed = [&holds](int64_t booking_id) { holds.KeepBookedSeats(booking_id); };
   Reconciler reconciler(store.value().get(), &gateway, reconcile, &metrics);
   reconciler.Start();
+  BookingStats stats(store.value().get(), kStatsInterval, &metrics);
+  stats.Start();
   LogInfo("listening", {{"host", options.host},
                         {"port", server.port()},
                         {"db", f.common.store.url.substr(0, f.common.store.url.find(':'))},

@@ -75,9 +75,9 @@ Histogram& Metrics::GetLatency(const std::string& name, const std::string& help,
 }
 
 void Metrics::AddGauge(const std::string& name, const std::string& help,
-                       std::function<double()> read) {
+                       std::function<double()> read, const std::string& labels) {
   std::lock_guard lock(mu_);
-  FamilyFor(name, help, "gauge").gauge = std::move(read);
+  FamilyFor(name, help, "gauge").gauges[labels] = std::move(read);
 }
 
 std::string Metrics::Render() const {
@@ -89,7 +89,8 @@ std::string Metrics::Render() const {
       out += Series(name, labels) + " " + std::to_string(c->Value()) + "\n";
     }
     for (const auto& [labels, h] : f.histograms) h->Render(name, labels, &out);
-    if (f.gauge) out += name + " " + Num(f.gauge()) + "\n";
+    for (const auto& [labels, read] : f.gauges)
+      out += Series(name, labels) + " " + Num(read()) + "\n";
   }
   return out;
 }

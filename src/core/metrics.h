@@ -47,8 +47,9 @@ class Metrics {
                       const std::string& labels = "");
   Histogram& GetLatency(const std::string& name, const std::string& help,
                         const std::string& labels = "");
-  // A gauge read when /metrics is scraped.
-  void AddGauge(const std::string& name, const std::string& help, std::function<double()> read);
+  // A gauge read when /metrics is scraped (one series per labels).
+  void AddGauge(const std::string& name, const std::string& help, std::function<double()> read,
+                const std::string& labels = "");
   std::string Render() const;
 
  private:
@@ -57,7 +58,7 @@ class Metrics {
     std::string type;
     std::map<std::string, std::unique_ptr<Counter>> counters;
     std::map<std::string, std::unique_ptr<Histogram>> histograms;
-    std::function<double()> gauge;
+    std::map<std::string, std::function<double()>> gauges;
   };
   Family& FamilyFor(const std::string& name, const std::string& help, const char* type);
 

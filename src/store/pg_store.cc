@@ -281,6 +281,10 @@ constexpr Sql kResetSeatsExpiry{
     "  FROM locked"
     " WHERE s.showtime_id = $1 AND s.seat_code = locked.seat_code"
     "   AND s.hold_id = $3::uuid AND s.status = 'HELD' AND s.hold_expires_at = " BOX_TS("$4")};
+constexpr Sql kCountRecentBookings{"count_recent_bookings",
+                                   "SELECT status, count(*) FROM booking"
+                                   " WHERE created_at >= " BOX_NOW
+                                   " - $2::bigint * interval '1 ms' GROUP BY status"};
 constexpr Sql kAcquireLease{
     "acquire_lease",
     "INSERT INTO relay_lease (name, owner, until)"
@@ -1103,6 +1107,20 @@ Status PgStore::CompleteRefund(const std::string& refund_id, const std::string& 
     return true;
   });
   return r.ok() ? Status::Ok() : r.status();
+}
+
+Result<std::map<BookingStatus, int64_t>> PgStore::CountRecentBookings(Millis window) {
+  return impl_->Run<std::map<BookingStatus, int64_t>>(
+      &retried_, [&](PgConnection& c) -> Result<std::map<BookingStatus, int64_t>> {
+        auto res = c.Exec(kCountRecentBookings, {impl_->Now(), P(window.count())});
+        if (!res.ok()) return res.status();
+        std::map<BookingStatus, int64_t> out;
+        for (int i = 0; i < PQntuples(res.value().get()); ++i) {
+          if (auto status = ParseBookingStatus(Text(res.value().get(), i, 0)))
+            out[*status] = Int(res.value().get(), i, 1);
+        }
+        return out;
+      });
 }
 
 Result<bool> PgStore::AcquireLease(const std::string& name, const std::string& owner,

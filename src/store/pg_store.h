@@ -79,6 +79,7 @@ class PgStore final : public Store {
   Result<std::vector<OutboxEvent>> PendingEvents(int64_t after_id, int limit) override;
   Result<bool> AcquireLease(const std::string& name, const std::string& owner,
                             Millis lease) override;
+  Result<std::map<BookingStatus, int64_t>> CountRecentBookings(Millis window) override;
   Status MarkEventsPublished(const std::vector<int64_t>& ids) override;
   Result<std::vector<Refund>> PendingRefunds(int limit) override;
   Status CompleteRefund(const std::string& refund_id,

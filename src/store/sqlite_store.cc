@@ -166,6 +166,8 @@ constexpr const char* kPurgeKeys =
 constexpr const char* kResetSeatsExpiry =
     "UPDATE show_seat SET hold_expires_at = ?4"
     " WHERE showtime_id = ?1 AND hold_id = ?2 AND status = 'HELD' AND hold_expires_at = ?3";
+constexpr const char* kCountRecentBookings =
+    "SELECT status, count(*) FROM booking WHERE created_at >= ? GROUP BY status";
 constexpr const char* kAcquireLease =
     "INSERT INTO relay_lease (name, owner, until) VALUES (?1, ?2, ?3)"
     " ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, until = excluded.until"
@@ -991,6 +993,18 @@ Status SqliteStore::CompleteRefund(const std::string& refund_id,
     return true;
   });
   return r.ok() ? Status::Ok() : r.status();
+}
+
+Result<std::map<BookingStatus, int64_t>> SqliteStore::CountRecentBookings(Millis window) {
+  auto conn = pools_->readers.Acquire();
+  if (!conn.ok()) return conn.status();
+  std::map<BookingStatus, int64_t> out;
+  Query q(*conn.value(), kCountRecentBookings, {ToEpochMs(clock_->Now() - window)});
+  while (q.Next()) {
+    if (auto status = ParseBookingStatus(q.Text(0))) out[*status] = q.Int(1);
+  }
+  if (!q.status().ok()) return q.status();
+  return out;
 }
 
 Result<bool> SqliteStore::AcquireLease(const std::string& name, const std::string& owner,

@@ -307,6 +307,10 @@ class Store {
   // money would otherwise be kept without a seat.
   virtual Result<Settlement> SettlePayment(const PaymentReport& report) = 0;
 
+  // How many bookings made in the last `window` are in each status (for /metrics; the
+  // window bounds the cost of counting, by an index on created_at).
+  virtual Result<std::map<BookingStatus, int64_t>> CountRecentBookings(Millis window) = 0;
+
   // Claims up to limit PENDING bookings older than older_than that no one has claimed (or
   // whose claim ran out), for `lease`; safe with several instances claiming at once.
   virtual Result<std::vector<Booking>> ClaimStaleCheckouts(Millis older_than, Millis lease,

@@ -28,6 +28,8 @@ TEST_P(HttpApi, OperationsEndpoints) {
   EXPECT_NE(metrics.body.find("boxoffice_http_request_duration_seconds_bucket"), std::string::npos);
   EXPECT_NE(metrics.body.find("boxoffice_holds_total"), std::string::npos);
   EXPECT_NE(metrics.body.find("boxoffice_sweeper_released_seats_total"), std::string::npos);
+  EXPECT_NE(metrics.body.find("boxoffice_bookings{status=\"CONFIRMED\"}"), std::string::npos);
+  EXPECT_NE(metrics.body.find("boxoffice_outbox_lag_seconds"), std::string::npos);
   auto openapi = Call("GET", "/openapi.yaml");
   EXPECT_EQ(openapi.status, 200);
   EXPECT_EQ(openapi.body.rfind("openapi: 3.1.0", 0), 0u);

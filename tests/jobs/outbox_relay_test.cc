@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "events/file_sink.h"
+#include "jobs/booking_stats.h"
 #include "store/store_fixture.h"
 
 namespace boxoffice {
@@ -105,6 +106,16 @@ TEST_P(Relay, OneRelayAtATimeDrainsTheOutbox) {
   EXPECT_EQ(second.RunOnce().value(), 1);
   EXPECT_EQ(first.RunOnce().value(), 0);
   EXPECT_EQ(Lines(path).size(), 2u);
+}
+
+TEST_P(Relay, BookingStatsShowTheLastDaysBookingsByStatus) {
+  MakeEvents();  // one FAILED booking and one CONFIRMED
+  BookingStats stats(store_.get(), Millis(10), &metrics_);
+  ASSERT_TRUE(stats.RunOnce().ok());
+  const std::string text = metrics_.Render();
+  EXPECT_NE(text.find("boxoffice_bookings{status=\"CONFIRMED\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("boxoffice_bookings{status=\"FAILED\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("boxoffice_bookings{status=\"PENDING\"} 0\n"), std::string::npos);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, Relay, ::testing::Values(Engine::kSqlite, Engine::kPostgres),

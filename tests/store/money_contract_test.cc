@@ -290,6 +290,20 @@ TEST_P(MoneyContract, StaleCheckoutsAreClaimedByOneReconcilerAtATime) {
   EXPECT_EQ(Events()[0].type, "BookingFailed");
 }
 
+TEST_P(MoneyContract, RecentBookingsAreCountedByStatus) {
+  const Booking b = CheckedOut();
+  auto hold = TryHold(st_, 2, {"E2"});
+  ASSERT_TRUE(hold.ok());
+  ASSERT_TRUE(store_->StartCheckout(hold->hold_id, 2, kTtl, kMaxLifetime).ok());
+  ASSERT_EQ(store_->SettlePayment(Paid(b, "pay_1")).value(), Settlement::kConfirmed);
+  auto counts = store_->CountRecentBookings(Millis(3'600'000));
+  ASSERT_TRUE(counts.ok());
+  EXPECT_EQ(counts.value(), (std::map<BookingStatus, int64_t>{{BookingStatus::kPending, 1},
+                                                              {BookingStatus::kConfirmed, 1}}));
+  clock_.Advance(Millis(3'600'001));
+  EXPECT_TRUE(store_->CountRecentBookings(Millis(3'600'000))->empty());
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, MoneyContract,
                          ::testing::Values(Engine::kSqlite, Engine::kPostgres), EngineName);
 
