@@ -150,16 +150,16 @@ class Api {
   Response GetSeats(Request& req) {
     auto id = ParseId(req.params["showtimeId"]);
     if (!id) return ErrorResponse(404, "NOT_FOUND", "showtime not found");
-    auto map = d_.store->GetSeatMap(*id);
+    auto map = d_.seat_maps->Get(*id);
     if (!map.ok()) return StatusResponse(map.status());
-    const std::string etag = SeatMapEtag(map.value());
+    const std::string& etag = map.value()->etag;
     Response r;
     r.Header("ETag", etag).Header("Cache-Control", "public, max-age=1");
     if (const std::string* inm = req.headers.Find("If-None-Match"); inm && *inm == etag) {
       r.status = 304;
       return r;
     }
-    r.body = SeatMapJson(map.value());
+    r.body = map.value()->body;
     return r;
   }
 
@@ -262,7 +262,7 @@ class Api {
     if (!settled.ok()) return StatusResponse(settled.status());
     const char* outcome = SettlementName(settled.value());
     if (settled.value() == Settlement::kConfirmed) {
-      if (auto id = ParseId(report.reference)) d_.holds->KeepBookedSeats(*id);
+      if (auto id = ParseId(report.reference)) d_.holds->BookingConfirmed(*id);
     }
     d_.metrics
         ->GetCounter("boxoffice_payments_settled_total", "Payment reports by outcome.",

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "api/seat_map_cache.h"
 #include "core/clock.h"
 #include "core/metrics.h"
 #include "holds/hold_service.h"
@@ -18,6 +19,7 @@ struct ApiDeps {
   HoldService* holds = nullptr;
   CheckoutService* checkout = nullptr;
   SeatGate* gate = nullptr;  // null: no Redis configured
+  SeatMapCache* seat_maps = nullptr;
   Metrics* metrics = nullptr;
   const Clock* clock = nullptr;  // for token expiry
   std::string jwt_secret;

@@ -36,7 +36,8 @@ namespace {
 // short secret can be brute-forced offline from any token.
 constexpr size_t kMinJwtSecretLength = 32;
 constexpr size_t kMinGatewaySecretLength = 16;  // a guessable secret forges payments
-constexpr Millis kStatsInterval{10'000};        // how stale /metrics' bookings by status may be
+constexpr Millis kSeatMapMaxAge{1'000};   // API.md's Cache-Control max-age; 2 s staleness bound
+constexpr Millis kStatsInterval{10'000};  // how stale /metrics' bookings by status may be
 constexpr Millis kRelayInterval{200};     // how stale an idle relay may let the events file be
 constexpr int kRelayBatchLimit = 500;     // events per delivery: one write and one fsync
 constexpr Millis kRefundInterval{1'000};  // how soon a refund intent reaches the gateway
@@ -240,10 +241,14 @@ int Serve(const ServeFlags& f) {
     checkout_options.crash_at = crash_at;  // test-only fault injection (tests/e2e)
   }
   CheckoutService checkout(store.value().get(), &gateway, checkout_options, &metrics, gate.get());
+  api::SeatMapCache seat_maps(
+      [store = store.value().get()](int64_t id) { return store->GetSeatMap(id); }, &clock,
+      kSeatMapMaxAge, &metrics);
+  holds.OnSeatsChanged([&seat_maps](int64_t showtime_id) { seat_maps.Invalidate(showtime_id); });
   http::Router router;
-  api::RegisterRoutes(
-      &router, api::ApiDeps{store.value().get(), &holds, &checkout, gate.get(), &metrics, &clock,
-                            f.common.jwt_secret, f.gateway_secret});
+  api::RegisterRoutes(&router,
+                      api::ApiDeps{store.value().get(), &holds, &checkout, gate.get(), &seat_maps,
+                                   &metrics, &clock, f.common.jwt_secret, f.gateway_secret});
   http::Server server(options, &router, &metrics);
   if (!server.Start()) return 1;
   checkout.SetCallbackUrl((f.public_url.empty()
@@ -262,7 +267,7 @@ int Serve(const ServeFlags& f) {
   ReconcilerOptions reconcile;
   reconcile.older_than = f.reconcile_after;
   reconcile.interval = f.reconcile_interval;
-  reconcile.on_confirmed = [&holds](int64_t booking_id) { holds.KeepBookedSeats(booking_id); };
+  reconcile.on_confirmed = [&holds](int64_t booking_id) { holds.BookingConfirmed(booking_id); };
   Reconciler reconciler(store.value().get(), &gateway, reconcile, &metrics);
   reconciler.Start();
   BookingStats stats(store.value().get(), kStatsInterval, &metrics);

@@ -33,6 +33,7 @@ Result<Hold> HoldService::HoldSeats(int64_t showtime_id, int64_t customer_id,
   auto result = store_->HoldSeats(request);
   if (result.ok()) {
     won_.Inc();
+    SeatsChanged(showtime_id);
   } else {
     if (result.status().code() == Code::kConflict) lost_.Inc();
     // The store said no: this hold's keys must not turn anyone else away.
@@ -47,14 +48,15 @@ Result<Hold> HoldService::GetHold(const std::string& hold_id, int64_t customer_i
 
 Status HoldService::ReleaseHold(const std::string& hold_id, int64_t customer_id) {
   std::optional<Hold> hold;
-  if (gate_) {
+  if (gate_ || seats_changed_) {
     auto found = store_->GetHold(hold_id, customer_id);
     if (found.ok()) hold = std::move(found.value());
   }
   Status s = store_->ReleaseHold(hold_id, customer_id);
   if (s.ok()) {
     released_.Inc();
-    if (hold) gate_->Release(hold->showtime_id, hold->seats, hold_id);
+    if (hold && gate_) gate_->Release(hold->showtime_id, hold->seats, hold_id);
+    if (hold) SeatsChanged(hold->showtime_id);
   }
   return s;
 }
@@ -72,10 +74,12 @@ Result<Hold> HoldService::ExtendHold(const std::string& hold_id, int64_t custome
 
 namespace boxoffice {
 
-void HoldService::KeepBookedSeats(int64_t booking_id) {
-  if (!gate_) return;
+void HoldService::BookingConfirmed(int64_t booking_id) {
+  if (!gate_ && !seats_changed_) return;
   auto booking = store_->GetBooking(booking_id, Store::kAnyCustomer);
   if (!booking.ok()) return;
+  SeatsChanged(booking->showtime_id);
+  if (!gate_) return;
   auto showtime = store_->GetShowtime(booking->showtime_id);
   if (!showtime.ok()) return;
   gate_->KeepUntil(booking->showtime_id, booking->seats, booking->hold_id, showtime->starts_at);

@@ -5,6 +5,7 @@
 // the HTTP layer changing. It owns the hold policy (TTL, lifetime cap) and counts outcomes.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,15 +34,27 @@ class HoldService {
   Result<Hold> ExtendHold(const std::string& hold_id, int64_t customer_id);
 
   // After a payment confirmed booking_id: with a gate, its seats' keys stay until the
-  // showtime starts. Best effort: without them the store still refuses the seats.
-  void KeepBookedSeats(int64_t booking_id);
+  // showtime starts (best effort: without them the store still refuses the seats); the
+  // seat-change listener hears of it.
+  void BookingConfirmed(int64_t booking_id);
+
+  // Called with a showtime's id after this instance changed its seats (a hold, a release,
+  // a confirmed booking): the seat-map cache refreshes it. Set before serving.
+  void OnSeatsChanged(std::function<void(int64_t showtime_id)> listener) {
+    seats_changed_ = std::move(listener);
+  }
 
   const HoldPolicy& policy() const { return policy_; }
   SeatGate* gate() const { return gate_; }
 
  private:
+  void SeatsChanged(int64_t showtime_id) {
+    if (seats_changed_) seats_changed_(showtime_id);
+  }
+
   Store* store_;
   SeatGate* gate_;
+  std::function<void(int64_t)> seats_changed_;
   HoldPolicy policy_;
   Counter& won_;
   Counter& lost_;

@@ -1,0 +1,94 @@
+#include "api/seat_map_cache.h"
+
+#include "api/json_io.h"
+
+namespace boxoffice::api {
+
+SeatMapCache::SeatMapCache(Loader loader, const Clock* clock, Millis max_age, Metrics* metrics)
+    : loader_(std::move(loader)),
+      clock_(clock),
+      max_age_(max_age),
+      hits_(metrics->GetCounter("boxoffice_seatmap_cache_total",
+                                "Seat map reads by how the cache served them.",
+                                "outcome=\"hit\"")),
+      waits_(metrics->GetCounter("boxoffice_seatmap_cache_total",
+                                 "Seat map reads by how the cache served them.",
+                                 "outcome=\"waited\"")),
+      loads_(metrics->GetCounter("boxoffice_seatmap_cache_total",
+                                 "Seat map reads by how the cache served them.",
+                                 "outcome=\"loaded\"")) {}
+
+std::shared_ptr<SeatMapCache::Slot> SeatMapCache::SlotFor(int64_t showtime_id) {
+  std::lock_guard lock(mu_);
+  auto it = slots_.find(showtime_id);
+  if (it != slots_.end()) return it->second;
+  if (slots_.size() >= kMaxEntries) {
+    const Instant now = clock_->Now();
+    for (auto i = slots_.begin(); i != slots_.end();) {
+      std::unique_lock slot_lock(i->second->mu, std::try_to_lock);
+      const bool old = slot_lock.owns_lock() && !i->second->loading &&
+                       (!i->second->entry || now - i->second->entry->loaded_at >= max_age_);
+      i = old ? slots_.erase(i) : std::next(i);
+    }
+  }
+  return slots_.emplace(showtime_id, std::make_shared<Slot>()).first->second;
+}
+
+Result<std::shared_ptr<const SeatMapCache::Entry>> SeatMapCache::Get(int64_t showtime_id) {
+  std::shared_ptr<Slot> slot = SlotFor(showtime_id);
+  std::unique_lock lock(slot->mu);
+  auto fresh = [&] {
+    return slot->entry && !slot->stale && clock_->Now() - slot->entry->loaded_at < max_age_;
+  };
+  if (fresh()) {
+    hits_.Inc();
+    return slot->entry;
+  }
+  if (slot->loading) {
+    // Someone is loading it: share that load, whatever its outcome.
+    const uint64_t round = slot->round;
+    slot->loaded.wait(lock, [&] { return slot->round != round; });
+    waits_.Inc();
+    if (!slot->last_error.ok()) return slot->last_error;
+    return slot->entry;
+  }
+  slot->loading = true;
+  const uint64_t generation = slot->generation;
+  lock.unlock();
+  auto map = loader_(showtime_id);
+  std::shared_ptr<const Entry> entry;
+  if (map.ok()) {
+    entry = std::make_shared<const Entry>(
+        Entry{SeatMapJson(map.value()), SeatMapEtag(map.value()), clock_->Now()});
+  }
+  lock.lock();
+  slot->loading = false;
+  ++slot->round;
+  loads_.Inc();
+  if (map.ok()) {
+    slot->entry = entry;
+    slot->last_error = Status::Ok();
+    // Invalidated while loading: what was loaded may predate the change.
+    slot->stale = slot->generation != generation;
+  } else {
+    slot->last_error = map.status();
+  }
+  slot->loaded.notify_all();
+  if (!map.ok()) return map.status();
+  return entry;
+}
+
+void SeatMapCache::Invalidate(int64_t showtime_id) {
+  std::shared_ptr<Slot> slot;
+  {
+    std::lock_guard lock(mu_);
+    auto it = slots_.find(showtime_id);
+    if (it == slots_.end()) return;
+    slot = it->second;
+  }
+  std::lock_guard lock(slot->mu);
+  ++slot->generation;
+  slot->stale = true;
+}
+
+}  // namespace boxoffice::api

@@ -1,0 +1,66 @@
+// SeatMapCache: each showtime's seat map as pre-serialised JSON bytes with its ETag, per
+// instance (the design article's §9: the map is read dozens of times per hold).
+//
+// * At most one store query per showtime per `max_age` (1 s) however many readers: the
+//   first reader of a stale map loads it, the others wait for that load and share it
+//   (single flight); if it fails, they all get its error rather than queueing retries.
+// * This instance's own changes (a hold, a release, a confirmed booking) invalidate the
+//   showtime's entry at once, so its next reader sees them.
+// * A hold that expires shows as AVAILABLE within max_age (lazy expiry applies on load).
+// * At most kMaxEntries showtimes are kept; beyond that, entries older than max_age go.
+#pragma once
+
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "core/clock.h"
+#include "core/metrics.h"
+#include "store/store.h"
+
+namespace boxoffice::api {
+
+class SeatMapCache {
+ public:
+  static constexpr size_t kMaxEntries = 4096;
+  using Loader = std::function<Result<SeatMap>(int64_t showtime_id)>;
+
+  struct Entry {
+    std::string body;
+    std::string etag;
+    Instant loaded_at;
+  };
+
+  SeatMapCache(Loader loader, const Clock* clock, Millis max_age, Metrics* metrics);
+
+  Result<std::shared_ptr<const Entry>> Get(int64_t showtime_id);
+  // The next reader loads the map afresh.
+  void Invalidate(int64_t showtime_id);
+
+ private:
+  struct Slot {
+    std::mutex mu;
+    std::condition_variable loaded;
+    std::shared_ptr<const Entry> entry;
+    bool stale = true;
+    bool loading = false;
+    uint64_t generation = 0;  // bumped by Invalidate
+    uint64_t round = 0;       // bumped by every finished load
+    Status last_error;        // of the last load, for the readers that waited on it
+  };
+  std::shared_ptr<Slot> SlotFor(int64_t showtime_id);
+
+  Loader loader_;
+  const Clock* clock_;
+  Millis max_age_;
+  Counter& hits_;
+  Counter& waits_;
+  Counter& loads_;
+  std::mutex mu_;
+  std::unordered_map<int64_t, std::shared_ptr<Slot>> slots_;
+};
+
+}  // namespace boxoffice::api
