@@ -314,6 +314,10 @@ Response StatusResponse(const Status& s) {
       return ErrorResponse(422, "IDEMPOTENCY_KEY_REUSED", s.message());
     case Code::kInProgress:
       return ErrorResponse(409, "IDEMPOTENCY_IN_PROGRESS", s.message()).Header("Retry-After", "1");
+    case Code::kRateLimited:
+      return ErrorResponse(429, "RATE_LIMITED", s.message())
+          .Header("Retry-After",
+                  std::to_string(std::max<int64_t>(1, (s.retry_after_ms() + 999) / 1000)));
     case Code::kNotActive:
       return ErrorResponse(409, "HOLD_NOT_ACTIVE", "the hold is no longer active: " + s.message());
     case Code::kUnavailable:

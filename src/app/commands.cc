@@ -148,6 +148,7 @@ struct ServeFlags {
   std::string public_url;  // empty: http://LISTEN
   std::string redis_url;   // empty: no seat gate (embedded profile)
   Millis redis_timeout{50};
+  int holds_per_minute = 5;
   std::string kafka;  // empty: events go to events_file
   Millis outbox_lease = OutboxRelay::kLease;
   Millis payment_ttl{0};  // 0: 8 minutes, or 4/5 of a shorter --hold-ttl
@@ -231,6 +232,16 @@ int Serve(const ServeFlags& f) {
   }
   HoldService holds(store.value().get(), HoldPolicy{f.hold_ttl, f.hold_max_lifetime}, &metrics,
                     gate.get());
+  std::unique_ptr<RedisClient> limiter_client;
+  std::unique_ptr<RateLimiter> limiter;
+  if (redis) {
+    limiter_client = std::make_unique<RedisClient>(*redis);
+    limiter =
+        std::make_unique<RedisRateLimiter>(f.holds_per_minute, limiter_client.get(), &metrics);
+  } else {
+    limiter = std::make_unique<InProcessRateLimiter>(f.holds_per_minute, &clock);
+  }
+  holds.SetRateLimiter(limiter.get(), f.holds_per_minute);
   HttpGateway gateway(HttpGatewayOptions{f.gateway_url});
   CheckoutOptions checkout_options;
   checkout_options.hold_ttl = f.hold_ttl;
@@ -416,6 +427,9 @@ void AddCommands(CLI::App* app, int* exit_code) {
   Flag(serve, "kafka", &serve_flags->kafka,
        "HOST:PORT,... of Kafka brokers for booking events (production profile; unset: "
        "--events-file)");
+  Flag(serve, "holds-per-minute", &serve_flags->holds_per_minute,
+       "Hold attempts per customer per minute (across instances with --redis); then 429")
+      ->check(CLI::Range(1, 100'000));
   DurationFlag(serve, "redis-timeout", &serve_flags->redis_timeout, "50ms",
                "How long a hold waits for the gate before going to the store without it");
   DurationFlag(serve, "outbox-lease", &serve_flags->outbox_lease, "15s",

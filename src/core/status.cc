@@ -22,6 +22,8 @@ const char* CodeName(Code code) {
       return "KEY_REUSED";
     case Code::kInProgress:
       return "IN_PROGRESS";
+    case Code::kRateLimited:
+      return "RATE_LIMITED";
     case Code::kUnavailable:
       return "UNAVAILABLE";
     case Code::kInternal:

@@ -26,6 +26,7 @@ enum class Code {
   kCheckoutExists,  // a checkout of this hold is pending; id() names its booking
   kKeyReused,       // an idempotency key was used before for another request
   kInProgress,      // another request holds this idempotency key right now
+  kRateLimited,     // too many attempts; retry_after_ms() says when to try again
   kUnavailable,     // a dependency did not answer in time; safe to retry
   kInternal,        // a bug or a broken invariant reported by a dependency
 };
@@ -50,12 +51,19 @@ class Status {
     id_ = id;
     return *this;
   }
+  // For kRateLimited: how long until an attempt would pass.
+  int64_t retry_after_ms() const { return retry_after_ms_; }
+  Status& WithRetryAfter(int64_t ms) {
+    retry_after_ms_ = ms;
+    return *this;
+  }
 
  private:
   Code code_ = Code::kOk;
   std::string message_;
   std::vector<std::string> seats_;
   int64_t id_ = 0;
+  int64_t retry_after_ms_ = 0;
 };
 
 // A value or the Status that explains why there is none.

@@ -14,10 +14,21 @@ HoldService::HoldService(Store* store, HoldPolicy policy, Metrics* metrics, Seat
       lost_(metrics->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.",
                                 "outcome=\"lost\"")),
       released_(metrics->GetCounter("boxoffice_holds_released_total",
-                                    "Holds released by their customer.")) {}
+                                    "Holds released by their customer.")),
+      rate_limited_(metrics->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.",
+                                        "outcome=\"rate_limited\"")) {}
 
 Result<Hold> HoldService::HoldSeats(int64_t showtime_id, int64_t customer_id,
                                     const std::vector<std::string>& seats) {
+  if (limiter_) {
+    auto d = limiter_->Allow(customer_id);
+    if (!d.allowed) {
+      rate_limited_.Inc();
+      return Status(Code::kRateLimited,
+                    "more than " + std::to_string(per_minute_) + " hold attempts in a minute")
+          .WithRetryAfter(d.retry_after.count());
+    }
+  }
   auto sorted = ValidateHoldSeats(seats);
   if (!sorted.ok()) return sorted.status();
   HoldRequest request{NewUuid(), showtime_id, customer_id, std::move(sorted.value()), policy_.ttl};

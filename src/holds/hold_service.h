@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/metrics.h"
+#include "gate/rate_limiter.h"
 #include "gate/seat_gate.h"
 #include "store/store.h"
 
@@ -38,6 +39,13 @@ class HoldService {
   // seat-change listener hears of it.
   void BookingConfirmed(int64_t booking_id);
 
+  // Hold attempts per customer are limited by `limiter` (null: unlimited). Set before
+  // serving.
+  void SetRateLimiter(RateLimiter* limiter, int per_minute) {
+    limiter_ = limiter;
+    per_minute_ = per_minute;
+  }
+
   // Called with a showtime's id after this instance changed its seats (a hold, a release,
   // a confirmed booking): the seat-map cache refreshes it. Set before serving.
   void OnSeatsChanged(std::function<void(int64_t showtime_id)> listener) {
@@ -55,10 +63,13 @@ class HoldService {
   Store* store_;
   SeatGate* gate_;
   std::function<void(int64_t)> seats_changed_;
+  RateLimiter* limiter_ = nullptr;
+  int per_minute_ = 0;
   HoldPolicy policy_;
   Counter& won_;
   Counter& lost_;
   Counter& released_;
+  Counter& rate_limited_;
 };
 
 }  // namespace boxoffice

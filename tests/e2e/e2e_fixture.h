@@ -73,20 +73,21 @@ class Service {
     if (port_ != 0 && HttpCall(port_, "GET", "/healthz").status == 200) return;
     ADD_FAILURE() << "service did not start; log:\n" << Log();
   }
+  // serve with the tests' defaults; a flag given in `extra` replaces its default.
   static std::vector<std::string> ServeArgs(const std::string& db, std::vector<std::string> extra) {
-    std::vector<std::string> args = {"serve",
-                                     "--listen",
-                                     "127.0.0.1:0",
-                                     "--db",
-                                     db,
-                                     "--jwt-secret",
-                                     kSecret,
-                                     "--gateway-secret",
-                                     kGatewaySecret,
-                                     "--events-file",
-                                     testing::TempDir() + "/events.jsonl"};
-    if (std::find(extra.begin(), extra.end(), "--listen") != extra.end()) {
-      args.erase(args.begin() + 1, args.begin() + 3);  // the caller chose where to listen
+    const std::vector<std::pair<std::string, std::string>> defaults = {
+        {"--listen", "127.0.0.1:0"},
+        {"--db", db},
+        {"--jwt-secret", kSecret},
+        {"--gateway-secret", kGatewaySecret},
+        {"--events-file", testing::TempDir() + "/events.jsonl"},
+        {"--holds-per-minute", "100000"},  // tests hold often; HoldAttemptsAreRateLimited sets 5
+    };
+    std::vector<std::string> args = {"serve"};
+    for (const auto& [flag, value] : defaults) {
+      if (std::find(extra.begin(), extra.end(), flag) != extra.end()) continue;
+      args.push_back(flag);
+      args.push_back(value);
     }
     args.insert(args.end(), extra.begin(), extra.end());
     return args;

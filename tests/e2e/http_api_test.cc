@@ -454,6 +454,17 @@ INSTANTIATE_TEST_SUITE_P(Engines, PaymentCallbacks,
                            return info.param == Engine::kSqlite ? "Sqlite" : "Postgres";
                          });
 
+// The embedded profile limits hold attempts in process: 5 a minute, then 429.
+TEST_P(HttpApi, HoldAttemptsAreRateLimited) {
+  Start(db_, {"--holds-per-minute", "5"});
+  for (int i = 0; i < 5; ++i) Hold(31, "[\"E" + std::to_string(1 + i) + "\"]");
+  auto refused = Hold(31, R"(["F1"])");
+  ExpectError(refused, 429, "RATE_LIMITED");
+  EXPECT_EQ(refused.Header("retry-after"), "12");
+  EXPECT_EQ(Hold(32, R"(["F1"])").status, 201);
+  EXPECT_EQ(json::parse(Call("GET", Seats()).body)["seats"][10]["status"], "HELD");
+}
+
 TEST_P(HttpApi, StopsCleanlyOnSigterm) {
   ASSERT_EQ(Hold(4, R"(["E2"])").status, 201);
   EXPECT_EQ(service_->Terminate(), 0);

@@ -223,6 +223,29 @@ TEST(RelayProcess, KilledMidBacklogLosesNothing) {
             << "\n";
 }
 
+// --holds-per-minute across two instances sharing Redis: five attempts pass, whichever
+// instance takes them, and the sixth gets 429 on either.
+TEST_P(WithRedis, TheRateLimitHoldsAcrossInstances) {
+  const std::vector<std::string> flags = {"--redis", redis_->url(),        "--redis-timeout",
+                                          "1s",      "--holds-per-minute", "5"};
+  Start(db_, flags);
+  Service other(db_, flags);
+  for (int i = 0; i < 5; ++i) {
+    const unsigned short port = i % 2 ? other.port() : service_->port();
+    auto r = HttpCall(port, "POST", Holds(), "{\"seats\": [\"E" + std::to_string(1 + i) + "\"]}",
+                      {Bearer(Token(77))});
+    EXPECT_EQ(r.status, 201) << r.body;
+  }
+  for (unsigned short port : {service_->port(), other.port()}) {
+    auto r = HttpCall(port, "POST", Holds(), R"({"seats": ["F1"]})", {Bearer(Token(77))});
+    ExpectError(r, 429, "RATE_LIMITED");
+    EXPECT_GE(std::stoi(r.Header("retry-after")), 1);
+  }
+  EXPECT_EQ(
+      HttpCall(other.port(), "POST", Holds(), R"({"seats": ["F1"]})", {Bearer(Token(78))}).status,
+      201);
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, WithRedis, ::testing::Values(Engine::kSqlite, Engine::kPostgres),
                          EngineName);
 

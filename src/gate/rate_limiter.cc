@@ -1,0 +1,59 @@
+#include "gate/rate_limiter.h"
+
+namespace boxoffice {
+namespace {
+
+// KEYS[1]: the customer's key. ARGV[1]: interval ms, ARGV[2]: tolerance ms.
+// Returns {1, 0} when the attempt passes, {0, retry_after_ms} otherwise. Time is Redis's.
+const RedisScript kGcra(R"lua(
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local interval = tonumber(ARGV[1])
+local tolerance = tonumber(ARGV[2])
+local tat = tonumber(redis.call('GET', KEYS[1]) or now)
+if tat < now then tat = now end
+if now < tat - tolerance then return {0, tat - tolerance - now} end
+local new_tat = tat + interval
+redis.call('SET', KEYS[1], new_tat, 'PX', new_tat - now)
+return {1, 0}
+)lua");
+
+}  // namespace
+
+InProcessRateLimiter::InProcessRateLimiter(int per_minute, const Clock* clock)
+    : interval_(Millis(60'000) / per_minute),
+      tolerance_(interval_ * (per_minute - 1)),
+      clock_(clock) {}
+
+RateLimiter::Decision InProcessRateLimiter::Allow(int64_t customer_id) {
+  const int64_t now = ToEpochMs(clock_->Now());
+  std::lock_guard lock(mu_);
+  if (tat_ms_.size() >= kMaxCustomers) {
+    std::erase_if(tat_ms_, [now](const auto& e) { return e.second <= now; });
+  }
+  int64_t& tat = tat_ms_.try_emplace(customer_id, now).first->second;
+  tat = std::max(tat, now);
+  if (now < tat - tolerance_.count()) return Decision{false, Millis(tat - tolerance_.count() - now)};
+  tat += interval_.count();
+  return Decision{true, Millis(0)};
+}
+
+RedisRateLimiter::RedisRateLimiter(int per_minute, RedisClient* client, Metrics* metrics)
+    : per_minute_(per_minute),
+      client_(client),
+      errors_(metrics->GetCounter("boxoffice_rate_limit_errors_total",
+                                  "Rate-limit checks Redis did not answer (attempts passed).")) {}
+
+RateLimiter::Decision RedisRateLimiter::Allow(int64_t customer_id) {
+  const int64_t interval = 60'000 / per_minute_;
+  auto r = client_->Eval(kGcra, {"rl:hold:{" + std::to_string(customer_id) + "}"},
+                         {std::to_string(interval), std::to_string(interval * (per_minute_ - 1))});
+  if (!r.ok() || r->type != RedisReply::Type::kArray || r->elements.size() != 2) {
+    errors_.Inc();
+    return Decision{true, Millis(0)};
+  }
+  if (r->elements[0].integer == 1) return Decision{true, Millis(0)};
+  return Decision{false, Millis(r->elements[1].integer)};
+}
+
+}  // namespace boxoffice

@@ -1,0 +1,64 @@
+// The hold rate limit (GCRA), in process and in Redis: `per_minute` attempts pass at once,
+// the next is refused with the time to wait; in Redis the limit holds across instances,
+// and a Redis that does not answer lets attempts through.
+#include "gate/rate_limiter.h"
+
+#include <gtest/gtest.h>
+
+#include "support/redis_server.h"
+#include "support/test_env.h"
+
+namespace boxoffice {
+namespace {
+
+TEST(InProcessRateLimiter, FiveAttemptsAMinuteThenOneEveryTwelveSeconds) {
+  ManualClock clock(FromEpochMs(1'900'000'000'000));
+  InProcessRateLimiter limiter(5, &clock);
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(limiter.Allow(42).allowed) << i;
+  auto refused = limiter.Allow(42);
+  EXPECT_FALSE(refused.allowed);
+  EXPECT_EQ(refused.retry_after, Millis(12'000));
+  EXPECT_TRUE(limiter.Allow(43).allowed) << "another customer has a limit of their own";
+  clock.Advance(Millis(11'999));
+  EXPECT_FALSE(limiter.Allow(42).allowed);
+  clock.Advance(Millis(1));
+  EXPECT_TRUE(limiter.Allow(42).allowed);
+  EXPECT_FALSE(limiter.Allow(42).allowed);
+  clock.Advance(Millis(60'000));
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(limiter.Allow(42).allowed) << i;
+  EXPECT_FALSE(limiter.Allow(42).allowed);
+}
+
+std::unique_ptr<RedisClient> Client(const testing::RedisServer& redis) {
+  RedisOptions o = *ParseRedisUrl(redis.url());
+  o.command_timeout = o.connect_timeout = o.acquire_timeout = Millis(1'000);
+  return std::make_unique<RedisClient>(o);
+}
+
+TEST(RedisRateLimiter, TheLimitHoldsAcrossInstances) {
+  if (!testing::RedisInstalled()) {
+    if (testing::PostgresRequired()) FAIL() << "redis-server is not installed";
+    GTEST_SKIP() << "redis-server is not installed";
+  }
+  testing::RedisServer redis;
+  ASSERT_TRUE(redis.ok());
+  Metrics metrics;
+  auto client_a = Client(redis), client_b = Client(redis);
+  RedisRateLimiter a(5, client_a.get(), &metrics), b(5, client_b.get(), &metrics);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(a.Allow(42).allowed);
+  for (int i = 0; i < 2; ++i) EXPECT_TRUE(b.Allow(42).allowed);
+  for (RedisRateLimiter* limiter : {&a, &b}) {
+    auto refused = limiter->Allow(42);
+    EXPECT_FALSE(refused.allowed);
+    EXPECT_GT(refused.retry_after, Millis(0));
+    EXPECT_LE(refused.retry_after, Millis(12'000));
+  }
+  EXPECT_TRUE(a.Allow(43).allowed);
+  // Redis gone: the limit is protection, never a reason to refuse a customer.
+  redis.Kill();
+  EXPECT_TRUE(a.Allow(42).allowed);
+  EXPECT_NE(metrics.Render().find("boxoffice_rate_limit_errors_total 1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace boxoffice
