@@ -33,7 +33,8 @@ RateLimiter::Decision InProcessRateLimiter::Allow(int64_t customer_id) {
   }
   int64_t& tat = tat_ms_.try_emplace(customer_id, now).first->second;
   tat = std::max(tat, now);
-  if (now < tat - tolerance_.count()) return Decision{false, Millis(tat - tolerance_.count() - now)};
+  if (now < tat - tolerance_.count())
+    return Decision{false, Millis(tat - tolerance_.count() - now)};
   tat += interval_.count();
   return Decision{true, Millis(0)};
 }

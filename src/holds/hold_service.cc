@@ -58,18 +58,12 @@ Result<Hold> HoldService::GetHold(const std::string& hold_id, int64_t customer_i
 }
 
 Status HoldService::ReleaseHold(const std::string& hold_id, int64_t customer_id) {
-  std::optional<Hold> hold;
-  if (gate_ || seats_changed_) {
-    auto found = store_->GetHold(hold_id, customer_id);
-    if (found.ok()) hold = std::move(found.value());
-  }
-  Status s = store_->ReleaseHold(hold_id, customer_id);
-  if (s.ok()) {
-    released_.Inc();
-    if (hold && gate_) gate_->Release(hold->showtime_id, hold->seats, hold_id);
-    if (hold) SeatsChanged(hold->showtime_id);
-  }
-  return s;
+  auto hold = store_->ReleaseHold(hold_id, customer_id);
+  if (!hold.ok()) return hold.status();
+  released_.Inc();
+  if (gate_) gate_->Release(hold->showtime_id, hold->seats, hold_id);
+  SeatsChanged(hold->showtime_id);
+  return Status::Ok();
 }
 
 Result<Hold> HoldService::ExtendHold(const std::string& hold_id, int64_t customer_id) {

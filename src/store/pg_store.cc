@@ -954,23 +954,22 @@ Result<Hold> PgStore::GetHold(const std::string& hold_id, int64_t customer_id) {
   });
 }
 
-Status PgStore::ReleaseHold(const std::string& hold_id, int64_t customer_id) {
+Result<Hold> PgStore::ReleaseHold(const std::string& hold_id, int64_t customer_id) {
   if (!IsUuid(hold_id)) return HoldNotFound(hold_id);
-  auto r = impl_->InTx<bool>(&retried_, [&](PgConnection& c) -> Result<bool> {
+  return impl_->InTx<Hold>(&retried_, [&](PgConnection& c) -> Result<Hold> {
     auto res = c.Exec(kLockHold, {impl_->Now(), hold_id, P(customer_id)});
     if (!res.ok()) return res.status();
     if (PQntuples(res.value().get()) == 0) return HoldNotFound(hold_id);
     const Hold hold = ReadHold(res.value().get());
     if (hold.state == HoldState::kBooked) return Status(Code::kNotActive, "hold is booked");
-    if (hold.state == HoldState::kReleased) return true;
+    if (hold.state == HoldState::kReleased) return hold;
     // Only rows this hold id still owns change: a newer hold on the same seats is untouched.
     auto rel = c.Exec(kReleaseSeats, {P(hold.showtime_id), ArrayLiteral(hold.seats), hold_id});
     if (!rel.ok()) return rel.status();
     auto mark = c.Exec(kMarkHoldReleased, {hold_id});
     if (!mark.ok()) return mark.status();
-    return true;
+    return hold;
   });
-  return r.ok() ? Status::Ok() : r.status();
 }
 
 Result<Hold> PgStore::ExtendHold(const std::string& hold_id, int64_t customer_id, Millis ttl,

@@ -55,7 +55,7 @@ class PgStore final : public Store {
   Result<std::vector<SeatOwner>> GetSeatOwners(int64_t showtime_id) override;
   Result<Hold> HoldSeats(const HoldRequest& request) override;
   Result<Hold> GetHold(const std::string& hold_id, int64_t customer_id) override;
-  Status ReleaseHold(const std::string& hold_id, int64_t customer_id) override;
+  Result<Hold> ReleaseHold(const std::string& hold_id, int64_t customer_id) override;
   Result<Hold> ExtendHold(const std::string& hold_id, int64_t customer_id, Millis ttl,
                           Millis max_lifetime) override;
   Result<int> SweepExpired(int batch_limit) override;

@@ -837,7 +837,7 @@ Result<Hold> SqliteStore::GetHold(const std::string& hold_id, int64_t customer_i
   return LoadHold(*conn.value(), hold_id, customer_id, clock_->Now());
 }
 
-Status SqliteStore::ReleaseHold(const std::string& hold_id, int64_t customer_id) {
+Result<Hold> SqliteStore::ReleaseHold(const std::string& hold_id, int64_t customer_id) {
   auto conn = pools_->writer.Acquire();
   if (!conn.ok()) return conn.status();
   SqliteConnection& c = *conn.value();
@@ -847,12 +847,13 @@ Status SqliteStore::ReleaseHold(const std::string& hold_id, int64_t customer_id)
   if (!loaded.ok()) return loaded.status();
   const Hold& hold = loaded.value();
   if (hold.state == HoldState::kBooked) return Status(Code::kNotActive, "hold is booked");
-  if (hold.state == HoldState::kReleased) return Status::Ok();
+  if (hold.state == HoldState::kReleased) return hold;
   // Only rows this hold id still owns change: a newer hold on the same seats is untouched.
   if (auto r = Query(c, kReleaseSeats, {hold.showtime_id, hold_id}).Exec(); !r.ok())
     return r.status();
   if (auto r = Query(c, kMarkHoldReleased, {hold_id}).Exec(); !r.ok()) return r.status();
-  return tx.Commit();
+  if (Status s = tx.Commit(); !s.ok()) return s;
+  return hold;
 }
 
 // Runs body(tx) in a write transaction; commits when it returns a value.

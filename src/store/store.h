@@ -251,7 +251,8 @@ class Store {
   virtual Result<Hold> GetHold(const std::string& hold_id, int64_t customer_id) = 0;
   // Frees the hold's seats at once. OK for an expired or already released hold;
   // kNotActive for a booked one; kNotFound as GetHold.
-  virtual Status ReleaseHold(const std::string& hold_id, int64_t customer_id) = 0;
+  // Returns the hold (its showtime and seats, for the gate and the seat-map cache).
+  virtual Result<Hold> ReleaseHold(const std::string& hold_id, int64_t customer_id) = 0;
   // Moves expiry to now + ttl, never past created_at + max_lifetime and never earlier than
   // it already is. kNotActive when the hold expired, was released or booked.
   virtual Result<Hold> ExtendHold(const std::string& hold_id, int64_t customer_id, Millis ttl,

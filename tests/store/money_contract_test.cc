@@ -102,7 +102,7 @@ TEST_P(MoneyContract, PaymentConfirmsOnceHoweverOftenItIsReported) {
   EXPECT_EQ(owners["E1"].status, SeatStatus::kBooked);
   EXPECT_EQ(owners["F1"].status, SeatStatus::kBooked);
   EXPECT_EQ(store_->GetHold(hold_id_, 1)->state, HoldState::kBooked);
-  EXPECT_EQ(store_->ReleaseHold(hold_id_, 1).code(), Code::kNotActive);
+  EXPECT_EQ(store_->ReleaseHold(hold_id_, 1).status().code(), Code::kNotActive);
   // Booked seats stay booked long after the hold would have expired.
   clock_.Advance(Millis(3'600'000));
   EXPECT_EQ(TryHold(st_, 2, {"E1"}).status().code(), Code::kConflict);

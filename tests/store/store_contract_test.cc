@@ -107,7 +107,7 @@ TEST_P(StoreContract, HarderRaceNeverTwoLiveHoldersAndNoDatabaseErrors) {
           }
         }
         for (const auto& s : pick) owner[s] = 0;
-        Status rel = store_->ReleaseHold(r->hold_id, 1 + t);
+        Status rel = store_->ReleaseHold(r->hold_id, 1 + t).status();
         if (!rel.ok()) {
           ++errors;
           std::fprintf(stderr, "release: %s\n", rel.message().c_str());
@@ -207,7 +207,7 @@ TEST_P(StoreContract, OnlyTheOwnerSeesReleasesOrExtends) {
   auto a = TryHold(st, 1, {"F5"});
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(store_->GetHold(a->hold_id, 2).status().code(), Code::kNotFound);
-  EXPECT_EQ(store_->ReleaseHold(a->hold_id, 2).code(), Code::kNotFound);
+  EXPECT_EQ(store_->ReleaseHold(a->hold_id, 2).status().code(), Code::kNotFound);
   EXPECT_EQ(store_->ExtendHold(a->hold_id, 2, kTtl, kMaxLifetime).status().code(), Code::kNotFound);
   EXPECT_EQ(store_->GetHold(NewUuid(), 1).status().code(), Code::kNotFound);
   EXPECT_EQ(store_->GetHold("not-a-uuid", 1).status().code(), Code::kNotFound);
