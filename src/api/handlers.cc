@@ -163,6 +163,21 @@ class Api {
     return r;
   }
 
+  // Server-Sent Events of the showtime's seat changes from now on (API.md).
+  Response StreamSeats(Request& req) {
+    auto id = ParseId(req.params["showtimeId"]);
+    if (!id) return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    // The cache answers whether the showtime exists, mostly without the store.
+    if (auto map = d_.seat_maps->Get(*id); !map.ok()) return StatusResponse(map.status());
+    auto stream = d_.seat_streams->Open(*id);
+    if (!stream.ok()) return StatusResponse(stream.status());
+    Response r;
+    r.content_type = "text/event-stream";
+    r.Header("Cache-Control", "no-store").Header("X-Accel-Buffering", "no");
+    r.stream = std::move(stream.value());
+    return r;
+  }
+
   Response CreateHold(Request& req) {
     auto auth = Authenticate(req);
     if (auto* denied = std::get_if<Response>(&auth)) return std::move(*denied);
@@ -343,6 +358,7 @@ void RegisterRoutes(http::Router* router, const ApiDeps& deps) {
   router->Add("GET", "/showtimes", bind(&Api::ListShowtimes));
   router->Add("GET", "/showtimes/{showtimeId}", bind(&Api::GetShowtime));
   router->Add("GET", "/showtimes/{showtimeId}/seats", bind(&Api::GetSeats));
+  router->Add("GET", "/showtimes/{showtimeId}/seats/stream", bind(&Api::StreamSeats));
   router->Add("POST", "/showtimes/{showtimeId}/holds", bind(&Api::CreateHold));
   router->Add("GET", "/holds/{holdId}", bind(&Api::GetHold));
   router->Add("DELETE", "/holds/{holdId}", bind(&Api::DeleteHold));

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "api/seat_map_cache.h"
+#include "api/seat_streams.h"
 #include "core/clock.h"
 #include "core/metrics.h"
 #include "holds/hold_service.h"
@@ -20,6 +21,7 @@ struct ApiDeps {
   CheckoutService* checkout = nullptr;
   SeatGate* gate = nullptr;  // null: no Redis configured
   SeatMapCache* seat_maps = nullptr;
+  SeatStreams* seat_streams = nullptr;
   Metrics* metrics = nullptr;
   const Clock* clock = nullptr;  // for token expiry
   std::string jwt_secret;

@@ -37,7 +37,9 @@ Result<std::shared_ptr<const SeatMapCache::Entry>> SeatMapCache::Get(int64_t sho
   std::shared_ptr<Slot> slot = SlotFor(showtime_id);
   std::unique_lock lock(slot->mu);
   auto fresh = [&] {
-    return slot->entry && !slot->stale && clock_->Now() - slot->entry->loaded_at < max_age_;
+    if (!slot->entry || slot->stale) return false;
+    const Millis age = std::chrono::duration_cast<Millis>(clock_->Now() - slot->entry->loaded_at);
+    return age < max_age_ && !(slot->remote_stale && age >= kRemoteMinAge);
   };
   if (fresh()) {
     hits_.Inc();
@@ -52,6 +54,7 @@ Result<std::shared_ptr<const SeatMapCache::Entry>> SeatMapCache::Get(int64_t sho
     return slot->entry;
   }
   slot->loading = true;
+  slot->remote_stale = false;
   const uint64_t generation = slot->generation;
   lock.unlock();
   auto map = loader_(showtime_id);
@@ -77,17 +80,25 @@ Result<std::shared_ptr<const SeatMapCache::Entry>> SeatMapCache::Get(int64_t sho
   return entry;
 }
 
+std::shared_ptr<SeatMapCache::Slot> SeatMapCache::Existing(int64_t showtime_id) {
+  std::lock_guard lock(mu_);
+  auto it = slots_.find(showtime_id);
+  return it == slots_.end() ? nullptr : it->second;
+}
+
 void SeatMapCache::Invalidate(int64_t showtime_id) {
-  std::shared_ptr<Slot> slot;
-  {
-    std::lock_guard lock(mu_);
-    auto it = slots_.find(showtime_id);
-    if (it == slots_.end()) return;
-    slot = it->second;
-  }
+  std::shared_ptr<Slot> slot = Existing(showtime_id);
+  if (!slot) return;
   std::lock_guard lock(slot->mu);
   ++slot->generation;
   slot->stale = true;
+}
+
+void SeatMapCache::InvalidateRemote(int64_t showtime_id) {
+  std::shared_ptr<Slot> slot = Existing(showtime_id);
+  if (!slot) return;
+  std::lock_guard lock(slot->mu);
+  slot->remote_stale = true;
 }
 
 }  // namespace boxoffice::api

@@ -6,6 +6,9 @@
 //   (single flight); if it fails, they all get its error rather than queueing retries.
 // * This instance's own changes (a hold, a release, a confirmed booking) invalidate the
 //   showtime's entry at once, so its next reader sees them.
+// * Other instances' changes (heard through SeatEvents) make the entry reload once it is
+//   kRemoteMinAge old, so a storm of remote changes costs at most max_age / kRemoteMinAge
+//   loads per max_age, not one per change.
 // * A hold that expires shows as AVAILABLE within max_age (lazy expiry applies on load).
 // * At most kMaxEntries showtimes are kept; beyond that, entries older than max_age go.
 #pragma once
@@ -37,8 +40,12 @@ class SeatMapCache {
   SeatMapCache(Loader loader, const Clock* clock, Millis max_age, Metrics* metrics);
 
   Result<std::shared_ptr<const Entry>> Get(int64_t showtime_id);
+  static constexpr Millis kRemoteMinAge{250};
+
   // The next reader loads the map afresh.
   void Invalidate(int64_t showtime_id);
+  // Another instance changed the showtime: reload once the entry is kRemoteMinAge old.
+  void InvalidateRemote(int64_t showtime_id);
 
  private:
   struct Slot {
@@ -46,12 +53,14 @@ class SeatMapCache {
     std::condition_variable loaded;
     std::shared_ptr<const Entry> entry;
     bool stale = true;
+    bool remote_stale = false;  // another instance changed it since this entry's load began
     bool loading = false;
     uint64_t generation = 0;  // bumped by Invalidate
     uint64_t round = 0;       // bumped by every finished load
     Status last_error;        // of the last load, for the readers that waited on it
   };
   std::shared_ptr<Slot> SlotFor(int64_t showtime_id);
+  std::shared_ptr<Slot> Existing(int64_t showtime_id);
 
   Loader loader_;
   const Clock* clock_;

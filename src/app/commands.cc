@@ -161,6 +161,8 @@ struct ServeFlags {
   size_t io_threads = std::max(1u, std::thread::hardware_concurrency());
   size_t workers = 8;
   size_t max_connections = 10'000;
+  size_t max_streams = 1'000;
+  Millis sse_heartbeat{15'000};
 };
 
 int Serve(const ServeFlags& f) {
@@ -191,6 +193,10 @@ int Serve(const ServeFlags& f) {
     LogError("--payment-ttl must be positive and at most --hold-ttl");
     return 2;
   }
+  if (f.sse_heartbeat < Millis(100)) {
+    LogError("--sse-heartbeat must be at least 100ms");
+    return 2;
+  }
   if (f.outbox_lease < Millis(1'000)) {
     LogError("--outbox-lease must be at least 1s");
     return 2;
@@ -218,6 +224,7 @@ int Serve(const ServeFlags& f) {
   options.io_threads = f.io_threads;
   options.worker_threads = f.workers;
   options.max_connections = f.max_connections;
+  options.stream_heartbeat = f.sse_heartbeat;
 
   const sigset_t signals = BlockStopSignals();
 
@@ -242,6 +249,13 @@ int Serve(const ServeFlags& f) {
     limiter = std::make_unique<InProcessRateLimiter>(f.holds_per_minute, &clock);
   }
   holds.SetRateLimiter(limiter.get(), f.holds_per_minute);
+  std::unique_ptr<SeatEvents> seat_events;
+  if (redis) {
+    seat_events = std::make_unique<RedisSeatEvents>(*redis, &metrics);
+  } else {
+    seat_events = std::make_unique<InProcessSeatEvents>();
+  }
+  holds.SetSeatEvents(seat_events.get());
   HttpGateway gateway(HttpGatewayOptions{f.gateway_url});
   CheckoutOptions checkout_options;
   checkout_options.hold_ttl = f.hold_ttl;
@@ -255,11 +269,28 @@ int Serve(const ServeFlags& f) {
   api::SeatMapCache seat_maps(
       [store = store.value().get()](int64_t id) { return store->GetSeatMap(id); }, &clock,
       kSeatMapMaxAge, &metrics);
-  holds.OnSeatsChanged([&seat_maps](int64_t showtime_id) { seat_maps.Invalidate(showtime_id); });
+  const uint64_t cache_subscription =
+      seat_events->Subscribe([&seat_maps](const SeatChange& change) {
+        if (change.remote) {
+          seat_maps.InvalidateRemote(change.showtime_id);
+        } else {
+          seat_maps.Invalidate(change.showtime_id);
+        }
+      });
+  api::SeatStreams seat_streams(seat_events.get(), f.max_streams, &metrics);
   http::Router router;
-  api::RegisterRoutes(&router,
-                      api::ApiDeps{store.value().get(), &holds, &checkout, gate.get(), &seat_maps,
-                                   &metrics, &clock, f.common.jwt_secret, f.gateway_secret});
+  api::ApiDeps deps;
+  deps.store = store.value().get();
+  deps.holds = &holds;
+  deps.checkout = &checkout;
+  deps.gate = gate.get();
+  deps.seat_maps = &seat_maps;
+  deps.seat_streams = &seat_streams;
+  deps.metrics = &metrics;
+  deps.clock = &clock;
+  deps.jwt_secret = f.common.jwt_secret;
+  deps.gateway_secret = f.gateway_secret;
+  api::RegisterRoutes(&router, deps);
   http::Server server(options, &router, &metrics);
   if (!server.Start()) return 1;
   checkout.SetCallbackUrl((f.public_url.empty()
@@ -294,6 +325,7 @@ int Serve(const ServeFlags& f) {
     LogWarn("no --gateway-secret: every payment callback will be refused");
   WaitForStopSignal(signals);
   server.Stop();
+  seat_events->Unsubscribe(cache_subscription);
   sweeper.Stop();
   reconciler.Stop();
   refunds.Stop();
@@ -454,6 +486,11 @@ void AddCommands(CLI::App* app, int* exit_code) {
       ->check(CLI::Range(1, 256));
   Flag(serve, "max-connections", &serve_flags->max_connections, "Open connections at most")
       ->check(CLI::Range(1, 1'000'000));
+  Flag(serve, "max-streams", &serve_flags->max_streams,
+       "Open seat-change streams (SSE) at most; then 503")
+      ->check(CLI::Range(0, 1'000'000));
+  DurationFlag(serve, "sse-heartbeat", &serve_flags->sse_heartbeat, "15s",
+               "A seat-change stream sends a comment after this much silence");
   serve->callback([=] { *exit_code = Serve(*serve_flags); });
 
   auto* migrate_common = new Common();

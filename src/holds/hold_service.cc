@@ -44,7 +44,7 @@ Result<Hold> HoldService::HoldSeats(int64_t showtime_id, int64_t customer_id,
   auto result = store_->HoldSeats(request);
   if (result.ok()) {
     won_.Inc();
-    SeatsChanged(showtime_id);
+    SeatsChanged(SeatChange::Type::kHeld, showtime_id, result->seats);
   } else {
     if (result.status().code() == Code::kConflict) lost_.Inc();
     // The store said no: this hold's keys must not turn anyone else away.
@@ -62,7 +62,9 @@ Status HoldService::ReleaseHold(const std::string& hold_id, int64_t customer_id)
   if (!hold.ok()) return hold.status();
   released_.Inc();
   if (gate_) gate_->Release(hold->showtime_id, hold->seats, hold_id);
-  SeatsChanged(hold->showtime_id);
+  // Only a live hold's seats changed; one already released or expired freed nothing now.
+  if (hold->state == HoldState::kHeld)
+    SeatsChanged(SeatChange::Type::kReleased, hold->showtime_id, hold->seats);
   return Status::Ok();
 }
 
@@ -80,10 +82,10 @@ Result<Hold> HoldService::ExtendHold(const std::string& hold_id, int64_t custome
 namespace boxoffice {
 
 void HoldService::BookingConfirmed(int64_t booking_id) {
-  if (!gate_ && !seats_changed_) return;
+  if (!gate_ && !events_) return;
   auto booking = store_->GetBooking(booking_id, Store::kAnyCustomer);
   if (!booking.ok()) return;
-  SeatsChanged(booking->showtime_id);
+  SeatsChanged(SeatChange::Type::kBooked, booking->showtime_id, booking->seats);
   if (!gate_) return;
   auto showtime = store_->GetShowtime(booking->showtime_id);
   if (!showtime.ok()) return;

@@ -11,6 +11,7 @@
 
 #include "core/metrics.h"
 #include "gate/rate_limiter.h"
+#include "gate/seat_events.h"
 #include "gate/seat_gate.h"
 #include "store/store.h"
 
@@ -46,23 +47,22 @@ class HoldService {
     per_minute_ = per_minute;
   }
 
-  // Called with a showtime's id after this instance changed its seats (a hold, a release,
-  // a confirmed booking): the seat-map cache refreshes it. Set before serving.
-  void OnSeatsChanged(std::function<void(int64_t showtime_id)> listener) {
-    seats_changed_ = std::move(listener);
-  }
+  // After this instance changed seats (a hold, a release, a confirmed booking), the change
+  // is published there, once committed: seat-map caches and live streams hear of it. Set
+  // before serving.
+  void SetSeatEvents(SeatEvents* events) { events_ = events; }
 
   const HoldPolicy& policy() const { return policy_; }
   SeatGate* gate() const { return gate_; }
 
  private:
-  void SeatsChanged(int64_t showtime_id) {
-    if (seats_changed_) seats_changed_(showtime_id);
+  void SeatsChanged(SeatChange::Type type, int64_t showtime_id, std::vector<std::string> seats) {
+    if (events_) events_->Publish({type, showtime_id, std::move(seats), SystemClock().Now()});
   }
 
   Store* store_;
   SeatGate* gate_;
-  std::function<void(int64_t)> seats_changed_;
+  SeatEvents* events_ = nullptr;
   RateLimiter* limiter_ = nullptr;
   int per_minute_ = 0;
   HoldPolicy policy_;

@@ -1,7 +1,9 @@
 // HTTP requests and responses as plain values, so handlers never see a socket or Beast.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,11 +39,27 @@ struct Request {
   std::optional<std::string> QueryParam(std::string_view name) const;
 };
 
+// A response body produced over time (Server-Sent Events). The server sends the status and
+// headers at once, then, chunk by chunk, whatever Pull yields each time the stream wakes it,
+// and Heartbeat() after each heartbeat interval of silence. The body ends when Pull returns
+// false, the client goes away, or the server stops.
+class BodyStream {
+ public:
+  virtual ~BodyStream() = default;
+  // Called once, before the first Pull, with a function that any thread may call (even
+  // after the connection is gone) whenever Pull has something new.
+  virtual void Attach(std::function<void()> wake) = 0;
+  // Appends what is ready to *out; false when the stream is over.
+  virtual bool Pull(std::string* out) = 0;
+  virtual std::string Heartbeat() const = 0;
+};
+
 struct Response {
   int status = 200;
   std::string body;
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
+  std::shared_ptr<BodyStream> stream;  // set: the body is this stream, not `body`
 
   Response& Header(std::string name, std::string value) {
     headers.emplace_back(std::move(name), std::move(value));

@@ -7,6 +7,7 @@
 #include <boost/beast.hpp>
 // clang-format on
 #include <chrono>
+#include <set>
 #include <thread>
 
 #include "core/crypto.h"
@@ -18,6 +19,20 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace bhttp = beast::http;
 using tcp = asio::ip::tcp;
+
+// What wakes a streaming session: the stream's wake function posts to the session's
+// executor, which sets `pending` and cancels the wait (both on the session's own thread).
+struct StreamSignal : std::enable_shared_from_this<StreamSignal> {
+  explicit StreamSignal(asio::any_io_executor executor) : timer(std::move(executor)) {}
+  asio::steady_timer timer;
+  bool pending = false;
+  void Wake() {
+    asio::post(timer.get_executor(), [self = shared_from_this()] {
+      self->pending = true;
+      self->timer.cancel();
+    });
+  }
+};
 
 struct Server::Impl {
   ServerOptions options;
@@ -36,6 +51,8 @@ struct Server::Impl {
   Counter& rejected_connections;
   Counter& overloaded;
   bool stopped = false;
+  std::mutex streams_mu;
+  std::set<std::shared_ptr<StreamSignal>> streams;  // open body streams, woken by Stop()
 
   Impl(ServerOptions o, const Router* r, Metrics* m)
       : options(std::move(o)),
@@ -71,6 +88,9 @@ struct Server::Impl {
 
   asio::awaitable<void> Accept();
   asio::awaitable<void> Session(beast::tcp_stream stream);
+  // Sends response's body stream until it ends; the connection closes after it.
+  asio::awaitable<void> Stream(beast::tcp_stream& stream, Response& response,
+                               const std::string& request_id);
   asio::awaitable<Response> Dispatch(Request& request, std::string* route_label);
 };
 
@@ -198,6 +218,13 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
       response = co_await Dispatch(request, &route_label);
     }
     if (request.request_id.empty()) request.request_id = NewUuid();
+    if (response.stream) {
+      Record(route_label, MethodLabel(request.method), response.status,
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      co_await Stream(stream, response, request.request_id);
+      if (counted) active_requests.fetch_sub(1);
+      break;
+    }
 
     bhttp::response<bhttp::string_body> res;
     res.version(11);
@@ -225,6 +252,59 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
   beast::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
   connections.fetch_sub(1);
+}
+
+asio::awaitable<void> Server::Impl::Stream(beast::tcp_stream& stream, Response& response,
+                                           const std::string& request_id) {
+  beast::error_code ec;
+  bhttp::response<bhttp::empty_body> res;
+  res.version(11);
+  res.result(static_cast<unsigned>(response.status));
+  res.set(bhttp::field::content_type, response.content_type);
+  for (auto& [name, value] : response.headers) res.set(name, value);
+  res.set("X-Request-Id", request_id);
+  res.keep_alive(false);
+  res.chunked(true);
+  bhttp::response_serializer<bhttp::empty_body> header(res);
+  stream.expires_after(options.read_timeout);
+  co_await bhttp::async_write_header(stream, header, asio::redirect_error(asio::use_awaitable, ec));
+  if (ec) co_return;
+  auto signal = std::make_shared<StreamSignal>(stream.get_executor());
+  {
+    std::lock_guard lock(streams_mu);
+    streams.insert(signal);
+  }
+  std::weak_ptr<StreamSignal> weak = signal;
+  response.stream->Attach([weak] {
+    if (auto s = weak.lock()) s->Wake();
+  });
+  auto write_chunk = [&](const std::string& data) -> asio::awaitable<void> {
+    stream.expires_after(options.read_timeout);  // a client that stops reading is dropped
+    co_await asio::async_write(stream, bhttp::make_chunk(asio::buffer(data)),
+                               asio::redirect_error(asio::use_awaitable, ec));
+  };
+  while (!ec) {
+    std::string out;
+    const bool more = response.stream->Pull(&out);
+    if (!out.empty()) co_await write_chunk(out);
+    if (ec || !more || stopping.load()) break;
+    if (!signal->pending && !stopping.load()) {
+      signal->timer.expires_after(options.stream_heartbeat);
+      beast::error_code waited;
+      co_await signal->timer.async_wait(asio::redirect_error(asio::use_awaitable, waited));
+      if (!waited && !signal->pending && !stopping.load()) {
+        co_await write_chunk(response.stream->Heartbeat());
+      }
+    }
+    signal->pending = false;
+  }
+  if (!ec) {
+    stream.expires_after(options.read_timeout);
+    co_await asio::async_write(stream, bhttp::make_chunk_last(),
+                               asio::redirect_error(asio::use_awaitable, ec));
+  }
+  std::lock_guard lock(streams_mu);
+  streams.erase(signal);
 }
 
 asio::awaitable<void> Server::Impl::Accept() {
@@ -302,6 +382,11 @@ void Server::Stop() {
       beast::error_code ec;
       a->close(ec);
     });
+  }
+  // Open body streams end now, with their last chunk.
+  {
+    std::lock_guard lock(impl_->streams_mu);
+    for (const auto& signal : impl_->streams) signal->Wake();
   }
   // Let requests already being handled finish and answer.
   const auto deadline = std::chrono::steady_clock::now() + impl_->options.drain_timeout;

@@ -6,7 +6,10 @@
 // route, answer, repeat while keep-alive. Handlers that may block on the database run on a
 // separate worker pool and the session awaits them, so an I/O thread never waits on the
 // database; at most max_pending_jobs such requests may wait for a worker, past that the
-// answer is 503 at once. Every response carries X-Request-Id. Stop() closes the acceptor,
+// answer is 503 at once. Every response carries X-Request-Id. A response with a body stream
+// (Server-Sent Events) is sent with chunked encoding, chunk by chunk as the stream wakes the
+// session, with a heartbeat after each stream_heartbeat of silence; the connection closes
+// when the stream ends. Stop() closes the acceptor, ends open streams with their last chunk,
 // lets in-flight requests finish (up to drain_timeout), then closes the rest.
 #pragma once
 
@@ -31,8 +34,9 @@ struct ServerOptions {
   size_t header_limit_bytes = 16 * 1024;  // request line and headers
   Millis header_timeout{10'000};          // slowloris bound: the whole header within this
   Millis read_timeout{30'000};            // the body within this
-  Millis idle_timeout{60'000};   // a keep-alive connection waits this long for the next request
-  Millis drain_timeout{10'000};  // on Stop(), in-flight requests get this long
+  Millis idle_timeout{60'000};      // a keep-alive connection waits this long for the next request
+  Millis drain_timeout{10'000};     // on Stop(), in-flight requests get this long
+  Millis stream_heartbeat{15'000};  // a body stream sends its heartbeat after this silence
 };
 
 class Server {

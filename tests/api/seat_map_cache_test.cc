@@ -75,6 +75,27 @@ TEST_P(SeatMapCacheTest, AtMostOneQueryPerMaxAgeAndOwnChangesShowAtOnce) {
   EXPECT_EQ(StatusOf(*cache.Get(st).value(), 0), "AVAILABLE");
 }
 
+// Another instance's changes (heard through Redis pub/sub) reload the entry once it is
+// kRemoteMinAge old: a storm of them costs a few loads per second, not one per change.
+TEST_P(SeatMapCacheTest, OtherInstancesChangesReloadAtMostEveryQuarterSecond) {
+  const int64_t st = MakeShowtime({{"A", 4}});
+  auto cache = MakeCache();
+  ASSERT_TRUE(cache.Get(st).ok());
+  ASSERT_TRUE(TryHold(st, 1, {"A1"}).ok());
+  for (int i = 0; i < 100; ++i) {
+    cache.InvalidateRemote(st);
+    EXPECT_EQ(StatusOf(*cache.Get(st).value(), 0), "AVAILABLE");
+  }
+  EXPECT_EQ(loads_.load(), 1);
+  clock_.Advance(api::SeatMapCache::kRemoteMinAge);
+  EXPECT_EQ(StatusOf(*cache.Get(st).value(), 0), "HELD");
+  EXPECT_EQ(loads_.load(), 2);
+  // Without a new remote change the entry lives its full max-age again.
+  clock_.Advance(api::SeatMapCache::kRemoteMinAge);
+  ASSERT_TRUE(cache.Get(st).ok());
+  EXPECT_EQ(loads_.load(), 2);
+}
+
 TEST_P(SeatMapCacheTest, ReadersThatWaitedShareTheLoadsError) {
   auto cache = MakeCache();
   constexpr int kReaders = 50;

@@ -8,6 +8,7 @@
 
 #include "core/crypto.h"
 #include "e2e/e2e_fixture.h"
+#include "support/sse_client.h"
 
 namespace boxoffice::e2e {
 namespace {
@@ -276,6 +277,8 @@ TEST_P(GatewayCallbacks, ACheckoutKilledAtAnyRecoveryPointIsFinishedByARetry) {
 }
 
 TEST_P(GatewayCallbacks, DeliveredTwiceConfirmsOnceWithOneEvent) {
+  testing::SseClient stream(service_->port(), Seats() + "/stream");
+  ASSERT_EQ(stream.status(), 200);
   auto [booking, session] = Checkout(31);
   ASSERT_EQ(Pay(session, "SUCCEEDED", "twice").status, 200);
   EXPECT_EQ(AwaitStatus(booking, "CONFIRMED"), "CONFIRMED");
@@ -295,6 +298,11 @@ TEST_P(GatewayCallbacks, DeliveredTwiceConfirmsOnceWithOneEvent) {
     events = service_->Events();
   }
   EXPECT_EQ(events.size(), 1u);
+  // The seat stream saw the hold, then the seats booked, once.
+  std::vector<std::string> changes;
+  while (auto data = stream.Next(std::chrono::milliseconds(300)))
+    changes.push_back(json::parse(*data).value("type", ""));
+  EXPECT_EQ(changes, (std::vector<std::string>{"SeatsHeld", "SeatsBooked"}));
 }
 
 TEST_P(GatewayCallbacks, AFailedPaymentKeepsTheHold) {

@@ -7,6 +7,7 @@
 #include "e2e/e2e_fixture.h"
 #include "support/mock_kafka.h"
 #include "support/redis_server.h"
+#include "support/sse_client.h"
 
 namespace boxoffice::e2e {
 namespace {
@@ -24,8 +25,9 @@ class WithRedis : public HttpApi {
     if (IsSkipped() || HasFatalFailure()) return;
     Start(db_, {"--redis", redis_->url(), "--redis-timeout", "1s"});
   }
-  double Metric(const std::string& series) {
-    const std::string body = Call("GET", "/metrics").body;
+  double Metric(const std::string& series) { return MetricOf(service_->port(), series); }
+  static double MetricOf(unsigned short port, const std::string& series) {
+    const std::string body = HttpCall(port, "GET", "/metrics").body;
     const size_t at = body.find("\n" + series + " ");
     return at == std::string::npos ? -1 : std::stod(body.substr(at + series.size() + 2));
   }
@@ -244,6 +246,60 @@ TEST_P(WithRedis, TheRateLimitHoldsAcrossInstances) {
   EXPECT_EQ(
       HttpCall(other.port(), "POST", Holds(), R"({"seats": ["F1"]})", {Bearer(Token(78))}).status,
       201);
+}
+
+// Two instances on one database and one Redis: a hold made through one shows in the
+// other's cached seat map within 2 s (API.md) and on its live stream, through Redis
+// pub/sub; an unchanged map still answers 304.
+TEST_P(WithRedis, ChangesThroughOneInstanceReachTheOther) {
+  const std::vector<std::string> flags = {"--redis", redis_->url(), "--redis-timeout", "1s"};
+  Service other(db_, flags);
+  const std::string before = HttpCall(other.port(), "GET", Seats()).Header("etag");
+  ASSERT_FALSE(before.empty());
+  EXPECT_EQ(HttpCall(other.port(), "GET", Seats(), "", {{"If-None-Match", before}}).status, 304);
+  testing::SseClient stream(other.port(), Seats() + "/stream");
+  ASSERT_EQ(stream.status(), 200);
+  // The subscribers may still be connecting right after start: wait until they listen.
+  for (unsigned short port : {service_->port(), other.port()}) {
+    for (int i = 0; i < 100 && MetricOf(port, "boxoffice_seat_changes_subscribed") != 1; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_EQ(MetricOf(port, "boxoffice_seat_changes_subscribed"), 1);
+  }
+
+  const auto held_at = std::chrono::steady_clock::now();
+  auto hold = Hold(5, R"(["F3", "F4"])");
+  ASSERT_EQ(hold.status, 201) << hold.body;
+  auto event = stream.Next(std::chrono::seconds(2));
+  ASSERT_TRUE(event.has_value());
+  json change = json::parse(*event);
+  EXPECT_EQ(change["type"], "SeatsHeld");
+  EXPECT_EQ(change["seats"], json::array({"F3", "F4"}));
+  std::string etag;
+  json map;
+  do {
+    auto r = HttpCall(other.port(), "GET", Seats());
+    etag = r.Header("etag");
+    map = json::parse(r.body);
+    if (etag != before) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } while (std::chrono::steady_clock::now() - held_at < std::chrono::seconds(2));
+  ASSERT_NE(etag, before) << "the other instance still shows the old map after 2 s";
+  for (const auto& seat : map["seats"]) {
+    if (seat["code"] == "F3") {
+      EXPECT_EQ(seat["status"], "HELD");
+    }
+  }
+  EXPECT_EQ(HttpCall(other.port(), "GET", Seats(), "", {{"If-None-Match", etag}}).status, 304);
+  EXPECT_EQ(HttpCall(other.port(), "GET", Seats(), "", {{"If-None-Match", before}}).status, 200);
+  // A release through the other instance reaches this one's stream the same way.
+  testing::SseClient here(service_->port(), Seats() + "/stream");
+  ASSERT_EQ(here.status(), 200);
+  const std::string hold_id = json::parse(hold.body)["holdId"];
+  ASSERT_EQ(HttpCall(other.port(), "DELETE", "/holds/" + hold_id, "", {Bearer(Token(5))}).status,
+            204);
+  auto released = here.Next(std::chrono::seconds(2));
+  ASSERT_TRUE(released.has_value());
+  EXPECT_EQ(json::parse(*released)["type"], "SeatsReleased");
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, WithRedis, ::testing::Values(Engine::kSqlite, Engine::kPostgres),
