@@ -60,6 +60,7 @@ Outcome Run(Store& store, SeatGate* gate, int threads, double seconds, Metrics* 
     pool.emplace_back([&, t] {
       std::mt19937_64 rng(static_cast<uint64_t>(t) * 7919 + 1);
       auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+      int64_t customer = (int64_t{t} + 1) << 32;  // a new customer per attempt: no HOLD_LIMIT
       while (!stop.load(std::memory_order_relaxed)) {
         const int n = 1 + pick(4);
         const int first = 1 + pick(20 - n + 1);
@@ -67,14 +68,14 @@ Outcome Run(Store& store, SeatGate* gate, int threads, double seconds, Metrics* 
         std::vector<std::string> seats;
         for (int i = 0; i < n; ++i) seats.push_back(row + std::to_string(first + i));
         const auto t0 = std::chrono::steady_clock::now();
-        auto r = holds.HoldSeats(showtime, 1 + t, seats);
+        auto r = holds.HoldSeats(showtime, ++customer, seats);
         latencies[static_cast<size_t>(t)].push_back(
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                 .count());
         attempts.fetch_add(1, std::memory_order_relaxed);
         if (r.ok()) {
           wins.fetch_add(1, std::memory_order_relaxed);
-          if (pick(2) == 0 && holds.ReleaseHold(r->hold_id, 1 + t).ok()) releases.fetch_add(1);
+          if (pick(2) == 0 && holds.ReleaseHold(r->hold_id, customer).ok()) releases.fetch_add(1);
         }
       }
     });

@@ -11,6 +11,7 @@
 #include "core/gateway_signature.h"
 #include "core/jwt.h"
 #include "core/log.h"
+#include "core/seats.h"
 #include "core/time_format.h"
 
 namespace boxoffice {
@@ -333,6 +334,10 @@ Response StatusResponse(const Status& s) {
       return ErrorResponse(429, "RATE_LIMITED", s.message())
           .Header("Retry-After",
                   std::to_string(std::max<int64_t>(1, (s.retry_after_ms() + 999) / 1000)));
+    case Code::kHoldLimit:
+      return ErrorResponse(
+          409, "HOLD_LIMIT", s.message(),
+          nlohmann::json{{"held", s.id()}, {"limit", kMaxSeatsPerCustomer}}.dump());
     case Code::kNotActive:
       return ErrorResponse(409, "HOLD_NOT_ACTIVE", "the hold is no longer active: " + s.message());
     case Code::kUnavailable:

@@ -339,7 +339,7 @@ int Serve(const ServeFlags& f) {
 
 // `boxoffice relay`: the outbox relay alone, until SIGTERM.
 int Relay(const Common& common, const std::string& kafka, const std::string& events_file,
-          Millis lease) {
+          Millis lease, int batch) {
   if (lease < Millis(1'000)) {
     LogError("--outbox-lease must be at least 1s");
     return 2;
@@ -351,8 +351,8 @@ int Relay(const Common& common, const std::string& kafka, const std::string& eve
   auto sink = OpenSink(kafka, events_file);
   if (!sink.ok()) return Fail("cannot open the event sink", sink.status());
   Metrics metrics;
-  OutboxRelay relay(store.value().get(), sink.value().get(), kRelayInterval, kRelayBatchLimit,
-                    &metrics, nullptr, lease);
+  OutboxRelay relay(store.value().get(), sink.value().get(), kRelayInterval, batch, &metrics,
+                    nullptr, lease);
   relay.Start();
   LogInfo("relaying", {{"events", kafka.empty() ? "file" : "kafka"}});
   WaitForStopSignal(signals);
@@ -508,6 +508,7 @@ void AddCommands(CLI::App* app, int* exit_code) {
     std::string kafka;
     std::string events_file = "var/events.jsonl";
     Millis lease = OutboxRelay::kLease;
+    int batch = kRelayBatchLimit;
   };
   auto* relay_flags = new RelayFlags();
   auto* relay = app->add_subcommand(
@@ -518,9 +519,12 @@ void AddCommands(CLI::App* app, int* exit_code) {
        "Where booking events go without --kafka, one JSON object per line");
   DurationFlag(relay, "outbox-lease", &relay_flags->lease, "15s",
                "A relay's claim on the outbox; another takes over this long after it died");
+  Flag(relay, "batch", &relay_flags->batch,
+       "Events per delivery: each batch is marked published once all of it is delivered")
+      ->check(CLI::Range(1, 10'000));
   relay->callback([=] {
     *exit_code = Relay(relay_flags->common, relay_flags->kafka, relay_flags->events_file,
-                       relay_flags->lease);
+                       relay_flags->lease, relay_flags->batch);
   });
 
   auto* mock_brokers = new int(3);

@@ -18,6 +18,8 @@ namespace boxoffice {
 
 // A customer holds at most this many seats at once (API.md: all or nothing, up to 8).
 inline constexpr size_t kMaxSeatsPerHold = 8;
+// API.md's HOLD_LIMIT: seats of one showtime one customer may hold at once, across holds.
+inline constexpr int64_t kMaxSeatsPerCustomer = 8;
 // The longest seat code: 3 letters and 3 digits (the schema's VARCHAR(8) leaves room).
 inline constexpr size_t kMaxSeatCodeLength = 8;
 inline constexpr int kMaxSeatNumber = 999;

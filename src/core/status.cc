@@ -24,6 +24,8 @@ const char* CodeName(Code code) {
       return "IN_PROGRESS";
     case Code::kRateLimited:
       return "RATE_LIMITED";
+    case Code::kHoldLimit:
+      return "HOLD_LIMIT";
     case Code::kUnavailable:
       return "UNAVAILABLE";
     case Code::kInternal:

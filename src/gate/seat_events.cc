@@ -48,8 +48,8 @@ std::string EncodeSeatChange(std::string_view origin, const SeatChange& change) 
   std::string out(origin);
   out += '|';
   out += kTypeLetters[static_cast<int>(change.type)];
-  out += '|' + std::to_string(change.showtime_id) + '|' + std::to_string(ToEpochMs(change.at)) +
-         '|';
+  out +=
+      '|' + std::to_string(change.showtime_id) + '|' + std::to_string(ToEpochMs(change.at)) + '|';
   for (size_t i = 0; i < change.seats.size(); ++i) {
     if (i) out += ',';
     out += change.seats[i];
@@ -166,8 +166,8 @@ void RedisSeatEvents::SubscribeLoop() {
       redisSetTimeout(c, timeval{0, 0});  // a subscriber waits as long as there is silence
       redisEnableKeepAlive(c);            // and learns of a dead peer from TCP
       const std::string channel(kChannel);
-      auto* reply = static_cast<redisReply*>(redisCommand(c, "SUBSCRIBE %b", channel.data(),
-                                                          channel.size()));
+      auto* reply =
+          static_cast<redisReply*>(redisCommand(c, "SUBSCRIBE %b", channel.data(), channel.size()));
       subscribed = reply && reply->type == REDIS_REPLY_ARRAY;
       if (reply) freeReplyObject(reply);
     }

@@ -16,7 +16,9 @@ HoldService::HoldService(Store* store, HoldPolicy policy, Metrics* metrics, Seat
       released_(metrics->GetCounter("boxoffice_holds_released_total",
                                     "Holds released by their customer.")),
       rate_limited_(metrics->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.",
-                                        "outcome=\"rate_limited\"")) {}
+                                        "outcome=\"rate_limited\"")),
+      hold_limited_(metrics->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.",
+                                        "outcome=\"hold_limit\"")) {}
 
 Result<Hold> HoldService::HoldSeats(int64_t showtime_id, int64_t customer_id,
                                     const std::vector<std::string>& seats) {
@@ -47,6 +49,7 @@ Result<Hold> HoldService::HoldSeats(int64_t showtime_id, int64_t customer_id,
     SeatsChanged(SeatChange::Type::kHeld, showtime_id, result->seats);
   } else {
     if (result.status().code() == Code::kConflict) lost_.Inc();
+    if (result.status().code() == Code::kHoldLimit) hold_limited_.Inc();
     // The store said no: this hold's keys must not turn anyone else away.
     if (claimed) gate_->Release(showtime_id, request.seats, request.hold_id);
   }

@@ -70,6 +70,7 @@ class HoldService {
   Counter& lost_;
   Counter& released_;
   Counter& rate_limited_;
+  Counter& hold_limited_;
 };
 
 }  // namespace boxoffice

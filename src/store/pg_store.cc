@@ -99,12 +99,18 @@ constexpr Sql kSelectSeatOwners{
 //  3. `ins` records the hold when it changed as many rows as seats were asked for;
 //  4. boxoffice_assert fails the statement, rolling it all back, should the count ever be
 //     anything but 0 or all: the affected-row check of the seeds, enforced in the database.
-// The result explains a refusal: the seats found and those not free.
+//  5. First of all, quota counts the customer's live held seats of the showtime under a
+//     per-(showtime, customer) advisory lock (migration 0008), so HOLD_LIMIT is atomic
+//     across instances; past the limit no seat row is even locked.
+// The result explains a refusal: the seats found and those not free, and the quota.
 constexpr Sql kHoldSeats{
     "hold_seats",
-    "WITH locked AS MATERIALIZED ("
+    "WITH quota AS MATERIALIZED ("
+    "  SELECT boxoffice_customer_held($2, $5, " BOX_NOW ") AS held),"
+    " locked AS MATERIALIZED ("
     "  SELECT seat_code, (status = 'AVAILABLE' OR (status = 'HELD' AND hold_expires_at < " BOX_NOW ")) AS free"
     "    FROM show_seat WHERE showtime_id = $2 AND seat_code = ANY($3::text[])"
+    "     AND (SELECT held FROM quota) + $7::int <= $8::int"
     "   ORDER BY seat_code FOR NO KEY UPDATE),"
     " verdict AS (SELECT count(*) FILTER (WHERE free) = $7::int AS all_free FROM locked),"
     " upd AS ("
@@ -124,7 +130,8 @@ constexpr Sql kHoldSeats{
     " SELECT (SELECT created_ms FROM ins), (SELECT expires_ms FROM ins),"
     "        (SELECT count(*) FROM locked),"
     "        ARRAY(SELECT seat_code FROM locked WHERE NOT free ORDER BY seat_code),"
-    "        boxoffice_assert((SELECT count(*) FROM upd) IN (0, $7::int), 'partial hold')"};
+    "        boxoffice_assert((SELECT count(*) FROM upd) IN (0, $7::int), 'partial hold'),"
+    "        (SELECT held FROM quota)"};
 // Which of the requested codes are seats of the showtime, to explain UNKNOWN_SEATS.
 constexpr Sql kExistingSeats{
     "existing_seats",
@@ -916,13 +923,17 @@ Result<Hold> PgStore::HoldSeats(const HoldRequest& req) {
   const int64_t n = static_cast<int64_t>(req.seats.size());
   // One statement is its own transaction: nothing to BEGIN, nothing left open.
   return impl_->Run<Hold>(&retried_, [&](PgConnection& c) -> Result<Hold> {
-    auto res = c.Exec(kHoldSeats, {impl_->Now(), P(req.showtime_id), seats, req.hold_id,
-                                   P(req.customer_id), P(req.ttl.count()), P(n)});
+    auto res = c.Exec(kHoldSeats,
+                      {impl_->Now(), P(req.showtime_id), seats, req.hold_id, P(req.customer_id),
+                       P(req.ttl.count()), P(n), P(static_cast<int64_t>(kMaxSeatsPerCustomer))});
     if (!res.ok()) return res.status();
     const PGresult* r = res.value().get();
     if (!PQgetisnull(r, 0, 0)) {
       return Hold{req.hold_id,      req.showtime_id,           req.customer_id,          req.seats,
                   HoldState::kHeld, FromEpochMs(Int(r, 0, 0)), FromEpochMs(Int(r, 0, 1))};
+    }
+    if (const int64_t held = Int(r, 0, 5); held + n > kMaxSeatsPerCustomer) {
+      return HoldLimit(req, held);
     }
     if (Int(r, 0, 2) != n) {
       // Some codes are not seats of this showtime, or there is no such showtime (rare path).

@@ -64,6 +64,12 @@ constexpr const char* kHoldSeats =
     "       hold_expires_at = ?3, booking_id = NULL"
     " WHERE showtime_id = ?4 AND seat_code IN (SELECT value FROM json_each(?5))"
     "   AND (status = 'AVAILABLE' OR (status = 'HELD' AND hold_expires_at < ?6))";
+// Seats of the showtime the customer holds now (API.md's HOLD_LIMIT), read in the hold's
+// write transaction: with one writer at a time, the count and the hold are atomic.
+constexpr const char* kCustomerHeld =
+    "SELECT COALESCE(sum(length(seats) - length(replace(seats, ',', '')) + 1), 0)"
+    "  FROM seat_hold WHERE customer_id = ?1 AND showtime_id = ?2 AND status = 'HELD'"
+    "   AND expires_at >= ?3";
 // Which requested seats exist and which are free (or already ours), to explain a refusal.
 constexpr const char* kExplainHold =
     "SELECT seat_code, status = 'AVAILABLE' OR (status = 'HELD' AND hold_expires_at < ?3)"
@@ -797,6 +803,12 @@ Result<Hold> SqliteStore::HoldSeats(const HoldRequest& req) {
   const std::string seats_json = SeatsJson(req.seats);
   WriteTx tx(c);
   if (!tx.status().ok()) return tx.status();
+  {
+    Query held(c, kCustomerHeld, {req.customer_id, req.showtime_id, ToEpochMs(now)});
+    if (!held.Next()) return held.status();
+    const int64_t n = static_cast<int64_t>(req.seats.size());
+    if (held.Int(0) + n > kMaxSeatsPerCustomer) return HoldLimit(req, held.Int(0));
+  }
   Result<int> updated = Query(c, kHoldSeats,
                               {req.hold_id, req.customer_id, ToEpochMs(expires), req.showtime_id,
                                seats_json, ToEpochMs(now)})

@@ -47,6 +47,15 @@ Status UnknownSeats(const HoldRequest& request, const std::vector<std::string>& 
                 std::move(unknown));
 }
 
+Status HoldLimit(const HoldRequest& request, int64_t held) {
+  return Status(Code::kHoldLimit, "customer " + std::to_string(request.customer_id) +
+                                      " already holds " + std::to_string(held) +
+                                      " seats of showtime " + std::to_string(request.showtime_id) +
+                                      "; at most " + std::to_string(kMaxSeatsPerCustomer) +
+                                      " at once")
+      .WithId(held);
+}
+
 Status BookingNotFound(int64_t booking_id) {
   return Status(Code::kNotFound, "booking " + std::to_string(booking_id) + " not found");
 }

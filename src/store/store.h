@@ -220,6 +220,9 @@ Status SeatsUnavailable(const HoldRequest& request, std::vector<std::string> tak
 // kUnknownSeats listing the requested codes missing from `found`.
 Status UnknownSeats(const HoldRequest& request, const std::vector<std::string>& found);
 Status BookingNotFound(int64_t booking_id);
+// kHoldLimit: the customer already holds `held` live seats of the showtime, and the request
+// would take them past kMaxSeatsPerCustomer.
+Status HoldLimit(const HoldRequest& request, int64_t held);
 
 // The event JSON of API.md "Events" for a booking.
 std::string BookingEventJson(const std::string& event_id, const std::string& type,
@@ -243,9 +246,11 @@ class Store {
   virtual Result<SeatMap> GetSeatMap(int64_t showtime_id) = 0;
   virtual Result<std::vector<SeatOwner>> GetSeatOwners(int64_t showtime_id) = 0;
 
-  // The hold, or: kConflict naming the seats held or booked by anyone (including this
-  // customer), kUnknownSeats naming codes not in the showtime, kNotFound for an unknown
-  // showtime. On any error nothing is held.
+  // The hold, or: kHoldLimit when the customer's live holds of the showtime would pass
+  // kMaxSeatsPerCustomer seats (counted atomically with the hold, whatever the instance),
+  // kConflict naming the seats held or booked by anyone (including this customer),
+  // kUnknownSeats naming codes not in the showtime, kNotFound for an unknown showtime. On
+  // any error nothing is held.
   virtual Result<Hold> HoldSeats(const HoldRequest& request) = 0;
   // kNotFound unless the hold exists and belongs to customer_id.
   virtual Result<Hold> GetHold(const std::string& hold_id, int64_t customer_id) = 0;

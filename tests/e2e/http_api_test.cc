@@ -180,6 +180,22 @@ TEST_P(HttpApi, HoldLifecycle) {
   EXPECT_EQ(Hold(8, R"(["F6", "F7"])").status, 201);
 }
 
+// API.md's HOLD_LIMIT: 8 seats of a showtime per customer at once, across their holds.
+TEST_P(HttpApi, ACustomerHoldsAtMostEightSeatsAtOnce) {
+  ASSERT_EQ(Hold(4, R"(["E1", "E2", "E3", "E4", "E5"])").status, 201);
+  auto three = Hold(4, R"(["E6", "E7", "E8"])");
+  ASSERT_EQ(three.status, 201);
+  const std::string before = SeatState();
+  auto ninth = Hold(4, R"(["F1"])");
+  ExpectError(ninth, 409, "HOLD_LIMIT");
+  EXPECT_EQ(json::parse(ninth.body)["held"], 8);
+  EXPECT_EQ(json::parse(ninth.body)["limit"], 8);
+  EXPECT_EQ(SeatState(), before) << "a refused hold changes nothing";
+  const std::string id = json::parse(three.body)["holdId"];
+  ASSERT_EQ(Call("DELETE", "/holds/" + id, "", {Bearer(Token(4))}).status, 204);
+  EXPECT_EQ(Hold(4, R"(["F1", "F2", "F3"])").status, 201);
+}
+
 TEST_P(HttpApi, HoldsAreVisibleOnlyToTheirOwner) {
   auto created = Hold(7, R"(["E5"])");
   ASSERT_EQ(created.status, 201);

@@ -192,9 +192,12 @@ TEST(RelayProcess, KilledMidBacklogLosesNothing) {
   const auto events = store.PendingEvents(0, 10'000).value();
   ASSERT_EQ(events.size(), 2'000u);
   auto spawn = [&] {
-    std::vector<std::string> args = {BOXOFFICE_BINARY, "relay",   "--db",
-                                     "sqlite:" + path, "--kafka", kafka.bootstraps(),
-                                     "--outbox-lease", "1s"};
+    std::vector<std::string> args = {
+        BOXOFFICE_BINARY, "relay",
+        "--db",           "sqlite:" + path,
+        "--kafka",        kafka.bootstraps(),
+        "--outbox-lease", "1s",
+        "--batch",        "20"};  // 100 deliveries: time to kill it midway
     return testing::Spawn(args);
   };
   auto pending = [&] { return store.PendingEvents(0, 10'000)->size(); };

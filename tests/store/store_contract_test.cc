@@ -155,6 +155,62 @@ TEST_P(StoreContract, PartialOverlapNamesTheTakenSeatAndHoldsNothing) {
   EXPECT_EQ(again.status().code(), Code::kConflict);
 }
 
+// API.md's HOLD_LIMIT: at most 8 seats of a showtime per customer across their live holds.
+TEST_P(StoreContract, ACustomerHoldsAtMostEightSeatsOfAShowtime) {
+  const int64_t st = MakeShowtime({{"F", 20}});
+  const int64_t other = MakeShowtime({{"F", 20}});
+  auto five = TryHold(st, 1, {"F1", "F2", "F3", "F4", "F5"});
+  ASSERT_TRUE(five.ok());
+  auto three = TryHold(st, 1, {"F6", "F7", "F8"});
+  ASSERT_TRUE(three.ok());
+  auto more = TryHold(st, 1, {"F9"});
+  ASSERT_EQ(more.status().code(), Code::kHoldLimit);
+  EXPECT_EQ(more.status().id(), 8);
+  EXPECT_EQ(Owners(st)["F9"].status, SeatStatus::kAvailable);
+  EXPECT_TRUE(TryHold(st, 2, {"F9"}).ok()) << "another customer has a limit of their own";
+  EXPECT_TRUE(TryHold(other, 1, {"F9"}).ok()) << "and so has another showtime";
+  // A released hold no longer counts.
+  ASSERT_TRUE(store_->ReleaseHold(three->hold_id, 1).ok());
+  EXPECT_EQ(TryHold(st, 1, {"F10", "F11", "F12", "F13"}).status().code(), Code::kHoldLimit);
+  auto again = TryHold(st, 1, {"F10", "F11", "F12"});
+  ASSERT_TRUE(again.ok());
+  // Nor does an expired one, sweeper or not.
+  clock_.Advance(kTtl + Millis(1));
+  auto fresh = TryHold(st, 1, {"F13", "F14", "F15", "F16", "F17", "F18", "F19", "F20"});
+  EXPECT_TRUE(fresh.ok()) << fresh.status().message();
+}
+
+// The limit is atomic: sixteen holds of one customer at once, two distinct seats each,
+// and exactly four pass, whatever the interleaving (on PostgreSQL these are sixteen
+// transactions on the pool's connections, locking no seat row in common).
+TEST_P(StoreContract, TheHoldLimitHoldsUnderConcurrency) {
+  constexpr int kThreads = 16;
+  constexpr int kRounds = 10;  // a missing lock shows in about one round of five
+  for (int round = 0; round < kRounds; ++round) {
+    const int64_t st = MakeShowtime({{"F", 2 * kThreads}});
+    std::barrier start(kThreads);
+    std::atomic<int> won{0}, limited{0};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kThreads; ++i) {
+      threads.emplace_back([&, i] {
+        std::vector<std::string> seats = {"F" + std::to_string(2 * i + 1),
+                                          "F" + std::to_string(2 * i + 2)};
+        std::sort(seats.begin(), seats.end());
+        start.arrive_and_wait();
+        auto r = store_->HoldSeats(HoldRequest{NewUuid(), st, 9, seats, kTtl});
+        if (r.ok()) ++won;
+        if (r.status().code() == Code::kHoldLimit) ++limited;
+      });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(won.load(), 4) << "round " << round;
+    EXPECT_EQ(limited.load(), kThreads - 4) << "round " << round;
+    int held = 0;
+    for (auto& [code, owner] : Owners(st)) held += owner.status == SeatStatus::kHeld;
+    ASSERT_EQ(held, 8) << "round " << round;
+  }
+}
+
 TEST_P(StoreContract, UnknownSeatsAndShowtimes) {
   const int64_t st = MakeShowtime({{"F", 10}});
   auto r = TryHold(st, 1, {"F5", "Q1", "F11"});

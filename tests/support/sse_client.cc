@@ -21,8 +21,8 @@ SseClient::SseClient(unsigned short port, const std::string& target) {
     ended_ = true;
     return;
   }
-  const std::string request = "GET " + target +
-                              " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n";
+  const std::string request =
+      "GET " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n";
   if (::send(fd_, request.data(), request.size(), MSG_NOSIGNAL) !=
       static_cast<ssize_t>(request.size())) {
     ended_ = true;
