@@ -187,7 +187,8 @@ class Api {
     if (!id) return ErrorResponse(404, "NOT_FOUND", "showtime not found");
     std::vector<std::string> seats;
     if (auto e = ParseHoldBody(req.body, &seats)) return BadBody(*e);
-    auto hold = d_.holds->HoldSeats(*id, who.customer_id, seats);
+    auto hold =
+        d_.holds->HoldSeats(*id, who.customer_id, seats, req.headers.Find("X-Admission-Token"));
     if (!hold.ok()) return StatusResponse(hold.status());
     return Json(201, HoldCreatedJson(hold.value())).Header("Location", "/holds/" + hold->hold_id);
   }
@@ -291,6 +292,53 @@ class Api {
     return Json(200, nlohmann::json{{"received", true}, {"outcome", outcome}}.dump());
   }
 
+  Response SetWaitingRoom(Request& req) {
+    auto auth = Authenticate(req);
+    if (auto* denied = std::get_if<Response>(&auth)) return std::move(*denied);
+    if (!std::get<Principal>(auth).admin)
+      return ErrorResponse(403, "FORBIDDEN", "admin scope required");
+    auto id = ParseId(req.params["showtimeId"]);
+    if (!id) return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    WaitingRoomConfig config;
+    if (auto e = ParseWaitingRoom(req.body, &config)) return BadBody(*e);
+    if (Status s = d_.admission->Configure(*id, config); !s.ok()) return StatusResponse(s);
+    LogInfo("waiting room set", {{"showtimeId", *id},
+                                 {"enabled", config.enabled},
+                                 {"activeLimit", config.active_limit},
+                                 {"requestId", req.request_id}});
+    return Json(200, WaitingRoomJson(*id, config));
+  }
+
+  static Response QueueResponse(int status, const QueueView& view) {
+    nlohmann::json body{{"queueToken", view.queue_token},
+                        {"position", view.place.position},
+                        {"admitted", view.place.admitted},
+                        {"estimatedWaitSeconds", view.estimated_wait_seconds}};
+    if (view.place.admitted) {
+      body["admissionToken"] = view.admission_token;
+      body["admissionExpiresAt"] = FormatRfc3339(view.place.admitted_until);
+    }
+    return Json(status, body.dump()).Header("Cache-Control", "no-store");
+  }
+
+  Response JoinQueue(Request& req) {
+    auto auth = Authenticate(req);
+    if (auto* denied = std::get_if<Response>(&auth)) return std::move(*denied);
+    auto id = ParseId(req.params["showtimeId"]);
+    if (!id) return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    auto view = d_.admission->Join(*id, std::get<Principal>(auth).customer_id);
+    if (!view.ok()) return StatusResponse(view.status());
+    return QueueResponse(201, view.value());
+  }
+
+  Response QueueStatus(Request& req) {
+    auto id = ParseId(req.params["showtimeId"]);
+    if (!id) return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    auto view = d_.admission->Find(*id, req.params["queueToken"]);
+    if (!view.ok()) return StatusResponse(view.status());
+    return QueueResponse(200, view.value());
+  }
+
   Response CreateShowtime(Request& req) {
     auto auth = Authenticate(req);
     if (auto* denied = std::get_if<Response>(&auth)) return std::move(*denied);
@@ -338,6 +386,8 @@ Response StatusResponse(const Status& s) {
       return ErrorResponse(
           409, "HOLD_LIMIT", s.message(),
           nlohmann::json{{"held", s.id()}, {"limit", kMaxSeatsPerCustomer}}.dump());
+    case Code::kNotAdmitted:
+      return ErrorResponse(403, "NOT_ADMITTED", s.message());
     case Code::kNotActive:
       return ErrorResponse(409, "HOLD_NOT_ACTIVE", "the hold is no longer active: " + s.message());
     case Code::kUnavailable:
@@ -369,6 +419,9 @@ void RegisterRoutes(http::Router* router, const ApiDeps& deps) {
   router->Add("DELETE", "/holds/{holdId}", bind(&Api::DeleteHold));
   router->Add("POST", "/holds/{holdId}/extend", bind(&Api::ExtendHold));
   router->Add("POST", "/admin/showtimes", bind(&Api::CreateShowtime));
+  router->Add("PUT", "/admin/showtimes/{showtimeId}/waiting-room", bind(&Api::SetWaitingRoom));
+  router->Add("POST", "/showtimes/{showtimeId}/queue", bind(&Api::JoinQueue));
+  router->Add("GET", "/showtimes/{showtimeId}/queue/{queueToken}", bind(&Api::QueueStatus));
   router->Add("POST", "/holds/{holdId}/checkout", bind(&Api::Checkout));
   router->Add("GET", "/bookings/{bookingId}", bind(&Api::GetBooking));
   router->Add("POST", "/payments/callback", bind(&Api::PaymentCallback));

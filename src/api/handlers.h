@@ -22,6 +22,7 @@ struct ApiDeps {
   SeatGate* gate = nullptr;  // null: no Redis configured
   SeatMapCache* seat_maps = nullptr;
   SeatStreams* seat_streams = nullptr;
+  Admission* admission = nullptr;
   Metrics* metrics = nullptr;
   const Clock* clock = nullptr;  // for token expiry
   std::string jwt_secret;

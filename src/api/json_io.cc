@@ -1,5 +1,6 @@
 #include "api/json_io.h"
 
+#include <algorithm>
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -134,6 +135,33 @@ std::optional<ParseError> ParseHoldBody(const std::string& body, std::vector<std
     seats->push_back(s.get<std::string>());
   }
   return std::nullopt;
+}
+
+std::optional<ParseError> ParseWaitingRoom(const std::string& body, WaitingRoomConfig* out) {
+  const json j = json::parse(body, nullptr, false);
+  if (j.is_discarded()) return ParseError{true, "request body is not valid JSON"};
+  if (!j.is_object()) return Invalid("request body must be a JSON object");
+  auto enabled = j.find("enabled");
+  if (enabled == j.end() || !enabled->is_boolean()) return Invalid("enabled must be true or false");
+  out->enabled = enabled->get<bool>();
+  if (auto it = j.find("activeLimit"); it != j.end()) {
+    if (!it->is_number_integer()) return Invalid("activeLimit must be an integer");
+    const int64_t v = it->get<int64_t>();
+    out->active_limit = static_cast<int>(std::clamp<int64_t>(v, -1, 1'000'000'000));
+  }
+  if (auto it = j.find("admissionTtlSeconds"); it != j.end()) {
+    if (!it->is_number_integer()) return Invalid("admissionTtlSeconds must be an integer");
+    out->admission_ttl = Millis(std::clamp<int64_t>(it->get<int64_t>(), -1, 1'000'000'000) * 1000);
+  }
+  return std::nullopt;
+}
+
+std::string WaitingRoomJson(int64_t showtime_id, const WaitingRoomConfig& config) {
+  return json{{"showtimeId", showtime_id},
+              {"enabled", config.enabled},
+              {"activeLimit", config.active_limit},
+              {"admissionTtlSeconds", config.admission_ttl.count() / 1000}}
+      .dump();
 }
 
 std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime* out) {

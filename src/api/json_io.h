@@ -39,6 +39,10 @@ std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime*
 // A body that must be empty or the empty object (checkout).
 std::optional<ParseError> ParseEmptyObject(const std::string& body);
 std::optional<ParseError> ParsePaymentReport(const std::string& body, PaymentReport* out);
+// PUT /admin/showtimes/{id}/waiting-room: {"enabled", "activeLimit"?, "admissionTtlSeconds"?}
+// (defaults 500 and 900); ranges are checked by Admission::Configure.
+std::optional<ParseError> ParseWaitingRoom(const std::string& body, WaitingRoomConfig* out);
+std::string WaitingRoomJson(int64_t showtime_id, const WaitingRoomConfig& config);
 // GET /bookings/{id}.
 std::string BookingJson(const Booking& booking);
 

@@ -39,10 +39,11 @@ constexpr size_t kMinGatewaySecretLength = 16;  // a guessable secret forges pay
 constexpr Millis kSeatMapMaxAge{1'000};   // API.md's Cache-Control max-age; 2 s staleness bound
 constexpr Millis kStatsInterval{10'000};  // how stale /metrics' bookings by status may be
 constexpr Millis kRelayInterval{200};     // how stale an idle relay may let the events file be
-constexpr int kRelayBatchLimit = 500;     // events per delivery: one write and one fsync
-constexpr Millis kRefundInterval{1'000};  // how soon a refund intent reaches the gateway
-constexpr int kRefundBatchLimit = 100;    // refunds asked for per round
-constexpr int kSweepBatchLimit = 1000;    // rows per sweep statement: a short transaction
+constexpr Millis kWaitingRoomInterval{1'000};  // rooms advance and settings refresh this often
+constexpr int kRelayBatchLimit = 500;          // events per delivery: one write and one fsync
+constexpr Millis kRefundInterval{1'000};       // how soon a refund intent reaches the gateway
+constexpr int kRefundBatchLimit = 100;         // refunds asked for per round
+constexpr int kSweepBatchLimit = 1000;         // rows per sweep statement: a short transaction
 
 std::string EnvName(const std::string& flag) {
   std::string env = "BOXOFFICE_";
@@ -256,6 +257,17 @@ int Serve(const ServeFlags& f) {
     seat_events = std::make_unique<InProcessSeatEvents>();
   }
   holds.SetSeatEvents(seat_events.get());
+  std::unique_ptr<RedisClient> room_client;
+  std::unique_ptr<WaitingRoom> room;
+  if (redis) {
+    room_client = std::make_unique<RedisClient>(*redis);
+    room = std::make_unique<RedisWaitingRoom>(room_client.get());
+  } else {
+    room = std::make_unique<InProcessWaitingRoom>();
+  }
+  Admission admission(room.get(), store.value().get(), f.common.jwt_secret, &clock, &metrics);
+  admission.Start(kWaitingRoomInterval);
+  holds.SetAdmission(&admission);
   HttpGateway gateway(HttpGatewayOptions{f.gateway_url});
   CheckoutOptions checkout_options;
   checkout_options.hold_ttl = f.hold_ttl;
@@ -286,6 +298,7 @@ int Serve(const ServeFlags& f) {
   deps.gate = gate.get();
   deps.seat_maps = &seat_maps;
   deps.seat_streams = &seat_streams;
+  deps.admission = &admission;
   deps.metrics = &metrics;
   deps.clock = &clock;
   deps.jwt_secret = f.common.jwt_secret;
@@ -326,6 +339,7 @@ int Serve(const ServeFlags& f) {
   WaitForStopSignal(signals);
   server.Stop();
   seat_events->Unsubscribe(cache_subscription);
+  admission.Stop();
   sweeper.Stop();
   reconciler.Stop();
   refunds.Stop();

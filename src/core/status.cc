@@ -26,6 +26,8 @@ const char* CodeName(Code code) {
       return "RATE_LIMITED";
     case Code::kHoldLimit:
       return "HOLD_LIMIT";
+    case Code::kNotAdmitted:
+      return "NOT_ADMITTED";
     case Code::kUnavailable:
       return "UNAVAILABLE";
     case Code::kInternal:

@@ -21,7 +21,8 @@ HoldService::HoldService(Store* store, HoldPolicy policy, Metrics* metrics, Seat
                                         "outcome=\"hold_limit\"")) {}
 
 Result<Hold> HoldService::HoldSeats(int64_t showtime_id, int64_t customer_id,
-                                    const std::vector<std::string>& seats) {
+                                    const std::vector<std::string>& seats,
+                                    const std::string* admission_token) {
   if (limiter_) {
     auto d = limiter_->Allow(customer_id);
     if (!d.allowed) {
@@ -30,6 +31,10 @@ Result<Hold> HoldService::HoldSeats(int64_t showtime_id, int64_t customer_id,
                     "more than " + std::to_string(per_minute_) + " hold attempts in a minute")
           .WithRetryAfter(d.retry_after.count());
     }
+  }
+  if (admission_) {
+    if (Status s = admission_->CheckHold(showtime_id, customer_id, admission_token); !s.ok())
+      return s;
   }
   auto sorted = ValidateHoldSeats(seats);
   if (!sorted.ok()) return sorted.status();
@@ -85,9 +90,10 @@ Result<Hold> HoldService::ExtendHold(const std::string& hold_id, int64_t custome
 namespace boxoffice {
 
 void HoldService::BookingConfirmed(int64_t booking_id) {
-  if (!gate_ && !events_) return;
+  if (!gate_ && !events_ && !admission_) return;
   auto booking = store_->GetBooking(booking_id, Store::kAnyCustomer);
   if (!booking.ok()) return;
+  if (admission_) admission_->BookingConfirmed(booking->showtime_id, booking->customer_id);
   SeatsChanged(SeatChange::Type::kBooked, booking->showtime_id, booking->seats);
   if (!gate_) return;
   auto showtime = store_->GetShowtime(booking->showtime_id);

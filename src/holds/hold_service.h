@@ -13,6 +13,7 @@
 #include "gate/rate_limiter.h"
 #include "gate/seat_events.h"
 #include "gate/seat_gate.h"
+#include "holds/admission.h"
 #include "store/store.h"
 
 namespace boxoffice {
@@ -27,10 +28,13 @@ class HoldService {
   // gate: the Redis seat gate in front of the store, or null (embedded profile).
   HoldService(Store* store, HoldPolicy policy, Metrics* metrics, SeatGate* gate = nullptr);
 
-  // kInvalid for bad seats (nothing touched), else as Store::HoldSeats. With a gate, a
-  // seat the gate knows to be taken is refused (kConflict) without asking the store.
+  // In order: the rate limit (kRateLimited), the waiting room (kNotAdmitted without a
+  // running admission when the showtime has a room), validation (kInvalid, nothing
+  // touched), the gate (a seat it knows to be taken is refused, kConflict, without asking
+  // the store), then Store::HoldSeats.
   Result<Hold> HoldSeats(int64_t showtime_id, int64_t customer_id,
-                         const std::vector<std::string>& seats);
+                         const std::vector<std::string>& seats,
+                         const std::string* admission_token = nullptr);
   Result<Hold> GetHold(const std::string& hold_id, int64_t customer_id);
   Status ReleaseHold(const std::string& hold_id, int64_t customer_id);
   Result<Hold> ExtendHold(const std::string& hold_id, int64_t customer_id);
@@ -51,6 +55,8 @@ class HoldService {
   // is published there, once committed: seat-map caches and live streams hear of it. Set
   // before serving.
   void SetSeatEvents(SeatEvents* events) { events_ = events; }
+  // The waiting rooms holds must pass (null: none). Set before serving.
+  void SetAdmission(Admission* admission) { admission_ = admission; }
 
   const HoldPolicy& policy() const { return policy_; }
   SeatGate* gate() const { return gate_; }
@@ -63,6 +69,7 @@ class HoldService {
   Store* store_;
   SeatGate* gate_;
   SeatEvents* events_ = nullptr;
+  Admission* admission_ = nullptr;
   RateLimiter* limiter_ = nullptr;
   int per_minute_ = 0;
   HoldPolicy policy_;

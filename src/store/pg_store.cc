@@ -68,6 +68,18 @@ constexpr Sql kListShowtimes{
     " ORDER BY starts_at, showtime_id LIMIT $6"};
 constexpr Sql kCountShowtimes{"count_showtimes", "SELECT count(*) FROM showtime"};
 constexpr Sql kPing{"ping", "SELECT 1"};
+constexpr Sql kSetWaitingRoom{
+    "set_waiting_room",
+    "INSERT INTO waiting_room (showtime_id, enabled, active_limit, admission_ttl_ms, updated_at)"
+    " SELECT showtime_id, $3, $4, $5, " BOX_NOW
+    " FROM showtime WHERE showtime_id = $2"
+    " ON CONFLICT (showtime_id) DO UPDATE SET enabled = excluded.enabled,"
+    "   active_limit = excluded.active_limit, admission_ttl_ms = excluded.admission_ttl_ms,"
+    "   updated_at = excluded.updated_at"};
+constexpr Sql kEnabledWaitingRooms{
+    "enabled_waiting_rooms",
+    "SELECT showtime_id, active_limit, admission_ttl_ms FROM waiting_room WHERE enabled"
+    " ORDER BY showtime_id"};
 
 constexpr Sql kSelectSeatMap{
     "select_seat_map",
@@ -879,6 +891,37 @@ Result<int64_t> PgStore::CountShowtimes() {
     auto res = c.Exec(kCountShowtimes, {});
     if (!res.ok()) return res.status();
     return Int(res.value().get(), 0, 0);
+  });
+}
+
+Status PgStore::SetWaitingRoom(int64_t showtime_id, const WaitingRoomConfig& config) {
+  return impl_
+      ->Run<bool>(&retried_,
+                  [&](PgConnection& c) -> Result<bool> {
+                    auto res =
+                        c.Exec(kSetWaitingRoom,
+                               {impl_->Now(), P(showtime_id), config.enabled ? "true" : "false",
+                                P(int64_t{config.active_limit}), P(config.admission_ttl.count())});
+                    if (!res.ok()) return res.status();
+                    if (std::atoi(PQcmdTuples(res.value().get())) == 0)
+                      return ShowtimeNotFound(showtime_id);
+                    return true;
+                  })
+      .status();
+}
+
+Result<std::vector<std::pair<int64_t, WaitingRoomConfig>>> PgStore::EnabledWaitingRooms() {
+  using Rooms = std::vector<std::pair<int64_t, WaitingRoomConfig>>;
+  return impl_->Run<Rooms>(&retried_, [&](PgConnection& c) -> Result<Rooms> {
+    auto res = c.Exec(kEnabledWaitingRooms, {});
+    if (!res.ok()) return res.status();
+    const PGresult* r = res.value().get();
+    Rooms out;
+    for (int i = 0; i < PQntuples(r); ++i) {
+      out.emplace_back(Int(r, i, 0), WaitingRoomConfig{true, static_cast<int>(Int(r, i, 1)),
+                                                       Millis(Int(r, i, 2))});
+    }
+    return out;
   });
 }
 

@@ -45,6 +45,15 @@ constexpr const char* kListShowtimes =
     "   AND (?4 IS NULL OR starts_at > ?4 OR (starts_at = ?4 AND showtime_id > ?5))"
     " ORDER BY starts_at, showtime_id LIMIT ?6";
 constexpr const char* kCountShowtimes = "SELECT count(*) FROM showtime";
+constexpr const char* kSetWaitingRoom =
+    "INSERT INTO waiting_room (showtime_id, enabled, active_limit, admission_ttl_ms, updated_at)"
+    " SELECT showtime_id, ?2, ?3, ?4, ?5 FROM showtime WHERE showtime_id = ?1"
+    " ON CONFLICT (showtime_id) DO UPDATE SET enabled = excluded.enabled,"
+    "   active_limit = excluded.active_limit, admission_ttl_ms = excluded.admission_ttl_ms,"
+    "   updated_at = excluded.updated_at";
+constexpr const char* kEnabledWaitingRooms =
+    "SELECT showtime_id, active_limit, admission_ttl_ms FROM waiting_room WHERE enabled"
+    " ORDER BY showtime_id";
 
 constexpr const char* kSelectSeatMap =
     "SELECT seat_code, row_label, seat_number, category,"
@@ -1029,6 +1038,30 @@ Result<bool> SqliteStore::AcquireLease(const std::string& name, const std::strin
   const bool taken = q.Next();
   if (!q.status().ok()) return q.status();
   return taken;
+}
+
+Status SqliteStore::SetWaitingRoom(int64_t showtime_id, const WaitingRoomConfig& config) {
+  auto conn = pools_->writer.Acquire();
+  if (!conn.ok()) return conn.status();
+  auto r = Query(*conn.value(), kSetWaitingRoom,
+                 {showtime_id, int64_t{config.enabled}, int64_t{config.active_limit},
+                  config.admission_ttl.count(), ToEpochMs(clock_->Now())})
+               .Exec();
+  if (!r.ok()) return r.status();
+  return r.value() == 0 ? ShowtimeNotFound(showtime_id) : Status::Ok();
+}
+
+Result<std::vector<std::pair<int64_t, WaitingRoomConfig>>> SqliteStore::EnabledWaitingRooms() {
+  auto conn = pools_->readers.Acquire();
+  if (!conn.ok()) return conn.status();
+  std::vector<std::pair<int64_t, WaitingRoomConfig>> out;
+  Query q(*conn.value(), kEnabledWaitingRooms, {});
+  while (q.Next()) {
+    out.emplace_back(q.Int(0),
+                     WaitingRoomConfig{true, static_cast<int>(q.Int(1)), Millis(q.Int(2))});
+  }
+  if (!q.status().ok()) return q.status();
+  return out;
 }
 
 Status SqliteStore::MarkEventsPublished(const std::vector<int64_t>& ids) {

@@ -212,6 +212,15 @@ struct IdempotencyRecord {
   KeyLock lock() const { return KeyLock{key.customer_id, key.key, token}; }
 };
 
+// A showtime's waiting room (API.md): at most active_limit customers admitted at once,
+// each for admission_ttl.
+struct WaitingRoomConfig {
+  bool enabled = false;
+  int active_limit = 500;
+  Millis admission_ttl{900'000};
+  bool operator==(const WaitingRoomConfig&) const = default;
+};
+
 // The Statuses every store reports the same way, with the seeds' messages.
 Status ShowtimeNotFound(int64_t showtime_id);
 Status HoldNotFound(const std::string& hold_id);
@@ -332,6 +341,11 @@ class Store {
   // lease gives it up (if owner holds it) so another owner may take it at once.
   virtual Result<bool> AcquireLease(const std::string& name, const std::string& owner,
                                     Millis lease) = 0;
+  // Sets a showtime's waiting room; kNotFound for an unknown showtime.
+  virtual Status SetWaitingRoom(int64_t showtime_id, const WaitingRoomConfig& config) = 0;
+  // The showtimes whose waiting room is on.
+  virtual Result<std::vector<std::pair<int64_t, WaitingRoomConfig>>> EnabledWaitingRooms() = 0;
+
   // Marks delivered outbox rows published; they are not returned by PendingEvents again.
   virtual Status MarkEventsPublished(const std::vector<int64_t>& ids) = 0;
   // Refunds not yet accepted by the gateway, oldest first.

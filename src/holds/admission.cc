@@ -1,0 +1,257 @@
+#include "holds/admission.h"
+
+#include <charconv>
+#include <cmath>
+#include <vector>
+
+#include "core/crypto.h"
+#include "core/log.h"
+
+namespace boxoffice {
+
+namespace {
+
+// Splits on '.', at most `max` parts.
+std::vector<std::string_view> Split(std::string_view text, size_t max) {
+  std::vector<std::string_view> parts;
+  while (parts.size() + 1 < max) {
+    const size_t dot = text.find('.');
+    if (dot == std::string_view::npos) break;
+    parts.push_back(text.substr(0, dot));
+    text.remove_prefix(dot + 1);
+  }
+  parts.push_back(text);
+  return parts;
+}
+
+std::optional<int64_t> Number(std::string_view text) {
+  int64_t v = 0;
+  if (text.empty() || text.size() > 19) return std::nullopt;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v <= 0) return std::nullopt;
+  return v;
+}
+
+constexpr size_t kMaxTokenLength = 128;
+
+}  // namespace
+
+Admission::Admission(WaitingRoom* room, Store* store, const std::string& secret,
+                     const Clock* clock, Metrics* metrics)
+    : room_(room),
+      store_(store),
+      key_(HmacSha256(secret, "boxoffice waiting room")),
+      clock_(clock),
+      metrics_(metrics),
+      refused_(metrics->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.",
+                                   "outcome=\"not_admitted\"")),
+      errors_(metrics->GetCounter("boxoffice_waiting_room_errors_total",
+                                  "Waiting-room calls the backend did not answer.")) {}
+
+Admission::~Admission() { Stop(); }
+
+void Admission::Start(Millis interval) {
+  RunOnce();
+  keeper_.Start(interval, [this] {
+    RunOnce();
+    return false;
+  });
+}
+
+void Admission::Stop() { keeper_.Stop(); }
+
+bool Admission::RunOnce() {
+  auto rooms = store_->EnabledWaitingRooms();
+  if (!rooms.ok()) {
+    LogWarn("waiting rooms: cannot read their settings", {{"error", rooms.status().message()}});
+    return false;
+  }
+  std::map<int64_t, WaitingRoomConfig> enabled(rooms->begin(), rooms->end());
+  {
+    std::lock_guard lock(mu_);
+    rooms_ = enabled;
+  }
+  std::map<int64_t, RoomSizes> sizes;
+  for (const auto& [showtime_id, config] : enabled) {
+    auto s = room_->Advance(showtime_id, config, clock_->Now());
+    if (s.ok()) {
+      sizes[showtime_id] = s.value();
+    } else {
+      errors_.Inc();
+    }
+  }
+  std::lock_guard lock(mu_);
+  sizes_ = std::move(sizes);
+  for (const auto& [showtime_id, size] : sizes_) {
+    if (gauges_[showtime_id]) continue;
+    gauges_[showtime_id] = true;
+    const std::string labels = "showtime=\"" + std::to_string(showtime_id) + "\"";
+    metrics_->AddGauge(
+        "boxoffice_waiting_room_queued", "Customers waiting in a showtime's waiting room.",
+        [this, showtime_id] {
+          std::lock_guard l(mu_);
+          auto it = sizes_.find(showtime_id);
+          return it == sizes_.end() ? 0.0 : static_cast<double>(it->second.queued);
+        },
+        labels);
+    metrics_->AddGauge(
+        "boxoffice_waiting_room_admitted", "Customers admitted to a showtime's seats right now.",
+        [this, showtime_id] {
+          std::lock_guard l(mu_);
+          auto it = sizes_.find(showtime_id);
+          return it == sizes_.end() ? 0.0 : static_cast<double>(it->second.admitted);
+        },
+        labels);
+  }
+  return true;
+}
+
+Status Admission::Configure(int64_t showtime_id, const WaitingRoomConfig& config) {
+  if (config.active_limit < 1 || config.active_limit > kMaxActiveLimit) {
+    return Status(Code::kInvalid,
+                  "activeLimit must be 1.." + std::to_string(kMaxActiveLimit));
+  }
+  if (config.admission_ttl < kMinAdmissionTtl || config.admission_ttl > kMaxAdmissionTtl) {
+    return Status(Code::kInvalid, "admissionTtlSeconds must be " +
+                                      std::to_string(kMinAdmissionTtl.count() / 1000) + ".." +
+                                      std::to_string(kMaxAdmissionTtl.count() / 1000));
+  }
+  if (Status s = store_->SetWaitingRoom(showtime_id, config); !s.ok()) return s;
+  std::lock_guard lock(mu_);
+  if (config.enabled) {
+    rooms_[showtime_id] = config;
+  } else {
+    rooms_.erase(showtime_id);
+  }
+  return Status::Ok();
+}
+
+std::optional<WaitingRoomConfig> Admission::RoomOf(int64_t showtime_id) {
+  std::lock_guard lock(mu_);
+  auto it = rooms_.find(showtime_id);
+  if (it == rooms_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string Admission::Sign(const std::string& what) const {
+  return Base64UrlEncode(HmacSha256(key_, what)).substr(0, 22);  // 128 bits
+}
+
+std::string Admission::QueueToken(int64_t showtime_id, int64_t customer_id) const {
+  const std::string body = "q." + std::to_string(showtime_id) + "." + std::to_string(customer_id);
+  return body + "." + Sign(body);
+}
+
+std::string Admission::AdmissionToken(int64_t showtime_id, int64_t customer_id,
+                                      Instant until) const {
+  const std::string body = "a." + std::to_string(showtime_id) + "." +
+                           std::to_string(customer_id) + "." + std::to_string(ToEpochMs(until));
+  return body + "." + Sign(body);
+}
+
+QueueView Admission::View(int64_t showtime_id, int64_t customer_id, const QueuePlace& place,
+                          const WaitingRoomConfig& config) const {
+  QueueView view;
+  view.queue_token = QueueToken(showtime_id, customer_id);
+  view.place = place;
+  if (place.admitted) {
+    view.admission_token = AdmissionToken(showtime_id, customer_id, place.admitted_until);
+  } else if (place.position > 0) {
+    // Admissions per second: as measured lately, or, before any, the room's worst case
+    // (every slot turning over once per admission TTL).
+    const double seconds = std::chrono::duration<double>(WaitingRoom::kRateWindow).count();
+    double rate = static_cast<double>(place.recent_admissions) / seconds;
+    if (place.recent_admissions == 0) {
+      rate = config.active_limit / std::chrono::duration<double>(config.admission_ttl).count();
+    }
+    view.estimated_wait_seconds = static_cast<int64_t>(std::ceil(place.position / rate));
+  }
+  return view;
+}
+
+Result<QueueView> Admission::Join(int64_t showtime_id, int64_t customer_id) {
+  auto config = RoomOf(showtime_id);
+  if (!config) {
+    return Status(Code::kNotFound,
+                  "showtime " + std::to_string(showtime_id) + " has no waiting room open");
+  }
+  auto place = room_->Join(showtime_id, customer_id, *config, clock_->Now());
+  if (!place.ok()) {
+    if (place.status().code() == Code::kUnavailable) errors_.Inc();
+    return place.status();
+  }
+  return View(showtime_id, customer_id, place.value(), *config);
+}
+
+Result<QueueView> Admission::Find(int64_t showtime_id, const std::string& queue_token) {
+  const Status unknown(Code::kNotFound, "no such place in this waiting room");
+  if (queue_token.size() > kMaxTokenLength) return unknown;
+  auto parts = Split(queue_token, 4);
+  if (parts.size() != 4 || parts[0] != "q") return unknown;
+  auto showtime = Number(parts[1]);
+  auto customer = Number(parts[2]);
+  if (!showtime || !customer || *showtime != showtime_id ||
+      !ConstantTimeEquals(queue_token, QueueToken(*showtime, *customer))) {
+    return unknown;
+  }
+  auto config = RoomOf(showtime_id);
+  if (!config) {
+    return Status(Code::kNotFound,
+                  "showtime " + std::to_string(showtime_id) + " has no waiting room open");
+  }
+  auto place = room_->Find(showtime_id, *customer, *config, clock_->Now());
+  if (!place.ok()) {
+    if (place.status().code() == Code::kNotFound) {
+      return Status(Code::kNotFound, "not in the waiting room (the admission ended): join again");
+    }
+    if (place.status().code() == Code::kUnavailable) errors_.Inc();
+    return place.status();
+  }
+  return View(showtime_id, *customer, place.value(), *config);
+}
+
+Status Admission::CheckHold(int64_t showtime_id, int64_t customer_id,
+                            const std::string* admission_token) {
+  if (!RoomOf(showtime_id)) return Status::Ok();
+  const Status refused(Code::kNotAdmitted,
+                       "showtime " + std::to_string(showtime_id) +
+                           " has a waiting room: join its queue and hold with the "
+                           "X-Admission-Token it gives");
+  if (!admission_token || admission_token->size() > kMaxTokenLength) {
+    refused_.Inc();
+    return refused;
+  }
+  auto parts = Split(*admission_token, 5);
+  std::optional<int64_t> showtime, customer, until;
+  if (parts.size() == 5 && parts[0] == "a") {
+    showtime = Number(parts[1]);
+    customer = Number(parts[2]);
+    until = Number(parts[3]);
+  }
+  const Instant now = clock_->Now();
+  if (!showtime || !customer || !until || *showtime != showtime_id ||
+      *customer != customer_id || FromEpochMs(*until) <= now ||
+      !ConstantTimeEquals(*admission_token,
+                          AdmissionToken(*showtime, *customer, FromEpochMs(*until)))) {
+    refused_.Inc();
+    return refused;
+  }
+  auto admitted = room_->Admitted(showtime_id, customer_id, now);
+  if (!admitted.ok()) {
+    errors_.Inc();
+    return admitted.status();
+  }
+  if (!admitted.value()) {
+    refused_.Inc();
+    return Status(Code::kNotAdmitted, "the admission has ended: join the queue again");
+  }
+  return Status::Ok();
+}
+
+void Admission::BookingConfirmed(int64_t showtime_id, int64_t customer_id) {
+  auto config = RoomOf(showtime_id);
+  if (!config) return;
+  if (!room_->Leave(showtime_id, customer_id, *config, clock_->Now()).ok()) errors_.Inc();
+}
+
+}  // namespace boxoffice

@@ -1,0 +1,94 @@
+// Admission: API.md's virtual waiting room as the service sees it: which showtimes have a
+// room (stored in the database, cached here), signed tokens, and the check on every hold.
+//
+// * A room's setting lives in the store (PUT /admin/showtimes/{id}/waiting-room), so a
+//   restart or a lost Redis never turns it off. This instance applies its own change at
+//   once; other instances read the enabled rooms every `interval` (1 s).
+// * The queue token is the customer's place: an HMAC of (showtime, customer), so joining
+//   again gives the same token, and the status needs no lookup table.
+// * The admission token names (showtime, customer, end of admission) under an HMAC. A hold
+//   on a showtime with a room needs one that is well signed, issued to this customer for
+//   this showtime, unexpired, and whose admission the room still runs (a confirmed booking
+//   ends it early). Anything else is kNotAdmitted (403 NOT_ADMITTED). If the room's
+//   backend does not answer, holds on its showtime get kUnavailable: stricter, never wrong.
+// * Every `interval`, each open room is advanced (ended admissions go, the next in line
+//   come in), so the line moves without anyone polling, and its sizes go to /metrics.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "core/clock.h"
+#include "core/metrics.h"
+#include "gate/waiting_room.h"
+#include "jobs/periodic.h"
+#include "store/store.h"
+
+namespace boxoffice {
+
+struct QueueView {
+  std::string queue_token;
+  QueuePlace place;
+  std::string admission_token;  // when admitted
+  int64_t estimated_wait_seconds = 0;
+};
+
+class Admission {
+ public:
+  static constexpr int kMaxActiveLimit = 100'000;
+  static constexpr Millis kMinAdmissionTtl{10'000};
+  static constexpr Millis kMaxAdmissionTtl{24 * 3'600'000};
+
+  // secret: the service's token secret (a key for rooms is derived from it).
+  Admission(WaitingRoom* room, Store* store, const std::string& secret, const Clock* clock,
+            Metrics* metrics);
+  ~Admission();
+
+  // Reads the enabled rooms now, then every interval refreshes them and advances each.
+  void Start(Millis interval);
+  void Stop();
+  // One keeper round: false if the store did not answer.
+  bool RunOnce();
+
+  // kInvalid for a limit or TTL out of range, kNotFound for an unknown showtime.
+  Status Configure(int64_t showtime_id, const WaitingRoomConfig& config);
+  // The showtime's room, when it is on.
+  std::optional<WaitingRoomConfig> RoomOf(int64_t showtime_id);
+
+  // kNotFound when the showtime has no room on.
+  Result<QueueView> Join(int64_t showtime_id, int64_t customer_id);
+  // kNotFound for a token that is not this showtime's, or a customer no longer in the room.
+  Result<QueueView> Find(int64_t showtime_id, const std::string& queue_token);
+  // Ok when the showtime has no room on, or the token is a running admission of this
+  // customer to this showtime; kNotAdmitted or kUnavailable otherwise.
+  Status CheckHold(int64_t showtime_id, int64_t customer_id, const std::string* admission_token);
+  // The customer's booking of the showtime is confirmed: their admission ends now.
+  void BookingConfirmed(int64_t showtime_id, int64_t customer_id);
+
+  // Exposed for tests.
+  std::string QueueToken(int64_t showtime_id, int64_t customer_id) const;
+  std::string AdmissionToken(int64_t showtime_id, int64_t customer_id, Instant until) const;
+
+ private:
+  std::string Sign(const std::string& what) const;
+  QueueView View(int64_t showtime_id, int64_t customer_id, const QueuePlace& place,
+                 const WaitingRoomConfig& config) const;
+  void Publish(int64_t showtime_id, const RoomSizes& sizes);
+
+  WaitingRoom* room_;
+  Store* store_;
+  const std::string key_;
+  const Clock* clock_;
+  Metrics* metrics_;
+  Counter& refused_;
+  Counter& errors_;
+  std::mutex mu_;
+  std::map<int64_t, WaitingRoomConfig> rooms_;  // enabled rooms
+  std::map<int64_t, RoomSizes> sizes_;          // as of the last round, for /metrics
+  std::map<int64_t, bool> gauges_;              // showtimes whose gauges exist
+  Periodic keeper_;
+};
+
+}  // namespace boxoffice
