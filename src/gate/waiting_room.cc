@@ -68,8 +68,7 @@ Result<QueuePlace> InProcessWaitingRoom::Find(int64_t showtime_id, int64_t custo
   return PlaceOf(it->second, customer_id);
 }
 
-Result<bool> InProcessWaitingRoom::Admitted(int64_t showtime_id, int64_t customer_id,
-                                            Instant now) {
+Result<bool> InProcessWaitingRoom::Admitted(int64_t showtime_id, int64_t customer_id, Instant now) {
   std::lock_guard lock(mu_);
   auto it = rooms_.find(showtime_id);
   if (it == rooms_.end()) return false;
@@ -161,12 +160,12 @@ Result<std::vector<RedisReply>> RedisWaitingRoom::Run(int op, int64_t showtime_i
                                                       int64_t customer_id,
                                                       const WaitingRoomConfig& config,
                                                       Instant now) {
-  auto reply = client_->Eval(
-      kRoomScript, RoomKeys(showtime_id),
-      {std::to_string(op), std::to_string(customer_id), std::to_string(ToEpochMs(now)),
-       std::to_string(config.active_limit), std::to_string(config.admission_ttl.count()),
-       std::to_string(kMaxQueued), std::to_string(kRateWindow.count()),
-       std::to_string(kKeyLifetime.count())});
+  auto reply =
+      client_->Eval(kRoomScript, RoomKeys(showtime_id),
+                    {std::to_string(op), std::to_string(customer_id),
+                     std::to_string(ToEpochMs(now)), std::to_string(config.active_limit),
+                     std::to_string(config.admission_ttl.count()), std::to_string(kMaxQueued),
+                     std::to_string(kRateWindow.count()), std::to_string(kKeyLifetime.count())});
   if (!reply.ok()) {
     return Status(Code::kUnavailable, "waiting room: " + reply.status().message());
   }

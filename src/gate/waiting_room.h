@@ -32,8 +32,8 @@ namespace boxoffice {
 // Where a customer stands in a showtime's room.
 struct QueuePlace {
   bool admitted = false;
-  int64_t position = 0;      // 1 = next to be admitted; 0 when admitted
-  Instant admitted_until{};  // when admitted
+  int64_t position = 0;           // 1 = next to be admitted; 0 when admitted
+  Instant admitted_until{};       // when admitted
   int64_t recent_admissions = 0;  // admissions granted in the last kRateWindow (for the ETA)
 };
 
@@ -67,10 +67,10 @@ class WaitingRoom {
 
 class InProcessWaitingRoom final : public WaitingRoom {
  public:
-  Result<QueuePlace> Join(int64_t showtime_id, int64_t customer_id,
-                          const WaitingRoomConfig& config, Instant now) override;
-  Result<QueuePlace> Find(int64_t showtime_id, int64_t customer_id,
-                          const WaitingRoomConfig& config, Instant now) override;
+  Result<QueuePlace> Join(int64_t showtime_id, int64_t customer_id, const WaitingRoomConfig& config,
+                          Instant now) override;
+  Result<QueuePlace> Find(int64_t showtime_id, int64_t customer_id, const WaitingRoomConfig& config,
+                          Instant now) override;
   Result<bool> Admitted(int64_t showtime_id, int64_t customer_id, Instant now) override;
   Status Leave(int64_t showtime_id, int64_t customer_id, const WaitingRoomConfig& config,
                Instant now) override;
@@ -79,16 +79,16 @@ class InProcessWaitingRoom final : public WaitingRoom {
 
  private:
   // An order-statistic tree: a customer's position is the number of earlier arrivals.
-  using Queue = __gnu_pbds::tree<std::pair<int64_t, int64_t>, __gnu_pbds::null_type,
-                                 std::less<>, __gnu_pbds::rb_tree_tag,
-                                 __gnu_pbds::tree_order_statistics_node_update>;
+  using Queue =
+      __gnu_pbds::tree<std::pair<int64_t, int64_t>, __gnu_pbds::null_type, std::less<>,
+                       __gnu_pbds::rb_tree_tag, __gnu_pbds::tree_order_statistics_node_update>;
   struct Room {
     int64_t next_seq = 0;
-    Queue queue;                                     // (seq, customer)
-    std::unordered_map<int64_t, int64_t> seq_of;     // customer -> seq, while queued
-    std::unordered_map<int64_t, int64_t> admitted;   // customer -> end of admission (ms)
-    std::set<std::pair<int64_t, int64_t>> by_end;    // (end ms, customer)
-    std::multiset<int64_t> granted;                  // admission times (ms) in kRateWindow
+    Queue queue;                                    // (seq, customer)
+    std::unordered_map<int64_t, int64_t> seq_of;    // customer -> seq, while queued
+    std::unordered_map<int64_t, int64_t> admitted;  // customer -> end of admission (ms)
+    std::set<std::pair<int64_t, int64_t>> by_end;   // (end ms, customer)
+    std::multiset<int64_t> granted;                 // admission times (ms) in kRateWindow
   };
   RoomSizes AdvanceLocked(Room& room, const WaitingRoomConfig& config, Instant now);
   QueuePlace PlaceOf(const Room& room, int64_t customer_id) const;
@@ -105,10 +105,10 @@ class RedisWaitingRoom final : public WaitingRoom {
   static constexpr Millis kKeyLifetime{48 * 3'600'000};
 
   explicit RedisWaitingRoom(RedisClient* client) : client_(client) {}
-  Result<QueuePlace> Join(int64_t showtime_id, int64_t customer_id,
-                          const WaitingRoomConfig& config, Instant now) override;
-  Result<QueuePlace> Find(int64_t showtime_id, int64_t customer_id,
-                          const WaitingRoomConfig& config, Instant now) override;
+  Result<QueuePlace> Join(int64_t showtime_id, int64_t customer_id, const WaitingRoomConfig& config,
+                          Instant now) override;
+  Result<QueuePlace> Find(int64_t showtime_id, int64_t customer_id, const WaitingRoomConfig& config,
+                          Instant now) override;
   Result<bool> Admitted(int64_t showtime_id, int64_t customer_id, Instant now) override;
   Status Leave(int64_t showtime_id, int64_t customer_id, const WaitingRoomConfig& config,
                Instant now) override;

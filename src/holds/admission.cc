@@ -36,8 +36,8 @@ constexpr size_t kMaxTokenLength = 128;
 
 }  // namespace
 
-Admission::Admission(WaitingRoom* room, Store* store, const std::string& secret,
-                     const Clock* clock, Metrics* metrics)
+Admission::Admission(WaitingRoom* room, Store* store, const std::string& secret, const Clock* clock,
+                     Metrics* metrics)
     : room_(room),
       store_(store),
       key_(HmacSha256(secret, "boxoffice waiting room")),
@@ -108,8 +108,7 @@ bool Admission::RunOnce() {
 
 Status Admission::Configure(int64_t showtime_id, const WaitingRoomConfig& config) {
   if (config.active_limit < 1 || config.active_limit > kMaxActiveLimit) {
-    return Status(Code::kInvalid,
-                  "activeLimit must be 1.." + std::to_string(kMaxActiveLimit));
+    return Status(Code::kInvalid, "activeLimit must be 1.." + std::to_string(kMaxActiveLimit));
   }
   if (config.admission_ttl < kMinAdmissionTtl || config.admission_ttl > kMaxAdmissionTtl) {
     return Status(Code::kInvalid, "admissionTtlSeconds must be " +
@@ -144,8 +143,8 @@ std::string Admission::QueueToken(int64_t showtime_id, int64_t customer_id) cons
 
 std::string Admission::AdmissionToken(int64_t showtime_id, int64_t customer_id,
                                       Instant until) const {
-  const std::string body = "a." + std::to_string(showtime_id) + "." +
-                           std::to_string(customer_id) + "." + std::to_string(ToEpochMs(until));
+  const std::string body = "a." + std::to_string(showtime_id) + "." + std::to_string(customer_id) +
+                           "." + std::to_string(ToEpochMs(until));
   return body + "." + Sign(body);
 }
 
@@ -229,8 +228,8 @@ Status Admission::CheckHold(int64_t showtime_id, int64_t customer_id,
     until = Number(parts[3]);
   }
   const Instant now = clock_->Now();
-  if (!showtime || !customer || !until || *showtime != showtime_id ||
-      *customer != customer_id || FromEpochMs(*until) <= now ||
+  if (!showtime || !customer || !until || *showtime != showtime_id || *customer != customer_id ||
+      FromEpochMs(*until) <= now ||
       !ConstantTimeEquals(*admission_token,
                           AdmissionToken(*showtime, *customer, FromEpochMs(*until)))) {
     refused_.Inc();

@@ -305,6 +305,41 @@ TEST_P(GatewayCallbacks, DeliveredTwiceConfirmsOnceWithOneEvent) {
   EXPECT_EQ(changes, (std::vector<std::string>{"SeatsHeld", "SeatsBooked"}));
 }
 
+// A confirmed booking ends its customer's admission, and the next in line is admitted.
+TEST_P(GatewayCallbacks, AConfirmedBookingLetsTheNextInLineIn) {
+  const std::string room = "/admin/showtimes/" + std::to_string(showtime_) + "/waiting-room";
+  ASSERT_EQ(Call("PUT", room, R"({"enabled": true, "activeLimit": 1, "admissionTtlSeconds": 600})",
+                 {Bearer(Token(1, true))})
+                .status,
+            200);
+  const std::string queue = "/showtimes/" + std::to_string(showtime_) + "/queue";
+  json first = json::parse(Call("POST", queue, "", {Bearer(Token(61))}).body);
+  json second = json::parse(Call("POST", queue, "", {Bearer(Token(62))}).body);
+  ASSERT_EQ(first["admitted"], true);
+  ASSERT_EQ(second["position"], 1);
+  const std::string token = first["admissionToken"];
+  auto hold = Call("POST", Holds(), R"({"seats": ["E5"]})",
+                   {Bearer(Token(61)), {"X-Admission-Token", token}});
+  ASSERT_EQ(hold.status, 201) << hold.body;
+  auto checkout = CheckoutCall(61, json::parse(hold.body)["holdId"], "key-room");
+  ASSERT_EQ(checkout.status, 201) << checkout.body;
+  Booking booking;
+  booking.id = json::parse(checkout.body)["bookingId"];
+  booking.customer_id = 61;
+  ASSERT_EQ(Pay(json::parse(checkout.body)["payment"]["sessionId"], "SUCCEEDED", "normal").status,
+            200);
+  ASSERT_EQ(AwaitStatus(booking, "CONFIRMED"), "CONFIRMED");
+  auto now = json::parse(Call("GET", queue + "/" + second["queueToken"].get<std::string>()).body);
+  EXPECT_EQ(now["admitted"], true) << now;
+  ExpectError(Call("POST", Holds(), R"({"seats": ["E6"]})",
+                   {Bearer(Token(61)), {"X-Admission-Token", token}}),
+              403, "NOT_ADMITTED");
+  EXPECT_EQ(Call("POST", Holds(), R"({"seats": ["E6"]})",
+                 {Bearer(Token(62)), {"X-Admission-Token", now.value("admissionToken", "")}})
+                .status,
+            201);
+}
+
 TEST_P(GatewayCallbacks, AFailedPaymentKeepsTheHold) {
   auto [booking, session] = Checkout(32);
   ASSERT_EQ(Pay(session, "FAILED", "normal").status, 200);

@@ -305,6 +305,46 @@ TEST_P(WithRedis, ChangesThroughOneInstanceReachTheOther) {
   EXPECT_EQ(json::parse(*released)["type"], "SeatsReleased");
 }
 
+// With Redis, instances share one waiting room: one queue, one limit, whichever instance a
+// customer reaches; a room turned on through one instance is on for the other within a
+// second or so (it reads the settings from the database every second).
+TEST_P(WithRedis, InstancesShareOneWaitingRoom) {
+  const std::vector<std::string> flags = {"--redis", redis_->url(), "--redis-timeout", "1s"};
+  Service other(db_, flags);
+  ASSERT_EQ(Call("PUT", "/admin/showtimes/" + std::to_string(showtime_) + "/waiting-room",
+                 R"({"enabled": true, "activeLimit": 2, "admissionTtlSeconds": 60})",
+                 {Bearer(Token(1, true))})
+                .status,
+            200);
+  const std::string queue = "/showtimes/" + std::to_string(showtime_) + "/queue";
+  HttpResult on_other;
+  for (int i = 0; i < 100; ++i) {
+    on_other = HttpCall(other.port(), "POST", Holds(), R"({"seats": ["E1"]})", {Bearer(Token(9))});
+    if (on_other.status == 403) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ExpectError(on_other, 403, "NOT_ADMITTED");
+  std::vector<json> joined;
+  for (int64_t c = 21; c <= 25; ++c) {
+    const unsigned short port = c % 2 ? other.port() : service_->port();
+    auto r = HttpCall(port, "POST", queue, "", {Bearer(Token(c))});
+    ASSERT_EQ(r.status, 201) << r.body;
+    joined.push_back(json::parse(r.body));
+  }
+  for (size_t i = 0; i < joined.size(); ++i) {
+    EXPECT_EQ(joined[i]["admitted"], i < 2) << i;
+    EXPECT_EQ(joined[i]["position"], i < 2 ? 0 : i - 1) << i;
+  }
+  // An admission from one instance is good on the other.
+  EXPECT_EQ(HttpCall(other.port(), "POST", Holds(), R"({"seats": ["E2"]})",
+                     {Bearer(Token(22)), {"X-Admission-Token", joined[1]["admissionToken"]}})
+                .status,
+            201);
+  auto status =
+      HttpCall(service_->port(), "GET", queue + "/" + joined[4]["queueToken"].get<std::string>());
+  EXPECT_EQ(json::parse(status.body)["position"], 3);
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, WithRedis, ::testing::Values(Engine::kSqlite, Engine::kPostgres),
                          EngineName);
 

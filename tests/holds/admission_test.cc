@@ -82,8 +82,7 @@ TEST_P(AdmissionTest, AnAdmissionIsGoodOnlyForItsCustomerAndShowtimeWhileItRuns)
 
   // Queue tokens: only for their showtime, never forged.
   EXPECT_TRUE(admission_->Find(st_, second->queue_token).ok());
-  EXPECT_EQ(admission_->Find(other_showtime, second->queue_token).status().code(),
-            Code::kNotFound);
+  EXPECT_EQ(admission_->Find(other_showtime, second->queue_token).status().code(), Code::kNotFound);
   std::string forged_queue = second->queue_token;
   forged_queue.replace(forged_queue.find(".102."), 5, ".103.");
   EXPECT_EQ(admission_->Find(st_, forged_queue).status().code(), Code::kNotFound);
