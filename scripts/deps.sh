@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages boxoffice builds, runs and tests with, if any is missing.
+# `scripts/deps.sh bench` also installs what the benchmarks compare against (nginx) and
+# drive with (curl).
 set -euo pipefail
 
 packages=(
@@ -9,6 +11,9 @@ packages=(
   redis-server
   postgresql-15 postgresql-contrib
 )
+if [ "${1:-}" = bench ]; then
+  packages+=(nginx-light curl)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -33,15 +33,25 @@ std::shared_ptr<SeatMapCache::Slot> SeatMapCache::SlotFor(int64_t showtime_id) {
   return slots_.emplace(showtime_id, std::make_shared<Slot>()).first->second;
 }
 
+bool SeatMapCache::Fresh(const Slot& slot) const {
+  if (!slot.entry || slot.stale) return false;
+  const Millis age = std::chrono::duration_cast<Millis>(clock_->Now() - slot.entry->loaded_at);
+  return age < max_age_ && !(slot.remote_stale && age >= kRemoteMinAge);
+}
+
+std::shared_ptr<const SeatMapCache::Entry> SeatMapCache::Peek(int64_t showtime_id) {
+  std::shared_ptr<Slot> slot = Existing(showtime_id);
+  if (!slot) return nullptr;
+  std::lock_guard lock(slot->mu);
+  if (!Fresh(*slot)) return nullptr;
+  hits_.Inc();
+  return slot->entry;
+}
+
 Result<std::shared_ptr<const SeatMapCache::Entry>> SeatMapCache::Get(int64_t showtime_id) {
   std::shared_ptr<Slot> slot = SlotFor(showtime_id);
   std::unique_lock lock(slot->mu);
-  auto fresh = [&] {
-    if (!slot->entry || slot->stale) return false;
-    const Millis age = std::chrono::duration_cast<Millis>(clock_->Now() - slot->entry->loaded_at);
-    return age < max_age_ && !(slot->remote_stale && age >= kRemoteMinAge);
-  };
-  if (fresh()) {
+  if (Fresh(*slot)) {
     hits_.Inc();
     return slot->entry;
   }
@@ -61,7 +71,8 @@ Result<std::shared_ptr<const SeatMapCache::Entry>> SeatMapCache::Get(int64_t sho
   std::shared_ptr<const Entry> entry;
   if (map.ok()) {
     entry = std::make_shared<const Entry>(
-        Entry{SeatMapJson(map.value()), SeatMapEtag(map.value()), clock_->Now()});
+        Entry{std::make_shared<const std::string>(SeatMapJson(map.value())),
+              SeatMapEtag(map.value()), clock_->Now()});
   }
   lock.lock();
   slot->loading = false;

@@ -32,7 +32,7 @@ class SeatMapCache {
   using Loader = std::function<Result<SeatMap>(int64_t showtime_id)>;
 
   struct Entry {
-    std::string body;
+    std::shared_ptr<const std::string> body;
     std::string etag;
     Instant loaded_at;
   };
@@ -40,6 +40,8 @@ class SeatMapCache {
   SeatMapCache(Loader loader, const Clock* clock, Millis max_age, Metrics* metrics);
 
   Result<std::shared_ptr<const Entry>> Get(int64_t showtime_id);
+  // The entry if it is fresh now, else null; never loads nor waits for a load.
+  std::shared_ptr<const Entry> Peek(int64_t showtime_id);
   static constexpr Millis kRemoteMinAge{250};
 
   // The next reader loads the map afresh.
@@ -61,6 +63,7 @@ class SeatMapCache {
   };
   std::shared_ptr<Slot> SlotFor(int64_t showtime_id);
   std::shared_ptr<Slot> Existing(int64_t showtime_id);
+  bool Fresh(const Slot& slot) const;  // slot.mu held
 
   Loader loader_;
   const Clock* clock_;

@@ -60,6 +60,8 @@ struct Response {
   std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
   std::shared_ptr<BodyStream> stream;  // set: the body is this stream, not `body`
+  // set: the body is these bytes, not `body` (shared, e.g. a cached seat map, so no copy)
+  std::shared_ptr<const std::string> shared_body;
 
   Response& Header(std::string name, std::string value) {
     headers.emplace_back(std::move(name), std::move(value));

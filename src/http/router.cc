@@ -79,8 +79,14 @@ std::optional<std::string> Request::QueryParam(std::string_view name) const {
 }
 
 void Router::Add(std::string method, std::string pattern, Handler handler, bool blocking) {
-  Route r{std::move(method), pattern, blocking, std::move(handler), Split(pattern)};
+  Route r{std::move(method), pattern, blocking, std::move(handler), Split(pattern), nullptr};
   routes_.push_back(std::move(r));
+}
+
+void Router::AddWithFastPath(std::string method, std::string pattern, FastPath fast,
+                             Handler handler) {
+  Add(std::move(method), std::move(pattern), std::move(handler), /*blocking=*/true);
+  routes_.back().fast = std::move(fast);
 }
 
 Match Router::Find(Request& request) const {

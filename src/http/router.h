@@ -15,6 +15,9 @@
 namespace boxoffice::http {
 
 using Handler = std::function<Response(Request&)>;
+// Tried on the I/O thread before a blocking route goes to the worker pool: an answer it can
+// give without waiting (a cache hit), or nullopt to let the handler run on a worker.
+using FastPath = std::function<std::optional<Response>(Request&)>;
 
 struct Route {
   std::string method;
@@ -22,6 +25,7 @@ struct Route {
   bool blocking = true;  // touches the database: run on the worker pool
   Handler handler;
   std::vector<std::string> segments;  // pattern split on '/'
+  FastPath fast;                      // optional, for blocking routes
 };
 
 struct Match {
@@ -32,6 +36,8 @@ struct Match {
 class Router {
  public:
   void Add(std::string method, std::string pattern, Handler handler, bool blocking = true);
+  // A blocking route with a non-blocking fast path.
+  void AddWithFastPath(std::string method, std::string pattern, FastPath fast, Handler handler);
   // Finds the route and fills request.params. Thread-safe after setup.
   Match Find(Request& request) const;
 

@@ -140,6 +140,13 @@ asio::awaitable<Response> Server::Impl::Dispatch(Request& request, std::string* 
   const Route& route = *match.route;
   *route_label = route.pattern;
   if (!route.blocking) co_return Invoke(route, request);
+  if (route.fast) {
+    try {
+      if (auto answer = route.fast(request)) co_return std::move(*answer);
+    } catch (const std::exception& e) {
+      LogError("fast path threw", {{"route", route.pattern}, {"error", e.what()}});
+    }
+  }
   if (pending_jobs.fetch_add(1) >= options.max_pending_jobs) {
     pending_jobs.fetch_sub(1);
     overloaded.Inc();
@@ -226,7 +233,8 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
       break;
     }
 
-    bhttp::response<bhttp::string_body> res;
+    // The body is sent from where it lies (the response's string or shared bytes): no copy.
+    bhttp::response<bhttp::span_body<const char>> res;
     res.version(11);
     res.result(static_cast<unsigned>(response.status));
     if (response.status != 204 && response.status != 304) {
@@ -234,7 +242,8 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
     }
     for (auto& [name, value] : response.headers) res.set(name, value);
     res.set("X-Request-Id", request.request_id);
-    res.body() = std::move(response.body);
+    const std::string& body = response.shared_body ? *response.shared_body : response.body;
+    res.body() = beast::span<const char>(body.data(), body.size());
     res.keep_alive(keep_alive && !stopping.load());
     res.prepare_payload();
     stream.expires_after(options.read_timeout);

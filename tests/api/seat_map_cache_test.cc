@@ -27,7 +27,7 @@ class SeatMapCacheTest : public StoreContract {
         &clock_, Millis(1'000), &metrics_);
   }
   std::string StatusOf(const api::SeatMapCache::Entry& e, size_t seat) {
-    return nlohmann::json::parse(e.body)["seats"][seat]["status"];
+    return nlohmann::json::parse(*e.body)["seats"][seat]["status"];
   }
   std::atomic<int> loads_{0};
   Metrics metrics_;

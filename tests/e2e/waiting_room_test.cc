@@ -71,8 +71,8 @@ TEST_P(WaitingRoomApi, OnlyAdmittedCustomersHoldSeats) {
       break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  EXPECT_NE(metrics.find("boxoffice_waiting_room_admitted{showtime=\"" +
-                         std::to_string(showtime_) + "\"} 1"),
+  EXPECT_NE(metrics.find("boxoffice_waiting_room_admitted{showtime=\"" + std::to_string(showtime_) +
+                         "\"} 1"),
             std::string::npos)
       << metrics;
   // Turned off, holds need no admission again; the setting survives a restart.
