@@ -4,9 +4,9 @@
 //                       [--host 127.0.0.1] [--threads 2] [--name seatmap] [--header 'K: V']...
 //
 // Closed loop: each connection sends a request, reads the whole response (the head parsed,
-// the body skipped), and sends the next, so the same client at the same concurrency can be pointed at boxoffice and at a
-// reference server (nginx) and the two rates compared. Latency goes into a log-linear
-// histogram (about 1.5% precision) per thread, merged at the end. Prints one
+// the body skipped), and sends the next, so the same client at the same concurrency can be pointed
+// at boxoffice and at a reference server (nginx) and the two rates compared. Latency goes into a
+// log-linear histogram (about 1.5% precision) per thread, merged at the end. Prints one
 // machine-readable line:
 //   result NAME requests=… rps=… p50_ms=… p90_ms=… p99_ms=… p999_ms=… max_ms=… errors=…
 //          status_200=… …
@@ -18,16 +18,16 @@
 // clang-format on
 #include <array>
 #include <atomic>
-#include <chrono>
 #include <cctype>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 

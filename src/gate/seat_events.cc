@@ -172,8 +172,13 @@ void RedisSeatEvents::SubscribeLoop() {
       if (reply) freeReplyObject(reply);
     }
     if (subscribed) {
+      // Stopping meanwhile: the destructor found no fd to shut down, so do not block.
       std::lock_guard lock(mu_);
-      if (!stop_) subscriber_fd_ = c->fd;
+      if (stop_) {
+        subscribed = false;
+      } else {
+        subscriber_fd_ = c->fd;
+      }
     }
     if (subscribed && was_down) LogInfo("seat changes: subscribed again");
     if (subscribed) was_down = false;

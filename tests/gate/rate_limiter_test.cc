@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <barrier>
+#include <thread>
+
 #include "support/redis_server.h"
 #include "support/test_env.h"
 
@@ -59,6 +63,65 @@ TEST(RedisRateLimiter, TheLimitHoldsAcrossInstances) {
   EXPECT_TRUE(a.Allow(42).allowed);
   EXPECT_NE(metrics.Render().find("boxoffice_rate_limit_errors_total 1"), std::string::npos);
 }
+
+// The contract both limiters keep, whatever holds their state: `per_minute` attempts pass,
+// the next is refused with a wait of at most 60 s / per_minute, other customers are apart,
+// and 32 threads racing on one customer let exactly `per_minute` through.
+enum class Kind { kInProcess, kRedis };
+
+class RateLimiterContract : public ::testing::TestWithParam<Kind> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Kind::kRedis) {
+      if (!testing::RedisInstalled()) {
+        if (testing::PostgresRequired()) FAIL() << "redis-server is not installed";
+        GTEST_SKIP() << "redis-server is not installed";
+      }
+      redis_ = std::make_unique<testing::RedisServer>();
+      ASSERT_TRUE(redis_->ok());
+      client_ = Client(*redis_);
+      limiter_ = std::make_unique<RedisRateLimiter>(5, client_.get(), &metrics_);
+    } else {
+      limiter_ = std::make_unique<InProcessRateLimiter>(5, &clock_);
+    }
+  }
+  SystemClock clock_;
+  Metrics metrics_;
+  std::unique_ptr<testing::RedisServer> redis_;
+  std::unique_ptr<RedisClient> client_;
+  std::unique_ptr<RateLimiter> limiter_;
+};
+
+TEST_P(RateLimiterContract, FiveAttemptsPassThenTheWaitIsNamed) {
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(limiter_->Allow(7).allowed) << i;
+  auto refused = limiter_->Allow(7);
+  EXPECT_FALSE(refused.allowed);
+  EXPECT_GT(refused.retry_after, Millis(0));
+  EXPECT_LE(refused.retry_after, Millis(12'000));
+  EXPECT_TRUE(limiter_->Allow(8).allowed);
+}
+
+TEST_P(RateLimiterContract, RacingAttemptsOfOneCustomerPassExactlyFiveTimes) {
+  constexpr int kThreads = 32;
+  std::barrier start(kThreads);
+  std::atomic<int> passed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      start.arrive_and_wait();
+      if (limiter_->Allow(9).allowed) ++passed;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(passed.load(), 5);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, RateLimiterContract,
+                         ::testing::Values(Kind::kInProcess, Kind::kRedis),
+                         [](const ::testing::TestParamInfo<Kind>& info) {
+                           return info.param == Kind::kRedis ? std::string("Redis")
+                                                             : std::string("InProcess");
+                         });
 
 }  // namespace
 }  // namespace boxoffice

@@ -58,21 +58,6 @@ TEST(SeatChangeWire, RoundTripsAndRefusesGarbage) {
             R"("type":"SeatsBooked"})");
 }
 
-TEST(InProcessSeatEvents, ListenersHearAChangeBeforePublishReturns) {
-  InProcessSeatEvents events;
-  Heard a, b;
-  const uint64_t id_a = events.Subscribe(a.Listener());
-  events.Subscribe(b.Listener());
-  events.Publish(Change(SeatChange::Type::kHeld, 1, {"A1"}));
-  EXPECT_EQ(a.size(), 1u);
-  EXPECT_EQ(b.size(), 1u);
-  EXPECT_FALSE(a.changes[0].remote);
-  events.Unsubscribe(id_a);
-  events.Publish(Change(SeatChange::Type::kReleased, 1, {"A1"}));
-  EXPECT_EQ(a.size(), 1u);
-  EXPECT_EQ(b.size(), 2u);
-}
-
 class RedisSeatEventsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -101,6 +86,42 @@ class RedisSeatEventsTest : public ::testing::Test {
   Metrics metrics_;
   std::unique_ptr<testing::RedisServer> redis_;
 };
+
+// The contract of both implementations: a change reaches this instance's listeners before
+// Publish returns, unmarked; an unsubscribed listener hears nothing more.
+class SeatEventsContract : public RedisSeatEventsTest,
+                           public ::testing::WithParamInterface<bool /* redis */> {
+ protected:
+  void SetUp() override {
+    if (GetParam()) RedisSeatEventsTest::SetUp();
+  }
+};
+
+TEST_P(SeatEventsContract, ListenersHearAChangeBeforePublishReturns) {
+  if (IsSkipped()) return;
+  std::unique_ptr<SeatEvents> events;
+  if (GetParam()) {
+    events = Instance();
+  } else {
+    events = std::make_unique<InProcessSeatEvents>();
+  }
+  Heard a, b;
+  const uint64_t id_a = events->Subscribe(a.Listener());
+  events->Subscribe(b.Listener());
+  events->Publish(Change(SeatChange::Type::kHeld, 1, {"A1"}));
+  EXPECT_EQ(a.size(), 1u);
+  EXPECT_EQ(b.size(), 1u);
+  EXPECT_FALSE(a.changes[0].remote);
+  events->Unsubscribe(id_a);
+  events->Publish(Change(SeatChange::Type::kReleased, 1, {"A1"}));
+  EXPECT_EQ(a.size(), 1u);
+  EXPECT_EQ(b.size(), 2u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Kinds, SeatEventsContract, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? std::string("Redis") : std::string("InProcess");
+                         });
 
 TEST_F(RedisSeatEventsTest, OtherInstancesHearEachChangeOnceAndMarkedRemote) {
   auto a = Instance();
