@@ -517,6 +517,36 @@ void AddCommands(CLI::App* app, int* exit_code) {
     if (store.ok()) LogInfo("migrations up to date");
   });
 
+  auto* audit_common = new Common();
+  auto* audit = app->add_subcommand(
+      "audit", "Check the invariants straight in the database (exit 1 on any violation)");
+  AddDbFlag(audit, audit_common);
+  audit->callback([=] {
+    SystemClock clock;
+    auto store = OpenAndMigrate(audit_common->store, &clock);
+    if (!store.ok()) {
+      *exit_code = Fail("cannot open the database", store.status());
+      return;
+    }
+    auto report = store.value()->Audit();
+    if (!report.ok()) {
+      *exit_code = Fail("audit failed", report.status());
+      return;
+    }
+    const AuditReport& r = report.value();
+    std::printf(
+        "result audit violations=%lld booked_seats_without_confirmed_booking=%lld "
+        "confirmed_bookings_missing_seats=%lld payments_unaccounted=%lld refunds_pending=%lld "
+        "seats_booked=%lld bookings_confirmed=%lld payments_succeeded=%lld\n",
+        static_cast<long long>(r.violations()),
+        static_cast<long long>(r.booked_seats_without_confirmed_booking),
+        static_cast<long long>(r.confirmed_bookings_missing_seats),
+        static_cast<long long>(r.payments_unaccounted), static_cast<long long>(r.refunds_pending),
+        static_cast<long long>(r.seats_booked), static_cast<long long>(r.bookings_confirmed),
+        static_cast<long long>(r.payments_succeeded));
+    *exit_code = r.violations() == 0 ? 0 : 1;
+  });
+
   struct RelayFlags {
     Common common;
     std::string kafka;

@@ -68,6 +68,23 @@ constexpr Sql kListShowtimes{
     " ORDER BY starts_at, showtime_id LIMIT $6"};
 constexpr Sql kCountShowtimes{"count_showtimes", "SELECT count(*) FROM showtime"};
 constexpr Sql kPing{"ping", "SELECT 1"};
+constexpr Sql kAudit{
+    "audit",
+    "SELECT"
+    " (SELECT count(*) FROM show_seat s LEFT JOIN booking b ON b.booking_id = s.booking_id"
+    "   WHERE s.status = 'BOOKED' AND (b.booking_id IS NULL OR b.status <> 'CONFIRMED'"
+    "         OR b.showtime_id <> s.showtime_id OR NOT s.seat_code = ANY(b.seats))),"
+    " (SELECT count(*) FROM booking b WHERE b.status = 'CONFIRMED' AND cardinality(b.seats) <>"
+    "   (SELECT count(*) FROM show_seat s WHERE s.showtime_id = b.showtime_id"
+    "     AND s.booking_id = b.booking_id AND s.status = 'BOOKED' AND s.seat_code = ANY(b.seats))),"
+    " (SELECT count(*) FROM payment p WHERE p.status = 'SUCCEEDED' AND"
+    "   (EXISTS (SELECT 1 FROM booking b WHERE b.payment_id = p.payment_id"
+    "            AND b.status = 'CONFIRMED'))::int"
+    "   + (EXISTS (SELECT 1 FROM refund r WHERE r.payment_id = p.payment_id))::int <> 1),"
+    " (SELECT count(*) FROM refund WHERE status = 'PENDING'),"
+    " (SELECT count(*) FROM show_seat WHERE status = 'BOOKED'),"
+    " (SELECT count(*) FROM booking WHERE status = 'CONFIRMED'),"
+    " (SELECT count(*) FROM payment WHERE status = 'SUCCEEDED')"};
 constexpr Sql kSetWaitingRoom{
     "set_waiting_room",
     "INSERT INTO waiting_room (showtime_id, enabled, active_limit, admission_ttl_ms, updated_at)"
@@ -891,6 +908,16 @@ Result<int64_t> PgStore::CountShowtimes() {
     auto res = c.Exec(kCountShowtimes, {});
     if (!res.ok()) return res.status();
     return Int(res.value().get(), 0, 0);
+  });
+}
+
+Result<AuditReport> PgStore::Audit() {
+  return impl_->Run<AuditReport>(&retried_, [&](PgConnection& c) -> Result<AuditReport> {
+    auto res = c.Exec(kAudit, {});
+    if (!res.ok()) return res.status();
+    const PGresult* r = res.value().get();
+    return AuditReport{Int(r, 0, 0), Int(r, 0, 1), Int(r, 0, 2), Int(r, 0, 3),
+                       Int(r, 0, 4), Int(r, 0, 5), Int(r, 0, 6)};
   });
 }
 

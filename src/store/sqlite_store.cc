@@ -45,6 +45,26 @@ constexpr const char* kListShowtimes =
     "   AND (?4 IS NULL OR starts_at > ?4 OR (starts_at = ?4 AND showtime_id > ?5))"
     " ORDER BY starts_at, showtime_id LIMIT ?6";
 constexpr const char* kCountShowtimes = "SELECT count(*) FROM showtime";
+// Seats are comma-separated: membership is a search of ",A1," in ",A1,A2,".
+constexpr const char* kAudit =
+    "SELECT"
+    " (SELECT count(*) FROM show_seat s LEFT JOIN booking b ON b.booking_id = s.booking_id"
+    "   WHERE s.status = 'BOOKED' AND (b.booking_id IS NULL OR b.status <> 'CONFIRMED'"
+    "         OR b.showtime_id <> s.showtime_id"
+    "         OR instr(',' || b.seats || ',', ',' || s.seat_code || ',') = 0)),"
+    " (SELECT count(*) FROM booking b WHERE b.status = 'CONFIRMED'"
+    "   AND length(b.seats) - length(replace(b.seats, ',', '')) + 1 <>"
+    "   (SELECT count(*) FROM show_seat s WHERE s.showtime_id = b.showtime_id"
+    "     AND s.booking_id = b.booking_id AND s.status = 'BOOKED'"
+    "     AND instr(',' || b.seats || ',', ',' || s.seat_code || ',') > 0)),"
+    " (SELECT count(*) FROM payment p WHERE p.status = 'SUCCEEDED' AND"
+    "   EXISTS (SELECT 1 FROM booking b WHERE b.payment_id = p.payment_id"
+    "           AND b.status = 'CONFIRMED')"
+    "   + EXISTS (SELECT 1 FROM refund r WHERE r.payment_id = p.payment_id) <> 1),"
+    " (SELECT count(*) FROM refund WHERE status = 'PENDING'),"
+    " (SELECT count(*) FROM show_seat WHERE status = 'BOOKED'),"
+    " (SELECT count(*) FROM booking WHERE status = 'CONFIRMED'),"
+    " (SELECT count(*) FROM payment WHERE status = 'SUCCEEDED')";
 constexpr const char* kSetWaitingRoom =
     "INSERT INTO waiting_room (showtime_id, enabled, active_limit, admission_ttl_ms, updated_at)"
     " SELECT showtime_id, ?2, ?3, ?4, ?5 FROM showtime WHERE showtime_id = ?1"
@@ -1038,6 +1058,14 @@ Result<bool> SqliteStore::AcquireLease(const std::string& name, const std::strin
   const bool taken = q.Next();
   if (!q.status().ok()) return q.status();
   return taken;
+}
+
+Result<AuditReport> SqliteStore::Audit() {
+  auto conn = pools_->readers.Acquire();
+  if (!conn.ok()) return conn.status();
+  Query q(*conn.value(), kAudit, {});
+  if (!q.Next()) return q.status().ok() ? Status(Code::kInternal, "audit: no row") : q.status();
+  return AuditReport{q.Int(0), q.Int(1), q.Int(2), q.Int(3), q.Int(4), q.Int(5), q.Int(6)};
 }
 
 Status SqliteStore::SetWaitingRoom(int64_t showtime_id, const WaitingRoomConfig& config) {

@@ -78,6 +78,7 @@ class SqliteStore final : public Store {
   Result<bool> AcquireLease(const std::string& name, const std::string& owner,
                             Millis lease) override;
   Result<std::map<BookingStatus, int64_t>> CountRecentBookings(Millis window) override;
+  Result<AuditReport> Audit() override;
   Status SetWaitingRoom(int64_t showtime_id, const WaitingRoomConfig& config) override;
   Result<std::vector<std::pair<int64_t, WaitingRoomConfig>>> EnabledWaitingRooms() override;
   Status MarkEventsPublished(const std::vector<int64_t>& ids) override;

@@ -221,6 +221,24 @@ struct WaitingRoomConfig {
   bool operator==(const WaitingRoomConfig&) const = default;
 };
 
+// What `boxoffice audit` finds straight in the database after a run: the invariants of
+// DESIGN.md as counts. The first three must be 0; together they mean no seat is sold twice
+// (a seat row carries one booking, and every confirmed booking must own all its seats) and
+// no money is kept without a seat.
+struct AuditReport {
+  int64_t booked_seats_without_confirmed_booking = 0;  // BOOKED rows not owned by one
+  int64_t confirmed_bookings_missing_seats = 0;  // a confirmed booking not owning all its seats
+  int64_t payments_unaccounted = 0;  // succeeded, yet not exactly one of: confirmed / refunded
+  int64_t refunds_pending = 0;       // refunds the worker has yet to get accepted
+  int64_t seats_booked = 0;
+  int64_t bookings_confirmed = 0;
+  int64_t payments_succeeded = 0;
+  int64_t violations() const {
+    return booked_seats_without_confirmed_booking + confirmed_bookings_missing_seats +
+           payments_unaccounted;
+  }
+};
+
 // The Statuses every store reports the same way, with the seeds' messages.
 Status ShowtimeNotFound(int64_t showtime_id);
 Status HoldNotFound(const std::string& hold_id);
@@ -341,6 +359,10 @@ class Store {
   // lease gives it up (if owner holds it) so another owner may take it at once.
   virtual Result<bool> AcquireLease(const std::string& name, const std::string& owner,
                                     Millis lease) = 0;
+  // The invariants checked over the whole database (a full scan: for benchmarks and
+  // operators, not for the request path).
+  virtual Result<AuditReport> Audit() = 0;
+
   // Sets a showtime's waiting room; kNotFound for an unknown showtime.
   virtual Status SetWaitingRoom(int64_t showtime_id, const WaitingRoomConfig& config) = 0;
   // The showtimes whose waiting room is on.

@@ -303,6 +303,18 @@ TEST_P(GatewayCallbacks, DeliveredTwiceConfirmsOnceWithOneEvent) {
   while (auto data = stream.Next(std::chrono::milliseconds(300)))
     changes.push_back(json::parse(*data).value("type", ""));
   EXPECT_EQ(changes, (std::vector<std::string>{"SeatsHeld", "SeatsBooked"}));
+  // `boxoffice audit` finds the database consistent: one booking, two seats, one payment.
+  FILE* audit =
+      popen((std::string(BOXOFFICE_BINARY) + " audit --db '" + db_ + "' 2>/dev/null").c_str(), "r");
+  ASSERT_NE(audit, nullptr);
+  std::string out;
+  char buf[512];
+  while (fgets(buf, sizeof buf, audit)) out += buf;
+  EXPECT_EQ(pclose(audit), 0) << out;
+  EXPECT_NE(out.find("result audit violations=0 "), std::string::npos) << out;
+  EXPECT_NE(out.find(" seats_booked=2 bookings_confirmed=1 payments_succeeded=1"),
+            std::string::npos)
+      << out;
 }
 
 // A confirmed booking ends its customer's admission, and the next in line is admitted.

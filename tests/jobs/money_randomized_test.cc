@@ -363,6 +363,13 @@ TEST_P(MoneyRandomized, InterleavedPurchasesKeepEveryInvariant) {
     }
   }
 
+  // The database's own audit agrees (what `boxoffice audit` checks after a benchmark).
+  auto audit = store_->Audit();
+  ASSERT_TRUE(audit.ok());
+  EXPECT_EQ(audit->violations(), 0);
+  EXPECT_EQ(audit->seats_booked, booked_seats);
+  EXPECT_EQ(audit->refunds_pending, 0);
+
   int total = 0;
   std::cout << "operations by kind:\n";
   for (const auto& [kind, n] : ops) {

@@ -173,6 +173,39 @@ TEST_P(MoneyContract, LatePaymentNeverTakesSeatsFromANewerHolder) {
   EXPECT_EQ(events[0].type, "BookingFailed");
 }
 
+// The audit of `boxoffice audit` (and of every benchmark run): clean after real purchases
+// of every kind, and it sees each invariant broken behind the store's back.
+TEST_P(MoneyContract, TheAuditCountsWhatWouldBreakTheInvariants) {
+  const Booking b = CheckedOut();
+  ASSERT_EQ(store_->SettlePayment(Paid(b, "pay_ok")).value(), Settlement::kConfirmed);
+  auto late_hold = TryHold(st_, 2, {"E2"});
+  ASSERT_TRUE(late_hold.ok());
+  auto late = store_->StartCheckout(late_hold->hold_id, 2, kTtl, kMaxLifetime);
+  ASSERT_TRUE(late.ok());
+  clock_.Advance(kTtl + Millis(1));
+  ASSERT_EQ(store_->SettlePayment(Paid(late.value(), "pay_late")).value(),
+            Settlement::kLateRefunded);
+  auto clean = store_->Audit();
+  ASSERT_TRUE(clean.ok()) << clean.status().message();
+  EXPECT_EQ(clean->violations(), 0);
+  EXPECT_EQ(clean->seats_booked, 2);
+  EXPECT_EQ(clean->bookings_confirmed, 1);
+  EXPECT_EQ(clean->payments_succeeded, 2);
+  EXPECT_EQ(clean->refunds_pending, 1);
+  // A seat marked booked for nobody, a confirmed booking that lost a seat, a kept payment.
+  RawSql("UPDATE show_seat SET status = 'BOOKED', hold_id = '" + late_hold->hold_id +
+         "', booking_id = " + std::to_string(late->id) + " WHERE seat_code = 'E3'");
+  RawSql(
+      "UPDATE show_seat SET status = 'AVAILABLE', hold_id = NULL, customer_id = NULL,"
+      " booking_id = NULL WHERE seat_code = 'F1'");
+  RawSql("DELETE FROM refund");
+  auto broken = store_->Audit().value();
+  EXPECT_EQ(broken.booked_seats_without_confirmed_booking, 1);
+  EXPECT_EQ(broken.confirmed_bookings_missing_seats, 1);
+  EXPECT_EQ(broken.payments_unaccounted, 1);
+  EXPECT_EQ(broken.violations(), 3);
+}
+
 TEST_P(MoneyContract, ACompletedRefundMarksTheBookingRefundedOnce) {
   const Booking b = CheckedOut();
   clock_.Advance(kTtl + Millis(1));

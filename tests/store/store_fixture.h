@@ -3,6 +3,8 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <libpq-fe.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <map>
@@ -40,11 +42,11 @@ class StoreContract : public ::testing::TestWithParam<Engine> {
     std::unique_ptr<Store> store;
     if (GetParam() == Engine::kSqlite) {
       SqliteOptions o;
-      o.path = testing::TempDir() + "/store.db";
+      o.path = sqlite_path_ = testing::TempDir() + "/store.db";
       store = std::make_unique<SqliteStore>(o, &clock_);
     } else {
       PgOptions o;
-      o.url = testing::FreshPostgresSchemaUrl();
+      o.url = pg_url_ = testing::FreshPostgresSchemaUrl();
       o.test_clock = &clock_;
       store = std::make_unique<PgStore>(o);
     }
@@ -96,8 +98,30 @@ class StoreContract : public ::testing::TestWithParam<Engine> {
     return out;
   }
 
+  // Runs SQL on the last store's database behind the store's back (to break an invariant
+  // on purpose).
+  void RawSql(const std::string& sql) {
+    if (GetParam() == Engine::kSqlite) {
+      sqlite3* db = nullptr;
+      ASSERT_EQ(sqlite3_open(sqlite_path_.c_str(), &db), SQLITE_OK);
+      char* error = nullptr;
+      EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK)
+          << (error ? error : "");
+      sqlite3_free(error);
+      sqlite3_close(db);
+    } else {
+      PGconn* conn = PQconnectdb(pg_url_.c_str());
+      PGresult* r = PQexec(conn, sql.c_str());
+      EXPECT_EQ(PQresultStatus(r), PGRES_COMMAND_OK) << PQerrorMessage(conn);
+      PQclear(r);
+      PQfinish(conn);
+    }
+  }
+
   ManualClock clock_{kStart};
   std::unique_ptr<Store> store_;
+  std::string pg_url_;
+  std::string sqlite_path_;
 };
 
 }  // namespace boxoffice
