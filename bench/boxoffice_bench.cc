@@ -1,13 +1,29 @@
 // boxoffice-bench: an HTTP/1.1 load generator on Asio, keep-alive over many connections.
 //
 //   boxoffice-bench get --port 8080 --path /showtimes/1/seats --connections 64 --seconds 10
-//                       [--host 127.0.0.1] [--threads 2] [--name seatmap] [--header 'K: V']...
+//                       [--rate N] [--host 127.0.0.1] [--threads 2] [--name seatmap]
+//                       [--header 'K: V']...
+//   boxoffice-bench holdstorm --port 8080 --showtime 1 --secret JWT_SECRET --connections 64
+//                       [--showtimes 1] [--seconds 60] [--max-seats 8] [--threads 2]
+//                       [--name holdstorm]
 //
-// Closed loop: each connection sends a request, reads the whole response (the head parsed,
-// the body skipped), and sends the next, so the same client at the same concurrency can be pointed
-// at boxoffice and at a reference server (nginx) and the two rates compared. Latency goes into a
-// log-linear histogram (about 1.5% precision) per thread, merged at the end. Prints one
-// machine-readable line:
+// `get` is closed loop by default: each connection sends a request, reads the whole
+// response (the head parsed, the body skipped), and sends the next, so the same client at
+// the same concurrency can be pointed at boxoffice and at a reference server (nginx) and
+// the rates compared. With --rate it is open loop: requests are due at a fixed total rate
+// spread over the connections, and each latency is measured from when its request was due,
+// so a server that falls behind is not hidden by the client waiting for it (coordinated
+// omission).
+//
+// `holdstorm` is the premiere's hold storm on one showtime: each connection reads the seat
+// map, picks 1..max-seats adjacent AVAILABLE seats in a random row, and POSTs a hold, until
+// the map shows no AVAILABLE seat, then goes on to the next of --showtimes consecutive ids,
+// until all are sold out or --seconds pass. Every attempt is made by a new
+// customer (a token signed with --secret), so the per-customer limits (rate limit,
+// HOLD_LIMIT) stay out of the measurement; winners keep their seats, so the hall sells out.
+//
+// Latency goes into a log-linear histogram (about 1.5% precision) per thread and route,
+// merged at the end. Output is machine-readable lines:
 //   result NAME requests=… rps=… p50_ms=… p90_ms=… p99_ms=… p999_ms=… max_ms=… errors=…
 //          status_200=… …
 // A connection that fails is counted as an error and opened again.
@@ -16,6 +32,7 @@
 #include <boost/asio.hpp>
 #include <boost/beast.hpp>
 // clang-format on
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cctype>
@@ -26,10 +43,14 @@
 #include <cstring>
 #include <map>
 #include <optional>
+#include <random>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include "core/clock.h"
+#include "core/jwt.h"
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -92,14 +113,23 @@ struct Options {
   int connections = 64;
   int threads = 2;
   double seconds = 10;
-  std::string name = "get";
+  double rate = 0;  // get: requests per second in all (0: closed loop)
+  std::string name;
+  int64_t showtime = 0;  // holdstorm: the first showtime
+  int showtimes = 1;     // holdstorm: sold out one after another: showtime .. showtime+N-1
+  std::string secret;    // holdstorm: signs the customers' tokens
+  int max_seats = 8;     // holdstorm
 };
 
+// What one thread measured: latency and statuses per route.
 struct Worker {
   asio::io_context io{1};
-  Histogram latency;
+  std::map<std::string, Histogram> latency;
+  std::map<std::string, std::map<int, uint64_t>> statuses;
   uint64_t errors = 0;
-  std::map<int, uint64_t> statuses;
+  // holdstorm
+  uint64_t seats_won = 0;
+  std::mt19937_64 rng{std::random_device{}()};
 };
 
 // A response's head: status, body length and whether the server keeps the connection.
@@ -138,94 +168,250 @@ std::optional<Head> ParseHead(const char* data, size_t n) {
   return h;
 }
 
-// One keep-alive connection, request after request, until `end`. The client reads the
-// head and skips the body without copying it, so it stays cheaper than the servers it
-// measures (a Beast parser that kept each body cost as much as serving it).
-asio::awaitable<void> Connection(Worker& w, const Options& o, const std::string& request,
-                                 Clock::time_point start, Clock::time_point end) {
-  auto executor = co_await asio::this_coro::executor;
-  const tcp::endpoint endpoint(asio::ip::make_address(o.host), o.port);
-  std::vector<char> buffer(256 * 1024);
-  while (Clock::now() < end) {
-    tcp::socket socket(executor);
+// One keep-alive connection to the server, opened again after any failure.
+class Conn {
+ public:
+  Conn(asio::any_io_executor executor, tcp::endpoint endpoint)
+      : socket_(executor), endpoint_(endpoint), buffer_(256 * 1024) {}
+
+  // Sends `request` and reads the response; its status, or 0 on failure (the connection is
+  // then closed, and the next call opens a new one). The body is kept in *body when given,
+  // else skipped without a copy.
+  asio::awaitable<int> Exchange(const std::string& request, std::string* body) {
     beast::error_code ec;
-    co_await socket.async_connect(endpoint, asio::redirect_error(asio::use_awaitable, ec));
-    if (ec) {
+    if (!socket_.is_open()) {
+      co_await socket_.async_connect(endpoint_, asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) co_return Fail();
+      socket_.set_option(tcp::no_delay(true));
+      have_ = 0;
+    }
+    co_await asio::async_write(socket_, asio::buffer(request),
+                               asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) co_return Fail();
+    std::optional<Head> head;
+    while (!(head = ParseHead(buffer_.data(), have_))) {
+      if (have_ == buffer_.size()) co_return Fail();
+      const size_t n = co_await socket_.async_read_some(
+          asio::buffer(buffer_.data() + have_, buffer_.size() - have_),
+          asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) co_return Fail();
+      have_ += n;
+    }
+    if (head->status == 0) co_return Fail();
+    size_t body_left = head->content_length;
+    const size_t buffered = std::min(body_left, have_ - head->header_bytes);
+    if (body) body->assign(buffer_.data() + head->header_bytes, buffered);
+    body_left -= buffered;
+    const size_t consumed = head->header_bytes + buffered;
+    std::memmove(buffer_.data(), buffer_.data() + consumed, have_ - consumed);
+    have_ -= consumed;
+    while (body_left > 0) {
+      const size_t n = co_await socket_.async_read_some(
+          asio::buffer(buffer_.data(), std::min(buffer_.size(), body_left)),
+          asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) co_return Fail();
+      if (body) body->append(buffer_.data(), n);
+      body_left -= n;
+    }
+    if (head->close) Close();
+    co_return head->status;
+  }
+
+  void Close() {
+    beast::error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
+  }
+
+ private:
+  int Fail() {
+    Close();
+    return 0;
+  }
+  tcp::socket socket_;
+  tcp::endpoint endpoint_;
+  std::vector<char> buffer_;
+  size_t have_ = 0;
+};
+
+uint64_t Micros(Clock::duration d) {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
+}
+
+// `get`: closed loop, or open loop at interval (connections / rate) per connection.
+asio::awaitable<void> GetLoop(Worker& w, const Options& o, const std::string& request,
+                              Clock::time_point start, Clock::time_point end,
+                              Clock::duration interval, Clock::time_point first_due) {
+  auto executor = co_await asio::this_coro::executor;
+  Conn conn(executor, tcp::endpoint(asio::ip::make_address(o.host), o.port));
+  asio::steady_timer timer(executor);
+  Clock::time_point due = first_due;
+  Histogram& latency = w.latency[o.name];
+  auto& statuses = w.statuses[o.name];
+  while (Clock::now() < end) {
+    if (interval.count() > 0) {
+      if (due > Clock::now()) {
+        timer.expires_at(due);
+        beast::error_code ec;
+        co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      }
+      if (due >= end) break;
+    }
+    const auto t0 = interval.count() > 0 ? due : Clock::now();
+    const int status = co_await conn.Exchange(request, nullptr);
+    due += interval;
+    if (t0 < start) continue;
+    if (status == 0) {
       ++w.errors;
-      asio::steady_timer pause(executor, std::chrono::milliseconds(10));
-      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
       continue;
     }
-    socket.set_option(tcp::no_delay(true));
-    size_t have = 0;  // bytes in buffer not yet consumed
-    bool failed = false;
-    while (Clock::now() < end && !failed) {
-      const auto t0 = Clock::now();
-      co_await asio::async_write(socket, asio::buffer(request),
-                                 asio::redirect_error(asio::use_awaitable, ec));
-      if (ec) {
-        failed = true;
-        break;
-      }
-      std::optional<Head> head;
-      while (!(head = ParseHead(buffer.data(), have))) {
-        if (have == buffer.size()) break;
-        const size_t n = co_await socket.async_read_some(
-            asio::buffer(buffer.data() + have, buffer.size() - have),
-            asio::redirect_error(asio::use_awaitable, ec));
-        if (ec) break;
-        have += n;
-      }
-      if (!head || head->status == 0) {
-        failed = true;
-        break;
-      }
-      // Skip the body: what is buffered, then whatever is still to come.
-      size_t body_left = head->content_length;
-      const size_t buffered = std::min(body_left, have - head->header_bytes);
-      body_left -= buffered;
-      const size_t consumed = head->header_bytes + buffered;
-      std::memmove(buffer.data(), buffer.data() + consumed, have - consumed);
-      have -= consumed;
-      while (body_left > 0) {
-        const size_t n = co_await socket.async_read_some(
-            asio::buffer(buffer.data(), std::min(buffer.size(), body_left)),
-            asio::redirect_error(asio::use_awaitable, ec));
-        if (ec) break;
-        body_left -= n;
-      }
-      if (ec) {
-        failed = true;
-        break;
-      }
-      const auto t1 = Clock::now();
-      if (t0 >= start) {
-        w.latency.Record(static_cast<uint64_t>(
-            std::chrono::duration_cast<std::chrono::microseconds>(t1 - t0).count()));
-        ++w.statuses[head->status];
-      }
-      if (head->close) break;
-    }
-    if (failed && Clock::now() < end) ++w.errors;
-    beast::error_code ignored;
-    socket.shutdown(tcp::socket::shutdown_both, ignored);
-    socket.close(ignored);
+    latency.Record(Micros(Clock::now() - t0));
+    ++statuses[status];
   }
+  conn.Close();
+}
+
+// The AVAILABLE seats of a seat map body, by row: {"category":…,"code":"F5",…,"status":…}.
+std::map<std::string, std::vector<int>> FreeSeats(const std::string& body) {
+  std::map<std::string, std::vector<int>> free;
+  constexpr std::string_view kCode = "\"code\":\"", kStatus = "\"status\":\"";
+  size_t pos = 0;
+  while ((pos = body.find(kCode, pos)) != std::string::npos) {
+    pos += kCode.size();
+    const size_t end = body.find('"', pos);
+    const size_t status = body.find(kStatus, end);
+    if (end == std::string::npos || status == std::string::npos) break;
+    if (body.compare(status + kStatus.size(), 9, "AVAILABLE") == 0) {
+      const std::string code = body.substr(pos, end - pos);
+      const size_t digit = code.find_first_of("0123456789");
+      if (digit != std::string::npos && digit > 0)
+        free[code.substr(0, digit)].push_back(std::atoi(code.c_str() + digit));
+    }
+    pos = status;
+  }
+  for (auto& [row, numbers] : free) std::sort(numbers.begin(), numbers.end());
+  return free;
+}
+
+// Up to `want` adjacent free seats in a random row with any free seat (fewer if the row
+// has no run that long).
+std::vector<std::string> PickSeats(const std::map<std::string, std::vector<int>>& free, int want,
+                                   std::mt19937_64& rng) {
+  if (free.empty()) return {};
+  auto it = free.begin();
+  std::advance(it, std::uniform_int_distribution<size_t>(0, free.size() - 1)(rng));
+  const auto& [row, numbers] = *it;
+  // Runs of consecutive numbers; take a random one, and `want` seats at a random place in it.
+  std::vector<std::pair<size_t, size_t>> runs;  // [first, last] indexes into numbers
+  for (size_t i = 0; i < numbers.size();) {
+    size_t j = i;
+    while (j + 1 < numbers.size() && numbers[j + 1] == numbers[j] + 1) ++j;
+    runs.emplace_back(i, j);
+    i = j + 1;
+  }
+  const auto [first, last] = runs[std::uniform_int_distribution<size_t>(0, runs.size() - 1)(rng)];
+  const size_t length = std::min(last - first + 1, static_cast<size_t>(want));
+  const size_t offset =
+      first + std::uniform_int_distribution<size_t>(0, last - first + 1 - length)(rng);
+  std::vector<std::string> seats;
+  for (size_t k = 0; k < length; ++k) seats.push_back(row + std::to_string(numbers[offset + k]));
+  return seats;
+}
+
+std::string Post(const Options& o, const std::string& path, const std::string& token,
+                 const std::string& body) {
+  return "POST " + path + " HTTP/1.1\r\nHost: " + o.host + "\r\nAuthorization: Bearer " + token +
+         "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) +
+         "\r\n\r\n" + body;
+}
+
+// The showtime the storm is on (an index from Options::showtime), moved on by the first
+// connection that finds it sold out; when it reaches Options::showtimes, all are.
+std::atomic<int> g_current{0};
+Clock::time_point g_sold_out_at[1024];
+
+asio::awaitable<void> HoldLoop(Worker& w, const Options& o, int connection, Clock::time_point end) {
+  auto executor = co_await asio::this_coro::executor;
+  Conn conn(executor, tcp::endpoint(asio::ip::make_address(o.host), o.port));
+  // Customer ids: connection-major, so every attempt is a customer of its own.
+  int64_t customer = (static_cast<int64_t>(connection) + 1) << 32;
+  std::string body;
+  int index;
+  while (Clock::now() < end && (index = g_current.load()) < o.showtimes) {
+    const std::string showtime = std::to_string(o.showtime + index);
+    const std::string map_request =
+        "GET /showtimes/" + showtime + "/seats HTTP/1.1\r\nHost: " + o.host + "\r\n\r\n";
+    const std::string hold_path = "/showtimes/" + showtime + "/holds";
+    auto t0 = Clock::now();
+    const int map_status = co_await conn.Exchange(map_request, &body);
+    if (map_status == 0) {
+      ++w.errors;
+      continue;
+    }
+    w.latency["seatmap"].Record(Micros(Clock::now() - t0));
+    ++w.statuses["seatmap"][map_status];
+    if (map_status != 200) continue;
+    const auto free = FreeSeats(body);
+    if (free.empty()) {
+      if (g_current.compare_exchange_strong(index, index + 1)) g_sold_out_at[index] = Clock::now();
+      continue;
+    }
+    const int want = std::uniform_int_distribution<int>(1, o.max_seats)(w.rng);
+    const auto seats = PickSeats(free, want, w.rng);
+    std::string json = "{\"seats\": [";
+    for (size_t i = 0; i < seats.size(); ++i) json += (i ? ", \"" : "\"") + seats[i] + "\"";
+    json += "]}";
+    const std::string token =
+        boxoffice::SignJwt(boxoffice::Principal{++customer, false},
+                           boxoffice::SystemClock().Now() + std::chrono::hours(1), o.secret);
+    t0 = Clock::now();
+    const int status = co_await conn.Exchange(Post(o, hold_path, token, json), nullptr);
+    if (status == 0) {
+      ++w.errors;
+      continue;
+    }
+    w.latency["hold"].Record(Micros(Clock::now() - t0));
+    ++w.statuses["hold"][status];
+    if (status == 201) w.seats_won += seats.size();
+  }
+  conn.Close();
+}
+
+void PrintResult(const std::string& name, const Histogram& h, double seconds,
+                 const std::map<int, uint64_t>& statuses, uint64_t errors,
+                 const std::string& extra) {
+  auto ms = [](uint64_t us) { return static_cast<double>(us) / 1000.0; };
+  std::printf(
+      "result %s requests=%llu rps=%.0f p50_ms=%.2f p90_ms=%.2f p99_ms=%.2f p999_ms=%.2f "
+      "max_ms=%.2f errors=%llu",
+      name.c_str(), static_cast<unsigned long long>(h.total()),
+      static_cast<double>(h.total()) / seconds, ms(h.Quantile(0.5)), ms(h.Quantile(0.9)),
+      ms(h.Quantile(0.99)), ms(h.Quantile(0.999)), ms(h.max()),
+      static_cast<unsigned long long>(errors));
+  for (auto [status, n] : statuses)
+    std::printf(" status_%d=%llu", status, static_cast<unsigned long long>(n));
+  std::printf("%s\n", extra.c_str());
 }
 
 int Usage() {
   std::fprintf(stderr,
                "usage: boxoffice-bench get --port PORT --path PATH [--host H] [--connections N]\n"
-               "                           [--threads N] [--seconds S] [--name NAME]\n"
-               "                           [--header 'Name: value']...\n");
+               "                           [--threads N] [--seconds S] [--rate RPS]\n"
+               "                           [--name NAME] [--header 'Name: value']...\n"
+               "       boxoffice-bench holdstorm --port PORT --showtime ID --secret JWT_SECRET\n"
+               "                           [--connections N] [--threads N] [--seconds S]\n"
+               "                           [--showtimes N] [--max-seats N] [--name NAME]\n");
   return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || std::strcmp(argv[1], "get") != 0) return Usage();
+  if (argc < 2) return Usage();
+  const std::string mode = argv[1];
+  if (mode != "get" && mode != "holdstorm") return Usage();
   Options o;
+  o.name = mode;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const std::string value = argv[i + 1];
@@ -243,47 +429,92 @@ int main(int argc, char** argv) {
       o.threads = std::max(1, std::atoi(value.c_str()));
     } else if (flag == "--seconds") {
       o.seconds = std::atof(value.c_str());
+    } else if (flag == "--rate") {
+      o.rate = std::atof(value.c_str());
     } else if (flag == "--name") {
       o.name = value;
+    } else if (flag == "--showtime") {
+      o.showtime = std::atoll(value.c_str());
+    } else if (flag == "--secret") {
+      o.secret = value;
+    } else if (flag == "--showtimes") {
+      o.showtimes = std::clamp(std::atoi(value.c_str()), 1, 1024);
+    } else if (flag == "--max-seats") {
+      o.max_seats = std::clamp(std::atoi(value.c_str()), 1, 8);
     } else {
       return Usage();
     }
   }
-  std::string request = "GET " + o.path + " HTTP/1.1\r\nHost: " + o.host + "\r\n";
-  for (const auto& h : o.headers) request += h + "\r\n";
-  request += "\r\n";
+  if (mode == "holdstorm" && (o.showtime <= 0 || o.secret.empty())) return Usage();
 
   std::vector<std::unique_ptr<Worker>> workers;
   for (int t = 0; t < o.threads; ++t) workers.push_back(std::make_unique<Worker>());
-  // A short warm-up (not recorded), then the measured window.
-  const auto start = Clock::now() + std::chrono::milliseconds(500);
+  // `get` warms up for 0.5 s (not recorded); a hold storm starts at once, as a premiere does.
+  const auto launched = Clock::now();
+  const auto start = mode == "get" ? launched + std::chrono::milliseconds(500) : launched;
   const auto end = start + std::chrono::microseconds(static_cast<int64_t>(o.seconds * 1e6));
+  std::string request = "GET " + o.path + " HTTP/1.1\r\nHost: " + o.host + "\r\n";
+  for (const auto& h : o.headers) request += h + "\r\n";
+  request += "\r\n";
+  const auto interval = o.rate > 0 ? std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::duration<double>(o.connections / o.rate))
+                                   : Clock::duration::zero();
   for (int c = 0; c < o.connections; ++c) {
     Worker& w = *workers[static_cast<size_t>(c % o.threads)];
-    asio::co_spawn(w.io, Connection(w, o, request, start, end), asio::detached);
+    if (mode == "get") {
+      // Open loop: the connections' due times are spread evenly over one interval.
+      const auto first_due = start + interval * c / o.connections;
+      asio::co_spawn(w.io, GetLoop(w, o, request, start, end, interval, first_due), asio::detached);
+    } else {
+      asio::co_spawn(w.io, HoldLoop(w, o, c, end), asio::detached);
+    }
   }
   std::vector<std::thread> threads;
   for (auto& w : workers) threads.emplace_back([&w] { w->io.run(); });
   for (auto& t : threads) t.join();
+  const auto finished = Clock::now();
 
-  Histogram all;
-  uint64_t errors = 0;
-  std::map<int, uint64_t> statuses;
+  std::map<std::string, Histogram> latency;
+  std::map<std::string, std::map<int, uint64_t>> statuses;
+  uint64_t errors = 0, seats_won = 0;
   for (auto& w : workers) {
-    all.Merge(w->latency);
+    for (auto& [route, h] : w->latency) latency[route].Merge(h);
+    for (auto& [route, by] : w->statuses)
+      for (auto [status, n] : by) statuses[route][status] += n;
     errors += w->errors;
-    for (auto [status, n] : w->statuses) statuses[status] += n;
+    seats_won += w->seats_won;
   }
-  auto ms = [](uint64_t us) { return static_cast<double>(us) / 1000.0; };
-  std::printf(
-      "result %s requests=%llu rps=%.0f p50_ms=%.2f p90_ms=%.2f p99_ms=%.2f p999_ms=%.2f "
-      "max_ms=%.2f errors=%llu",
-      o.name.c_str(), static_cast<unsigned long long>(all.total()),
-      static_cast<double>(all.total()) / o.seconds, ms(all.Quantile(0.5)), ms(all.Quantile(0.9)),
-      ms(all.Quantile(0.99)), ms(all.Quantile(0.999)), ms(all.max()),
-      static_cast<unsigned long long>(errors));
-  for (auto [status, n] : statuses)
-    std::printf(" status_%d=%llu", status, static_cast<unsigned long long>(n));
-  std::printf(" connections=%d\n", o.connections);
-  return errors > 0 && all.total() == 0 ? 1 : 0;
+  const int sold_out = std::min(g_current.load(), o.showtimes);
+  if (mode == "get") {
+    const std::string extra = " connections=" + std::to_string(o.connections) +
+                              (o.rate > 0 ? " target_rps=" + std::to_string(int64_t(o.rate)) : "");
+    PrintResult(o.name, latency[o.name], o.seconds, statuses[o.name], errors, extra);
+    return errors > 0 && latency[o.name].total() == 0 ? 1 : 0;
+  }
+  const double seconds = std::chrono::duration<double>(finished - launched).count();
+  const auto& holds = statuses["hold"];
+  auto count = [&](int status) {
+    auto it = holds.find(status);
+    return it == holds.end() ? uint64_t{0} : it->second;
+  };
+  // Time to sell out: from the start, or from the previous showtime's sell-out.
+  double slowest = 0, total = 0;
+  for (int i = 0; i < sold_out; ++i) {
+    const auto from = i == 0 ? launched : g_sold_out_at[i - 1];
+    const double s = std::chrono::duration<double>(g_sold_out_at[i] - from).count();
+    slowest = std::max(slowest, s);
+    total += s;
+  }
+  char extra[320];
+  std::snprintf(extra, sizeof extra,
+                " seconds=%.2f attempts_per_s=%.0f won=%llu seats_won=%llu taken=%llu "
+                "showtimes_sold_out=%d/%d sell_out_mean_s=%.3f sell_out_max_s=%.3f connections=%d",
+                seconds, static_cast<double>(latency["hold"].total()) / seconds,
+                static_cast<unsigned long long>(count(201)),
+                static_cast<unsigned long long>(seats_won),
+                static_cast<unsigned long long>(count(409)), sold_out, o.showtimes,
+                sold_out ? total / sold_out : 0.0, slowest, o.connections);
+  PrintResult(o.name, latency["hold"], seconds, holds, errors, extra);
+  PrintResult(o.name + "_seatmap", latency["seatmap"], seconds, statuses["seatmap"], 0, "");
+  return sold_out == o.showtimes ? 0 : 1;
 }
