@@ -70,17 +70,28 @@ std::string ShowtimeListJson(const std::vector<Showtime>& list, const std::strin
       {{"showtimes", items}, {"nextCursor", next_cursor.empty() ? json() : json(next_cursor)}});
 }
 
+// Written directly rather than through a json tree: the map is the hottest body there is
+// (rebuilt after each of this instance's holds), and this is several times faster. The
+// output is the same bytes nlohmann would write (keys in its sorted order; tested).
 std::string SeatMapJson(const SeatMap& map) {
-  json seats = json::array();
-  for (const auto& s : map.seats) {
-    seats.push_back({{"code", s.code},
-                     {"row", s.row},
-                     {"number", s.number},
-                     {"category", s.category},
-                     {"status", SeatStatusName(s.status)}});
+  std::string out;
+  out.reserve(64 + map.seats.size() * 80);
+  out += "{\"asOf\":\"" + FormatRfc3339(map.as_of) + "\",\"seats\":[";
+  auto text = [&out](const std::string& s) { out += Dump(json(s)); };
+  for (size_t i = 0; i < map.seats.size(); ++i) {
+    const SeatView& s = map.seats[i];
+    out += i ? ",{\"category\":" : "{\"category\":";
+    text(s.category);
+    out += ",\"code\":\"";
+    out += s.code;  // [A-Z]{1,3}[0-9]{1,3}: nothing to escape
+    out += "\",\"number\":" + std::to_string(s.number) + ",\"row\":\"";
+    out += s.row;  // [A-Z]{1,3}
+    out += "\",\"status\":\"";
+    out += SeatStatusName(s.status);
+    out += "\"}";
   }
-  return Dump(
-      {{"showtimeId", map.showtime_id}, {"asOf", FormatRfc3339(map.as_of)}, {"seats", seats}});
+  out += "],\"showtimeId\":" + std::to_string(map.showtime_id) + "}";
+  return out;
 }
 
 std::string SeatMapEtag(const SeatMap& map) {

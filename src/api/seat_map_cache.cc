@@ -1,5 +1,7 @@
 #include "api/seat_map_cache.h"
 
+#include <algorithm>
+
 #include "api/json_io.h"
 
 namespace boxoffice::api {
@@ -15,7 +17,9 @@ SeatMapCache::SeatMapCache(Loader loader, const Clock* clock, Millis max_age, Me
                                  "outcome=\"waited\"")),
       loads_(metrics->GetCounter("boxoffice_seatmap_cache_total",
                                  "Seat map reads by how the cache served them.",
-                                 "outcome=\"loaded\"")) {}
+                                 "outcome=\"loaded\"")),
+      applied_(metrics->GetCounter("boxoffice_seatmap_changes_applied_total",
+                                   "This instance's seat changes applied to cached maps.")) {}
 
 std::shared_ptr<SeatMapCache::Slot> SeatMapCache::SlotFor(int64_t showtime_id) {
   std::lock_guard lock(mu_);
@@ -69,11 +73,7 @@ Result<std::shared_ptr<const SeatMapCache::Entry>> SeatMapCache::Get(int64_t sho
   lock.unlock();
   auto map = loader_(showtime_id);
   std::shared_ptr<const Entry> entry;
-  if (map.ok()) {
-    entry = std::make_shared<const Entry>(
-        Entry{std::make_shared<const std::string>(SeatMapJson(map.value())),
-              SeatMapEtag(map.value()), clock_->Now()});
-  }
+  if (map.ok()) entry = MakeEntry(std::move(map.value()), clock_->Now());
   lock.lock();
   slot->loading = false;
   ++slot->round;
@@ -89,6 +89,41 @@ Result<std::shared_ptr<const SeatMapCache::Entry>> SeatMapCache::Get(int64_t sho
   slot->loaded.notify_all();
   if (!map.ok()) return map.status();
   return entry;
+}
+
+std::shared_ptr<const SeatMapCache::Entry> SeatMapCache::MakeEntry(SeatMap map, Instant loaded_at) {
+  auto shared = std::make_shared<const SeatMap>(std::move(map));
+  return std::make_shared<const Entry>(
+      Entry{std::make_shared<const std::string>(SeatMapJson(*shared)), SeatMapEtag(*shared),
+            loaded_at, shared});
+}
+
+void SeatMapCache::Apply(int64_t showtime_id, const std::vector<std::string>& seats,
+                         SeatStatus status) {
+  std::shared_ptr<Slot> slot = Existing(showtime_id);
+  if (!slot) return;
+  std::unique_lock lock(slot->mu);
+  // Patched and serialised outside the lock, so readers (on I/O threads) never wait for
+  // it; installed only if no other change came meanwhile (else patched again from the
+  // newer entry, a few times, and past that the next reader reloads).
+  for (int attempt = 0; attempt < kApplyAttempts; ++attempt) {
+    const std::shared_ptr<const Entry> base = slot->entry;
+    if (!base || slot->loading) break;
+    lock.unlock();
+    SeatMap patched = *base->map;
+    for (auto& seat : patched.seats) {
+      if (std::find(seats.begin(), seats.end(), seat.code) != seats.end()) seat.status = status;
+    }
+    auto entry = MakeEntry(std::move(patched), base->loaded_at);
+    lock.lock();
+    if (slot->entry == base && !slot->loading) {
+      slot->entry = std::move(entry);
+      applied_.Inc();
+      return;
+    }
+  }
+  ++slot->generation;
+  slot->stale = true;
 }
 
 std::shared_ptr<SeatMapCache::Slot> SeatMapCache::Existing(int64_t showtime_id) {

@@ -4,8 +4,10 @@
 // * At most one store query per showtime per `max_age` (1 s) however many readers: the
 //   first reader of a stale map loads it, the others wait for that load and share it
 //   (single flight); if it fails, they all get its error rather than queueing retries.
-// * This instance's own changes (a hold, a release, a confirmed booking) invalidate the
-//   showtime's entry at once, so its next reader sees them.
+// * This instance's own changes (a hold, a release, a confirmed booking) show at once: the
+//   committed change is applied to the cached map (Apply), without a store query, so a
+//   storm of holds does not turn into a storm of map loads. An entry being loaded when a
+//   change comes is loaded again instead (its snapshot may predate the change).
 // * Other instances' changes (heard through SeatEvents) make the entry reload once it is
 //   kRemoteMinAge old, so a storm of remote changes costs at most max_age / kRemoteMinAge
 //   loads per max_age, not one per change.
@@ -35,6 +37,7 @@ class SeatMapCache {
     std::shared_ptr<const std::string> body;
     std::string etag;
     Instant loaded_at;
+    std::shared_ptr<const SeatMap> map;  // what body says, for Apply
   };
 
   SeatMapCache(Loader loader, const Clock* clock, Millis max_age, Metrics* metrics);
@@ -43,9 +46,13 @@ class SeatMapCache {
   // The entry if it is fresh now, else null; never loads nor waits for a load.
   std::shared_ptr<const Entry> Peek(int64_t showtime_id);
   static constexpr Millis kRemoteMinAge{250};
+  static constexpr int kApplyAttempts = 4;  // then the entry is reloaded instead
 
   // The next reader loads the map afresh.
   void Invalidate(int64_t showtime_id);
+  // This instance committed `seats` of the showtime to `status`: the cached map shows it
+  // now (its age, and so its next load, unchanged).
+  void Apply(int64_t showtime_id, const std::vector<std::string>& seats, SeatStatus status);
   // Another instance changed the showtime: reload once the entry is kRemoteMinAge old.
   void InvalidateRemote(int64_t showtime_id);
 
@@ -63,6 +70,7 @@ class SeatMapCache {
   };
   std::shared_ptr<Slot> SlotFor(int64_t showtime_id);
   std::shared_ptr<Slot> Existing(int64_t showtime_id);
+  static std::shared_ptr<const Entry> MakeEntry(SeatMap map, Instant loaded_at);
   bool Fresh(const Slot& slot) const;  // slot.mu held
 
   Loader loader_;
@@ -71,6 +79,7 @@ class SeatMapCache {
   Counter& hits_;
   Counter& waits_;
   Counter& loads_;
+  Counter& applied_;
   std::mutex mu_;
   std::unordered_map<int64_t, std::shared_ptr<Slot>> slots_;
 };

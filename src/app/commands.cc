@@ -285,9 +285,13 @@ int Serve(const ServeFlags& f) {
       seat_events->Subscribe([&seat_maps](const SeatChange& change) {
         if (change.remote) {
           seat_maps.InvalidateRemote(change.showtime_id);
-        } else {
-          seat_maps.Invalidate(change.showtime_id);
+          return;
         }
+        const SeatStatus status = change.type == SeatChange::Type::kHeld ? SeatStatus::kHeld
+                                  : change.type == SeatChange::Type::kBooked
+                                      ? SeatStatus::kBooked
+                                      : SeatStatus::kAvailable;
+        seat_maps.Apply(change.showtime_id, change.seats, status);
       });
   api::SeatStreams seat_streams(seat_events.get(), f.max_streams, &metrics);
   http::Router router;

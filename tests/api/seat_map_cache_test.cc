@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "api/json_io.h"
 #include "store/store_fixture.h"
 
 namespace boxoffice {
@@ -73,6 +74,54 @@ TEST_P(SeatMapCacheTest, AtMostOneQueryPerMaxAgeAndOwnChangesShowAtOnce) {
   // A hold that expires shows AVAILABLE within the max-age (lazy expiry on load).
   clock_.Advance(kTtl + Millis(1'000));
   EXPECT_EQ(StatusOf(*cache.Get(st).value(), 0), "AVAILABLE");
+}
+
+// The seat map is written by hand for speed; it must be the bytes nlohmann writes.
+TEST(SeatMapJson, IsWhatAJsonLibraryWouldWrite) {
+  SeatMap map{42, FromEpochMs(1'900'000'000'123), {}};
+  map.seats.push_back({"A1", "A", 1, "standard", SeatStatus::kAvailable});
+  map.seats.push_back({"AA12", "AA", 12, "vip \"lounge\" \u00e9\\", SeatStatus::kHeld});
+  map.seats.push_back({"B3", "B", 3, "x", SeatStatus::kBooked});
+  nlohmann::json seats = nlohmann::json::array();
+  for (const auto& s : map.seats) {
+    seats.push_back({{"code", s.code},
+                     {"row", s.row},
+                     {"number", s.number},
+                     {"category", s.category},
+                     {"status", SeatStatusName(s.status)}});
+  }
+  const nlohmann::json expected{
+      {"showtimeId", 42}, {"asOf", "2030-03-17T17:46:40.123Z"}, {"seats", seats}};
+  EXPECT_EQ(api::SeatMapJson(map), expected.dump());
+  map.seats.clear();
+  EXPECT_EQ(api::SeatMapJson(map),
+            R"({"asOf":"2030-03-17T17:46:40.123Z","seats":[],"showtimeId":42})");
+}
+
+// This instance's committed changes are applied to the cached map: shown at once, with a
+// new ETag, and no store query (a storm of holds is not a storm of map loads).
+TEST_P(SeatMapCacheTest, OwnChangesAreAppliedWithoutAQuery) {
+  const int64_t st = MakeShowtime({{"A", 4}});
+  auto cache = MakeCache();
+  auto first = cache.Get(st).value();
+  ASSERT_TRUE(TryHold(st, 1, {"A1", "A2"}).ok());
+  cache.Apply(st, {"A1", "A2"}, SeatStatus::kHeld);
+  auto held = cache.Get(st).value();
+  EXPECT_EQ(StatusOf(*held, 0), "HELD");
+  EXPECT_EQ(StatusOf(*held, 1), "HELD");
+  EXPECT_EQ(StatusOf(*held, 2), "AVAILABLE");
+  EXPECT_NE(held->etag, first->etag);
+  EXPECT_EQ(held->loaded_at, first->loaded_at) << "its age is the load's";
+  cache.Apply(st, {"A2"}, SeatStatus::kAvailable);
+  EXPECT_EQ(StatusOf(*cache.Get(st).value(), 1), "AVAILABLE");
+  EXPECT_EQ(loads_.load(), 1);
+  // The patched map is what a load would give (same ETag), once the store agrees.
+  ASSERT_TRUE(store_->ReleaseHold(TryHold(st, 2, {"A4"}).value().hold_id, 2).ok());
+  clock_.Advance(Millis(1'000));
+  auto reloaded = cache.Get(st).value();
+  EXPECT_EQ(loads_.load(), 2);
+  EXPECT_EQ(StatusOf(*reloaded, 0), "HELD");
+  EXPECT_EQ(StatusOf(*reloaded, 1), "HELD") << "A2 is still held in the store: the load says so";
 }
 
 // Another instance's changes (heard through Redis pub/sub) reload the entry once it is
