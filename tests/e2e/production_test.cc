@@ -5,6 +5,7 @@
 
 #include "core/crypto.h"
 #include "e2e/e2e_fixture.h"
+#include "support/backends.h"
 #include "support/mock_kafka.h"
 #include "support/redis_server.h"
 #include "support/sse_client.h"
@@ -15,10 +16,7 @@ namespace {
 class WithRedis : public HttpApi {
  protected:
   void SetUp() override {
-    if (!testing::RedisInstalled()) {
-      if (testing::PostgresRequired()) FAIL() << "redis-server is not installed";
-      GTEST_SKIP() << "redis-server is not installed (scripts/deps.sh)";
-    }
+    BOX_REQUIRE_REDIS();
     redis_ = std::make_unique<testing::RedisServer>();
     ASSERT_TRUE(redis_->ok());
     HttpApi::SetUp();

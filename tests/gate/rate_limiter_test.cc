@@ -9,6 +9,7 @@
 #include <barrier>
 #include <thread>
 
+#include "support/backends.h"
 #include "support/redis_server.h"
 #include "support/test_env.h"
 
@@ -40,10 +41,7 @@ std::unique_ptr<RedisClient> Client(const testing::RedisServer& redis) {
 }
 
 TEST(RedisRateLimiter, TheLimitHoldsAcrossInstances) {
-  if (!testing::RedisInstalled()) {
-    if (testing::PostgresRequired()) FAIL() << "redis-server is not installed";
-    GTEST_SKIP() << "redis-server is not installed";
-  }
+  BOX_REQUIRE_REDIS();
   testing::RedisServer redis;
   ASSERT_TRUE(redis.ok());
   Metrics metrics;
@@ -67,19 +65,14 @@ TEST(RedisRateLimiter, TheLimitHoldsAcrossInstances) {
 // The contract both limiters keep, whatever holds their state: `per_minute` attempts pass,
 // the next is refused with a wait of at most 60 s / per_minute, other customers are apart,
 // and 32 threads racing on one customer let exactly `per_minute` through.
-enum class Kind { kInProcess, kRedis };
+using testing::Backend;
 
-class RateLimiterContract : public ::testing::TestWithParam<Kind> {
+class RateLimiterContract : public testing::BackendContract {
  protected:
   void SetUp() override {
-    if (GetParam() == Kind::kRedis) {
-      if (!testing::RedisInstalled()) {
-        if (testing::PostgresRequired()) FAIL() << "redis-server is not installed";
-        GTEST_SKIP() << "redis-server is not installed";
-      }
-      redis_ = std::make_unique<testing::RedisServer>();
-      ASSERT_TRUE(redis_->ok());
-      client_ = Client(*redis_);
+    BackendContract::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    if (redis()) {
       limiter_ = std::make_unique<RedisRateLimiter>(5, client_.get(), &metrics_);
     } else {
       limiter_ = std::make_unique<InProcessRateLimiter>(5, &clock_);
@@ -87,8 +80,6 @@ class RateLimiterContract : public ::testing::TestWithParam<Kind> {
   }
   SystemClock clock_;
   Metrics metrics_;
-  std::unique_ptr<testing::RedisServer> redis_;
-  std::unique_ptr<RedisClient> client_;
   std::unique_ptr<RateLimiter> limiter_;
 };
 
@@ -117,11 +108,8 @@ TEST_P(RateLimiterContract, RacingAttemptsOfOneCustomerPassExactlyFiveTimes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, RateLimiterContract,
-                         ::testing::Values(Kind::kInProcess, Kind::kRedis),
-                         [](const ::testing::TestParamInfo<Kind>& info) {
-                           return info.param == Kind::kRedis ? std::string("Redis")
-                                                             : std::string("InProcess");
-                         });
+                         ::testing::Values(Backend::kInProcess, Backend::kRedis),
+                         testing::BackendName);
 
 }  // namespace
 }  // namespace boxoffice

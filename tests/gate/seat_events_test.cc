@@ -8,6 +8,7 @@
 #include <atomic>
 #include <thread>
 
+#include "support/backends.h"
 #include "support/redis_server.h"
 #include "support/test_env.h"
 
@@ -61,10 +62,7 @@ TEST(SeatChangeWire, RoundTripsAndRefusesGarbage) {
 class RedisSeatEventsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!testing::RedisInstalled()) {
-      if (testing::PostgresRequired()) FAIL() << "redis-server is not installed";
-      GTEST_SKIP() << "redis-server is not installed (scripts/deps.sh)";
-    }
+    BOX_REQUIRE_REDIS();
     redis_ = std::make_unique<testing::RedisServer>();
     ASSERT_TRUE(redis_->ok());
   }

@@ -12,29 +12,23 @@
 #include <set>
 #include <thread>
 
+#include "support/backends.h"
 #include "support/redis_server.h"
 #include "support/test_env.h"
 
 namespace boxoffice {
 namespace {
 
-enum class Kind { kInProcess, kRedis };
+using testing::Backend;
 
 const Instant kT0 = FromEpochMs(1'900'000'000'000);
 
-class WaitingRoomContract : public ::testing::TestWithParam<Kind> {
+class WaitingRoomContract : public testing::BackendContract {
  protected:
   void SetUp() override {
-    if (GetParam() == Kind::kRedis) {
-      if (!testing::RedisInstalled()) {
-        if (testing::PostgresRequired()) FAIL() << "redis-server is not installed";
-        GTEST_SKIP() << "redis-server is not installed (scripts/deps.sh)";
-      }
-      redis_ = std::make_unique<testing::RedisServer>();
-      ASSERT_TRUE(redis_->ok());
-      RedisOptions o = *ParseRedisUrl(redis_->url());
-      o.command_timeout = o.connect_timeout = o.acquire_timeout = Millis(2'000);
-      client_ = std::make_unique<RedisClient>(o);
+    BackendContract::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    if (redis()) {
       room_ = std::make_unique<RedisWaitingRoom>(client_.get());
     } else {
       room_ = std::make_unique<InProcessWaitingRoom>();
@@ -58,8 +52,6 @@ class WaitingRoomContract : public ::testing::TestWithParam<Kind> {
 
   static constexpr int64_t kShowtime = 42;
   WaitingRoomConfig config_{true, 10, Millis(60'000)};
-  std::unique_ptr<testing::RedisServer> redis_;
-  std::unique_ptr<RedisClient> client_;
   std::unique_ptr<WaitingRoom> room_;
 };
 
@@ -210,11 +202,8 @@ TEST_P(WaitingRoomContract, TheRateOfAdmissionsIsMeasuredOverFiveMinutes) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, WaitingRoomContract,
-                         ::testing::Values(Kind::kInProcess, Kind::kRedis),
-                         [](const ::testing::TestParamInfo<Kind>& info) {
-                           return info.param == Kind::kRedis ? std::string("Redis")
-                                                             : std::string("InProcess");
-                         });
+                         ::testing::Values(Backend::kInProcess, Backend::kRedis),
+                         testing::BackendName);
 
 }  // namespace
 }  // namespace boxoffice
