@@ -3,7 +3,7 @@
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build run test clean format
+.PHONY: all deps build run test bench bench-full clean format
 
 all: build
 
@@ -19,6 +19,13 @@ run: build
 
 test: build
 	scripts/test.sh
+
+# Benchmarks against reference engines measured in the same run (bench/all.sh).
+bench: build
+	bench/all.sh quick
+
+bench-full: build
+	bench/all.sh full
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')

@@ -42,6 +42,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
 #include <string>
@@ -118,7 +119,10 @@ struct Options {
   int64_t showtime = 0;  // holdstorm: the first showtime
   int showtimes = 1;     // holdstorm: sold out one after another: showtime .. showtime+N-1
   std::string secret;    // holdstorm: signs the customers' tokens
-  int max_seats = 8;     // holdstorm
+  int max_seats = 8;     // holdstorm, premiere
+  // premiere
+  unsigned short gateway_port = 0;
+  int map_reads = 30;  // seat-map reads per hold attempt
 };
 
 // What one thread measured: latency and statuses per route.
@@ -377,6 +381,111 @@ asio::awaitable<void> HoldLoop(Worker& w, const Options& o, int connection, Cloc
   conn.Close();
 }
 
+// The premiere: each connection is a customer who reads the map `map_reads` times, holds
+// 1..max_seats adjacent free seats of a random showtime still on sale, checks out, pays at
+// the gateway, and waits for the booking to be CONFIRMED; then the connection is the next
+// customer. A lost hold (409) means reading the map again. Until every showtime is sold
+// out (no seat AVAILABLE, every hold paid) or --seconds pass.
+std::atomic<int> g_on_sale{0};  // showtimes not yet seen sold out
+std::vector<std::atomic<bool>>* g_sold_out = nullptr;
+Clock::time_point g_all_sold_out{};
+
+asio::awaitable<void> PremiereLoop(Worker& w, const Options& o, int connection,
+                                   Clock::time_point end) {
+  auto executor = co_await asio::this_coro::executor;
+  const tcp::endpoint service(asio::ip::make_address(o.host), o.port);
+  Conn conn(executor, service);
+  Conn gateway(executor, tcp::endpoint(asio::ip::make_address(o.host), o.gateway_port));
+  int64_t customer = (static_cast<int64_t>(connection) + 1) << 32;
+  std::string body;
+  auto timed = [&](const char* route, Conn& c, const std::string& request,
+                   std::string* out) -> asio::awaitable<int> {
+    const auto t0 = Clock::now();
+    const int status = co_await c.Exchange(request, out);
+    if (status == 0) {
+      ++w.errors;
+      co_return 0;
+    }
+    w.latency[route].Record(Micros(Clock::now() - t0));
+    ++w.statuses[route][status];
+    co_return status;
+  };
+  auto get = [&](const std::string& path, const std::string& token) {
+    return "GET " + path + " HTTP/1.1\r\nHost: " + o.host + "\r\n" +
+           (token.empty() ? "" : "Authorization: Bearer " + token + "\r\n") + "\r\n";
+  };
+  std::string token =
+      boxoffice::SignJwt(boxoffice::Principal{++customer, false},
+                         boxoffice::SystemClock().Now() + std::chrono::hours(1), o.secret);
+  while (Clock::now() < end && g_on_sale.load() > 0) {
+    // A showtime still on sale, at random.
+    int index = std::uniform_int_distribution<int>(0, o.showtimes - 1)(w.rng);
+    for (int k = 0; k < o.showtimes && (*g_sold_out)[static_cast<size_t>(index)]; ++k)
+      index = (index + 1) % o.showtimes;
+    const std::string showtime = std::to_string(o.showtime + index);
+    const std::string map_request = get("/showtimes/" + showtime + "/seats", "");
+    int map_status = 0;
+    for (int r = 0; r < o.map_reads; ++r) {
+      map_status =
+          co_await timed("seatmap", conn, map_request, r + 1 == o.map_reads ? &body : nullptr);
+      if (map_status != 200) break;
+    }
+    if (map_status != 200) continue;
+    const auto free = FreeSeats(body);
+    if (free.empty()) {
+      // No seat AVAILABLE: held ones may still come back if unpaid, but every customer
+      // here pays, so the showtime is sold out.
+      bool expected = false;
+      if ((*g_sold_out)[static_cast<size_t>(index)].compare_exchange_strong(expected, true) &&
+          g_on_sale.fetch_sub(1) == 1) {
+        g_all_sold_out = Clock::now();
+      }
+      continue;
+    }
+    const auto seats =
+        PickSeats(free, std::uniform_int_distribution<int>(1, o.max_seats)(w.rng), w.rng);
+    std::string json = "{\"seats\": [";
+    for (size_t i = 0; i < seats.size(); ++i) json += (i ? ", \"" : "\"") + seats[i] + "\"";
+    json += "]}";
+    const int held = co_await timed(
+        "hold", conn, Post(o, "/showtimes/" + showtime + "/holds", token, json), &body);
+    if (held != 201) continue;  // lost: read the map again
+    const auto hold = nlohmann::json::parse(body, nullptr, false);
+    const std::string hold_id = hold.is_object() ? hold.value("holdId", "") : "";
+    std::string checkout = Post(o, "/holds/" + hold_id + "/checkout", token, "");
+    checkout.insert(checkout.find("\r\n") + 2, "Idempotency-Key: premiere-" + hold_id + "\r\n");
+    if (co_await timed("checkout", conn, checkout, &body) != 201) continue;
+    const auto started = nlohmann::json::parse(body, nullptr, false);
+    if (!started.is_object()) continue;
+    const int64_t booking = started.value("bookingId", int64_t{0});
+    const std::string session = started["payment"].value("sessionId", "");
+    const std::string pay_body = R"({"outcome": "SUCCEEDED"})";
+    const std::string pay =
+        "POST /v1/sessions/" + session + "/pay HTTP/1.1\r\nHost: " + o.host +
+        "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(pay_body.size()) +
+        "\r\n\r\n" + pay_body;
+    if (co_await timed("pay", gateway, pay, nullptr) != 200) continue;
+    // The gateway calls back; the customer watches the booking until it is confirmed.
+    const std::string booking_request = get("/bookings/" + std::to_string(booking), token);
+    asio::steady_timer pause(executor);
+    for (int poll = 0; poll < 100 && Clock::now() < end; ++poll) {
+      if (co_await timed("booking", conn, booking_request, &body) != 200) break;
+      if (body.find("\"CONFIRMED\"") != std::string::npos) {
+        w.seats_won += seats.size();
+        break;
+      }
+      pause.expires_after(std::chrono::milliseconds(20));
+      beast::error_code ec;
+      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+    // The next customer on this connection.
+    token = boxoffice::SignJwt(boxoffice::Principal{++customer, false},
+                               boxoffice::SystemClock().Now() + std::chrono::hours(1), o.secret);
+  }
+  conn.Close();
+  gateway.Close();
+}
+
 void PrintResult(const std::string& name, const Histogram& h, double seconds,
                  const std::map<int, uint64_t>& statuses, uint64_t errors,
                  const std::string& extra) {
@@ -400,7 +509,10 @@ int Usage() {
                "                           [--name NAME] [--header 'Name: value']...\n"
                "       boxoffice-bench holdstorm --port PORT --showtime ID --secret JWT_SECRET\n"
                "                           [--connections N] [--threads N] [--seconds S]\n"
-               "                           [--showtimes N] [--max-seats N] [--name NAME]\n");
+               "                           [--showtimes N] [--max-seats N] [--name NAME]\n"
+               "       boxoffice-bench premiere --port PORT --gateway-port PORT --showtime ID\n"
+               "                           --secret JWT_SECRET [--showtimes N] [--connections N]\n"
+               "                           [--map-reads N] [--max-seats N] [--seconds S]\n");
   return 2;
 }
 
@@ -409,7 +521,7 @@ int Usage() {
 int main(int argc, char** argv) {
   if (argc < 2) return Usage();
   const std::string mode = argv[1];
-  if (mode != "get" && mode != "holdstorm") return Usage();
+  if (mode != "get" && mode != "holdstorm" && mode != "premiere") return Usage();
   Options o;
   o.name = mode;
   for (int i = 2; i + 1 < argc; i += 2) {
@@ -439,13 +551,21 @@ int main(int argc, char** argv) {
       o.secret = value;
     } else if (flag == "--showtimes") {
       o.showtimes = std::clamp(std::atoi(value.c_str()), 1, 1024);
+    } else if (flag == "--gateway-port") {
+      o.gateway_port = static_cast<unsigned short>(std::atoi(value.c_str()));
+    } else if (flag == "--map-reads") {
+      o.map_reads = std::max(1, std::atoi(value.c_str()));
     } else if (flag == "--max-seats") {
       o.max_seats = std::clamp(std::atoi(value.c_str()), 1, 8);
     } else {
       return Usage();
     }
   }
-  if (mode == "holdstorm" && (o.showtime <= 0 || o.secret.empty())) return Usage();
+  if (mode != "get" && (o.showtime <= 0 || o.secret.empty())) return Usage();
+  if (mode == "premiere" && o.gateway_port == 0) return Usage();
+  std::vector<std::atomic<bool>> sold_out_flags(static_cast<size_t>(o.showtimes));
+  g_sold_out = &sold_out_flags;
+  g_on_sale = o.showtimes;
 
   std::vector<std::unique_ptr<Worker>> workers;
   for (int t = 0; t < o.threads; ++t) workers.push_back(std::make_unique<Worker>());
@@ -465,8 +585,10 @@ int main(int argc, char** argv) {
       // Open loop: the connections' due times are spread evenly over one interval.
       const auto first_due = start + interval * c / o.connections;
       asio::co_spawn(w.io, GetLoop(w, o, request, start, end, interval, first_due), asio::detached);
-    } else {
+    } else if (mode == "holdstorm") {
       asio::co_spawn(w.io, HoldLoop(w, o, c, end), asio::detached);
+    } else {
+      asio::co_spawn(w.io, PremiereLoop(w, o, c, end), asio::detached);
     }
   }
   std::vector<std::thread> threads;
@@ -492,6 +614,23 @@ int main(int argc, char** argv) {
     return errors > 0 && latency[o.name].total() == 0 ? 1 : 0;
   }
   const double seconds = std::chrono::duration<double>(finished - launched).count();
+  if (mode == "premiere") {
+    uint64_t requests = 0;
+    for (auto& [route, h] : latency) requests += h.total();
+    const bool done = g_on_sale.load() == 0;
+    const double sell_out =
+        done ? std::chrono::duration<double>(g_all_sold_out - launched).count() : 0.0;
+    std::printf(
+        "result %s requests=%llu rps=%.0f seconds=%.2f sold_out=%s sell_out_s=%.2f "
+        "seats_confirmed=%llu errors=%llu connections=%d\n",
+        o.name.c_str(), static_cast<unsigned long long>(requests),
+        static_cast<double>(requests) / seconds, seconds, done ? "yes" : "no", sell_out,
+        static_cast<unsigned long long>(seats_won), static_cast<unsigned long long>(errors),
+        o.connections);
+    for (auto& [route, h] : latency)
+      PrintResult(o.name + "_" + route, h, seconds, statuses[route], 0, "");
+    return done ? 0 : 1;
+  }
   const auto& holds = statuses["hold"];
   auto count = [&](int status) {
     auto it = holds.find(status);

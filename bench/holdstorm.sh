@@ -17,7 +17,6 @@ connections=${1:-64}
 showtimes=${2:-20}
 threads=$(nproc)
 pg_bin=/usr/lib/postgresql/15/bin
-secret=bench-secret-bench-secret-bench-secret-01
 tmp=$(mktemp -d)
 serve_pid=
 cleanup() {
@@ -26,6 +25,7 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
+source bench/lib.sh
 
 # A fresh schema per run, so each run starts from an empty database.
 schema_url() {
@@ -35,55 +35,6 @@ schema_url() {
   echo "$BOXOFFICE_TEST_PG_URL${sep}options=-csearch_path%3D$1"
 }
 
-# Starts serve on $1 (database URL) with extra flags; sets $api.
-start_serve() {
-  local db=$1
-  shift
-  local port
-  port=$(free_port)
-  # Every attempt is a new customer, so the per-customer rate limit would never bite; it is
-  # raised only so that the storm measures the hold path, not 429s.
-  # (BOXOFFICE_REDIS, set by with-redis.sh, would be read as --redis: only the flag decides.)
-  env -u BOXOFFICE_REDIS build/boxoffice serve --db "$db" --listen "127.0.0.1:$port" --jwt-secret "$secret" \
-    --events-file "$tmp/events.jsonl" --holds-per-minute 100000 "$@" 2>"$tmp/serve.log" &
-  serve_pid=$!
-  api="http://127.0.0.1:$port"
-  for _ in $(seq 1 100); do
-    curl -sf "$api/healthz" >/dev/null && return 0
-    sleep 0.1
-  done
-  cat "$tmp/serve.log" >&2
-  return 1
-}
-
-stop_serve() {
-  kill "$serve_pid"
-  wait "$serve_pid" 2>/dev/null || true
-  serve_pid=
-}
-
-# Creates $1 showtimes of 300 seats (15 rows × 20); prints the first id.
-make_showtimes() {
-  local admin rows first= id
-  admin=$(build/boxoffice token --jwt-secret "$secret" --customer 1 --admin)
-  rows=$(for r in A B C D E F G H I J K L M N O; do printf '{"row":"%s","seats":20,"category":"standard"},' "$r"; done)
-  for _ in $(seq 1 "$1"); do
-    id=$(curl -sf -X POST "$api/admin/showtimes" -H "Authorization: Bearer $admin" -d "{
-      \"title\": \"Premiere\", \"cinema\": \"Bench\", \"hall\": \"1\",
-      \"startsAt\": \"2030-01-01T20:00:00.000Z\", \"rows\": [${rows%,}],
-      \"prices\": {\"standard\": {\"amount\": 1250, \"currency\": \"EUR\"}}}" |
-      sed -E 's/.*"showtimeId":([0-9]+).*/\1/')
-    [ -z "$first" ] && first=$id
-  done
-  echo "$first"
-}
-
-metric() {
-  curl -sf "$api/metrics" | awk -v s="$1" 'index($0, s " ") == 1 { print $2 }'
-}
-
-field() { sed -E "s/.* $1=([0-9.]+).*/\1/" <<<"$2"; }
-
 failed=0
 run() {
   local name=$1
@@ -91,10 +42,12 @@ run() {
   local db first out rejected audit
   db=$(schema_url "$name")
   redis-cli -u "$BOXOFFICE_REDIS" FLUSHALL >/dev/null  # no gate keys of an earlier run
-  start_serve "$db" "$@"
+  # Every attempt is a new customer, so the per-customer rate limit would never bite; it is
+  # raised only so that the storm measures the hold path, not 429s.
+  start_serve --db "$db" --holds-per-minute 100000 "$@"
   first=$(make_showtimes "$showtimes")
   out=$(build/boxoffice-bench holdstorm --port "${api##*:}" --showtime "$first" --showtimes "$showtimes" \
-    --connections "$connections" --threads "$threads" --secret "$secret" --seconds 120 --name "$name")
+    --connections "$connections" --threads "$threads" --secret "$bench_secret" --seconds 120 --name "$name")
   rejected=$(metric 'boxoffice_gate_total{outcome="rejected"}')
   stop_serve
   echo "$out" | sed "1s/\$/ gate_rejected=${rejected:-none}/"

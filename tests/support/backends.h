@@ -23,13 +23,12 @@ inline std::string BackendName(const ::testing::TestParamInfo<Backend>& info) {
 
 // In a SetUp or a test body: returns from it, skipped, when redis-server is missing (and
 // fails instead where every test must run: make test).
-#define BOX_REQUIRE_REDIS()                                                          \
-  do {                                                                               \
-    if (!::boxoffice::testing::RedisInstalled()) {                                   \
-      if (::boxoffice::testing::PostgresRequired())                                  \
-        FAIL() << "redis-server is not installed";                                   \
-      GTEST_SKIP() << "redis-server is not installed (scripts/deps.sh)";             \
-    }                                                                                \
+#define BOX_REQUIRE_REDIS()                                                                    \
+  do {                                                                                         \
+    if (!::boxoffice::testing::RedisInstalled()) {                                             \
+      if (::boxoffice::testing::PostgresRequired()) FAIL() << "redis-server is not installed"; \
+      GTEST_SKIP() << "redis-server is not installed (scripts/deps.sh)";                       \
+    }                                                                                          \
   } while (0)
 
 namespace boxoffice::testing {

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The premiere: 10 showtimes × 300 seats on sale at once in the production profile
+# (PostgreSQL, the Redis gate, the fake payment gateway). Each connection is a customer who
+# reads the seat map MAP_READS times, holds 1–8 adjacent seats, checks out, pays, and waits
+# for the booking to be confirmed; then the next customer. Until everything is sold out.
+# `boxoffice audit` checks the invariants afterwards. The reference is nginx serving the
+# seat map's bytes, read at the same concurrency by the same client.
+#   bench/premiere.sh [CONNECTIONS] [SHOWTIMES] [MAP_READS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ -z "${BOXOFFICE_TEST_PG_URL:-}" ] || [ -z "${BOXOFFICE_REDIS:-}" ]; then
+  scripts/deps.sh bench
+  cmake --build build --target boxoffice boxoffice-bench >/dev/null
+  exec scripts/with-postgres.sh scripts/with-redis.sh "$0" "$@"
+fi
+source scripts/lib.sh
+connections=${1:-500}
+showtimes=${2:-10}
+map_reads=${3:-30}
+threads=$(nproc)
+ulimit -n 65536 2>/dev/null || true
+tmp=$(mktemp -d)
+serve_pid=
+nginx_pid=
+gateway_pid=
+cleanup() {
+  for pid in $serve_pid $nginx_pid $gateway_pid; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+source bench/lib.sh
+
+gateway_secret=bench-gateway-secret-0001
+gateway_port=$(free_port)
+build/boxoffice fake-gateway --listen "127.0.0.1:$gateway_port" --secret "$gateway_secret" \
+  2>"$tmp/gateway.log" &
+gateway_pid=$!
+wait_http "http://127.0.0.1:$gateway_port/v1/sessions?reference=0"
+
+redis-cli -u "$BOXOFFICE_REDIS" FLUSHALL >/dev/null
+# Every customer holds once, so the per-customer rate limit never bites; it is raised only
+# so that a lost hold's retry is not turned away.
+start_serve --db "$BOXOFFICE_TEST_PG_URL" --redis "$BOXOFFICE_REDIS" \
+  --gateway-url "http://127.0.0.1:$gateway_port" --gateway-secret "$gateway_secret" \
+  --holds-per-minute 100000 --max-connections 100000
+first=$(make_showtimes "$showtimes")
+echo "premiere: $showtimes showtimes × 300 seats, $connections connections, $map_reads map reads per hold, $threads client threads" >&2
+ours=$(build/boxoffice-bench premiere --port "${api##*:}" --gateway-port "$gateway_port" \
+  --showtime "$first" --showtimes "$showtimes" --connections "$connections" \
+  --threads "$threads" --map-reads "$map_reads" --secret "$bench_secret" --seconds 240 \
+  --max-seats 8) || true
+echo "$ours"
+path="/showtimes/$first/seats"
+mkdir -p "$tmp/www$(dirname "$path")"
+curl -sf "$api$path" -o "$tmp/www$path"
+stop_serve
+audit=$(build/boxoffice audit --db "$BOXOFFICE_TEST_PG_URL" 2>/dev/null) && audited=0 || audited=1
+echo "${audit/result audit/result premiere_audit}"
+
+start_nginx "$path"
+ref=$(build/boxoffice-bench get --port "$nginx_port" --path "$path" --connections "$connections" \
+  --threads "$threads" --seconds 10 --name premiere_nginx)
+echo "$ref"
+ours_rps=$(field rps "$(head -1 <<<"$ours")")
+awk -v a="$ours_rps" -v b="$(field rps "$ref")" 'BEGIN { printf "ratio premiere_vs_nginx %.2f\n", a / b }'
+grep -q "sold_out=yes" <<<"$ours" || { echo "premiere: not sold out" >&2; exit 1; }
+exit "$audited"
