@@ -77,3 +77,8 @@ CONF
 
 # The value of key=… in a result line.
 field() { sed -E "s/.* $1=([0-9.]+).*/\1/" <<<"$2"; }
+
+# The value of one series of serve's /metrics, e.g. metric 'boxoffice_gate_total{outcome="rejected"}'.
+metric() {
+  curl -sf "$api/metrics" | awk -v s="$1" 'index($0, s " ") == 1 { print $2 }'
+}

@@ -40,9 +40,7 @@ curl -sf "$api$path" -o "$tmp/www$path"
 bytes=$(stat -c %s "$tmp/www$path")
 start_nginx "$path"
 
-loads() {
-  curl -sf "$api/metrics" | awk '/^boxoffice_seatmap_cache_total\{outcome="loaded"\}/ {print $2}'
-}
+loads() { metric 'boxoffice_seatmap_cache_total{outcome="loaded"}'; }
 echo "seat map: $bytes bytes, showtime $showtime; $connections connections, $threads client threads, ${seconds}s each" >&2
 before=$(loads)
 ours=$(build/boxoffice-bench get --port "${api##*:}" --path "$path" --connections "$connections" \
