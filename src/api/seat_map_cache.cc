@@ -98,6 +98,17 @@ std::shared_ptr<const SeatMapCache::Entry> SeatMapCache::MakeEntry(SeatMap map, 
             loaded_at, shared});
 }
 
+void SeatMapCache::Hear(const SeatChange& change) {
+  if (change.remote) {
+    InvalidateRemote(change.showtime_id);
+  } else if (change.type == SeatChange::Type::kReleased) {
+    Invalidate(change.showtime_id);
+  } else {
+    Apply(change.showtime_id, change.seats,
+          change.type == SeatChange::Type::kHeld ? SeatStatus::kHeld : SeatStatus::kBooked);
+  }
+}
+
 void SeatMapCache::Apply(int64_t showtime_id, const std::vector<std::string>& seats,
                          SeatStatus status) {
   std::shared_ptr<Slot> slot = Existing(showtime_id);

@@ -24,6 +24,7 @@
 
 #include "core/clock.h"
 #include "core/metrics.h"
+#include "gate/seat_events.h"
 #include "store/store.h"
 
 namespace boxoffice::api {
@@ -50,6 +51,12 @@ class SeatMapCache {
 
   // The next reader loads the map afresh.
   void Invalidate(int64_t showtime_id);
+  // A seat change heard through SeatEvents:
+  // * another instance's: InvalidateRemote;
+  // * this instance's release (by the customer or the sweeper): Invalidate, since the freed
+  //   seats may already be held again by a newer hold whose change came first;
+  // * this instance's hold or booking: Apply.
+  void Hear(const SeatChange& change);
   // This instance committed `seats` of the showtime to `status`: the cached map shows it
   // now (its age, and so its next load, unchanged).
   void Apply(int64_t showtime_id, const std::vector<std::string>& seats, SeatStatus status);

@@ -282,17 +282,7 @@ int Serve(const ServeFlags& f) {
       [store = store.value().get()](int64_t id) { return store->GetSeatMap(id); }, &clock,
       kSeatMapMaxAge, &metrics);
   const uint64_t cache_subscription =
-      seat_events->Subscribe([&seat_maps](const SeatChange& change) {
-        if (change.remote) {
-          seat_maps.InvalidateRemote(change.showtime_id);
-          return;
-        }
-        const SeatStatus status = change.type == SeatChange::Type::kHeld ? SeatStatus::kHeld
-                                  : change.type == SeatChange::Type::kBooked
-                                      ? SeatStatus::kBooked
-                                      : SeatStatus::kAvailable;
-        seat_maps.Apply(change.showtime_id, change.seats, status);
-      });
+      seat_events->Subscribe([&seat_maps](const SeatChange& change) { seat_maps.Hear(change); });
   api::SeatStreams seat_streams(seat_events.get(), f.max_streams, &metrics);
   http::Router router;
   api::ApiDeps deps;
@@ -314,7 +304,13 @@ int Serve(const ServeFlags& f) {
                                ? "http://" + options.host + ":" + std::to_string(server.port())
                                : f.public_url.substr(0, f.public_url.find_last_not_of('/') + 1)) +
                           "/payments/callback");
-  Sweeper sweeper(store.value().get(), f.sweep_interval, kSweepBatchLimit, &metrics);
+  // Seats freed by expiry go out as SeatsReleased once the sweeper commits them (the map
+  // already shows them AVAILABLE by then: lazy expiry).
+  Sweeper sweeper(store.value().get(), f.sweep_interval, kSweepBatchLimit, &metrics,
+                  [&seat_events](int64_t showtime_id, std::vector<std::string> seats) {
+                    seat_events->Publish({SeatChange::Type::kReleased, showtime_id,
+                                          std::move(seats), SystemClock().Now()});
+                  });
   sweeper.Start();
   auto sink = OpenSink(f.kafka, f.events_file);
   if (!sink.ok()) return Fail("cannot open the event sink", sink.status());

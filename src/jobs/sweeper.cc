@@ -1,11 +1,16 @@
 #include "jobs/sweeper.h"
 
+#include <algorithm>
+#include <map>
+
 #include "core/log.h"
 
 namespace boxoffice {
 
-Sweeper::Sweeper(Store* store, Millis interval, int batch_limit, Metrics* metrics)
+Sweeper::Sweeper(Store* store, Millis interval, int batch_limit, Metrics* metrics,
+                 Listener on_freed)
     : store_(store),
+      on_freed_(std::move(on_freed)),
       interval_(interval),
       batch_limit_(batch_limit),
       released_(metrics->GetCounter("boxoffice_sweeper_released_seats_total",
@@ -19,10 +24,19 @@ Sweeper::~Sweeper() { Stop(); }
 Result<int> Sweeper::RunOnce() {
   int total = 0;
   for (int batch = 0; batch < kMaxBatchesPerRun; ++batch) {
-    auto freed = store_->SweepExpired(batch_limit_);
+    std::vector<SeatRef> seats;
+    auto freed = store_->SweepExpired(batch_limit_, on_freed_ ? &seats : nullptr);
     if (!freed.ok()) {
       errors_.Inc();
       return freed.status();
+    }
+    if (on_freed_ && !seats.empty()) {
+      std::map<int64_t, std::vector<std::string>> by_showtime;
+      for (auto& seat : seats) by_showtime[seat.showtime_id].push_back(std::move(seat.code));
+      for (auto& [showtime_id, codes] : by_showtime) {
+        std::sort(codes.begin(), codes.end());
+        on_freed_(showtime_id, std::move(codes));
+      }
     }
     total += freed.value();
     released_.Inc(static_cast<uint64_t>(freed.value()));

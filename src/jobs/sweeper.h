@@ -7,6 +7,10 @@
 // It also deletes checkout idempotency keys older than kKeyRetention (API.md: kept 24 h).
 #pragma once
 
+#include <functional>
+#include <string>
+#include <vector>
+
 #include "core/metrics.h"
 #include "jobs/periodic.h"
 #include "store/store.h"
@@ -19,7 +23,11 @@ class Sweeper {
   static constexpr int kMaxBatchesPerRun = 100;
   static constexpr Millis kKeyRetention{24 * 3'600'000};
 
-  Sweeper(Store* store, Millis interval, int batch_limit, Metrics* metrics);
+  // Told, per showtime, of the seats each run freed (for seat-change events).
+  using Listener = std::function<void(int64_t showtime_id, std::vector<std::string> seats)>;
+
+  Sweeper(Store* store, Millis interval, int batch_limit, Metrics* metrics,
+          Listener on_freed = nullptr);
   ~Sweeper();  // stops and joins
 
   // One run now: returns the seats freed, or the first error.
@@ -29,6 +37,7 @@ class Sweeper {
 
  private:
   Store* store_;
+  Listener on_freed_;
   Millis interval_;
   int batch_limit_;
   Counter& released_;

@@ -344,7 +344,8 @@ constexpr Sql kSweepExpired{
     "       hold_expires_at = NULL"
     "  FROM expired"
     " WHERE s.showtime_id = expired.showtime_id AND s.seat_code = expired.seat_code"
-    "   AND s.status = 'HELD' AND s.hold_expires_at < " BOX_NOW};
+    "   AND s.status = 'HELD' AND s.hold_expires_at < " BOX_NOW
+    " RETURNING s.showtime_id, s.seat_code"};
 
 using Param = std::optional<std::string>;
 using PgResultPtr = std::unique_ptr<PGresult, decltype(&PQclear)>;
@@ -1238,11 +1239,15 @@ Result<std::vector<Refund>> PgStore::PendingRefunds(int limit) {
       });
 }
 
-Result<int> PgStore::SweepExpired(int batch_limit) {
+Result<int> PgStore::SweepExpired(int batch_limit, std::vector<SeatRef>* freed) {
   return impl_->Run<int>(&retried_, [&](PgConnection& c) -> Result<int> {
     auto res = c.Exec(kSweepExpired, {impl_->Now(), P(int64_t{batch_limit})});
     if (!res.ok()) return res.status();
-    return std::atoi(PQcmdTuples(res.value().get()));
+    const PGresult* r = res.value().get();
+    if (freed) {
+      for (int i = 0; i < PQntuples(r); ++i) freed->push_back(SeatRef{Int(r, i, 0), Text(r, i, 1)});
+    }
+    return PQntuples(r);
   });
 }
 

@@ -58,7 +58,7 @@ class PgStore final : public Store {
   Result<Hold> ReleaseHold(const std::string& hold_id, int64_t customer_id) override;
   Result<Hold> ExtendHold(const std::string& hold_id, int64_t customer_id, Millis ttl,
                           Millis max_lifetime) override;
-  Result<int> SweepExpired(int batch_limit) override;
+  Result<int> SweepExpired(int batch_limit, std::vector<SeatRef>* freed = nullptr) override;
   Result<Booking> StartCheckout(const std::string& hold_id, int64_t customer_id, Millis ttl,
                                 Millis max_lifetime) override;
   Result<Booking> StartCheckout(const KeyLock& lock, const std::string& hold_id, Millis ttl,

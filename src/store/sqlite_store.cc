@@ -125,7 +125,8 @@ constexpr const char* kSweepExpired =
     " WHERE (showtime_id, seat_code) IN (SELECT showtime_id, seat_code FROM show_seat"
     "                                     WHERE status = 'HELD' AND hold_expires_at < ?1"
     "                                     LIMIT ?2)"
-    "   AND status = 'HELD' AND hold_expires_at < ?1";
+    "   AND status = 'HELD' AND hold_expires_at < ?1"
+    " RETURNING showtime_id, seat_code";
 
 constexpr const char* kPendingBookingOfHold =
     "SELECT booking_id FROM booking WHERE hold_id = ? AND status = 'PENDING'";
@@ -1115,12 +1116,17 @@ Result<std::vector<Refund>> SqliteStore::PendingRefunds(int limit) {
   return out;
 }
 
-Result<int> SqliteStore::SweepExpired(int batch_limit) {
+Result<int> SqliteStore::SweepExpired(int batch_limit, std::vector<SeatRef>* freed) {
   auto conn = pools_->writer.Acquire();
   if (!conn.ok()) return conn.status();
   // One statement is its own transaction; no BEGIN needed.
-  return Query(*conn.value(), kSweepExpired, {ToEpochMs(clock_->Now()), int64_t{batch_limit}})
-      .Exec();
+  Query q(*conn.value(), kSweepExpired, {ToEpochMs(clock_->Now()), int64_t{batch_limit}});
+  int n = 0;
+  for (; q.Next(); ++n) {
+    if (freed) freed->push_back(SeatRef{q.Int(0), q.Text(1)});
+  }
+  if (!q.status().ok()) return q.status();
+  return n;
 }
 
 }  // namespace boxoffice

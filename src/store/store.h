@@ -86,6 +86,12 @@ struct SeatMap {
   std::vector<SeatView> seats;  // in hall order: row, then number
 };
 
+// A seat of a showtime.
+struct SeatRef {
+  int64_t showtime_id = 0;
+  std::string code;
+};
+
 // Who owns a seat right now, for operators and tests; never shown to customers.
 struct SeatOwner {
   std::string code;
@@ -290,9 +296,11 @@ class Store {
   virtual Result<Hold> ExtendHold(const std::string& hold_id, int64_t customer_id, Millis ttl,
                                   Millis max_lifetime) = 0;
 
-  // Frees up to batch_limit expired held seats; returns how many. Idempotent and safe to
-  // run on several instances at once (a correctness no-op thanks to lazy expiry).
-  virtual Result<int> SweepExpired(int batch_limit) = 0;
+  // Frees up to batch_limit expired held seats; returns how many, and appends them to
+  // *freed (showtime, seat code) when given. Idempotent and safe to run on several
+  // instances at once (a correctness no-op thanks to lazy expiry): a seat freed is
+  // reported by the one call that freed it.
+  virtual Result<int> SweepExpired(int batch_limit, std::vector<SeatRef>* freed = nullptr) = 0;
 
   // Checkout's first atomic phase, in one transaction: the hold must be customer_id's and
   // active (kNotFound / kNotActive), with no checkout pending (kCheckoutExists naming the

@@ -124,6 +124,30 @@ TEST_P(SeatMapCacheTest, OwnChangesAreAppliedWithoutAQuery) {
   EXPECT_EQ(StatusOf(*reloaded, 1), "HELD") << "A2 is still held in the store: the load says so";
 }
 
+// What the cache does with each kind of seat change it hears.
+TEST_P(SeatMapCacheTest, HeardChangesApplyReloadOrAgeAsTheirKindAsks) {
+  const int64_t st = MakeShowtime({{"A", 4}});
+  auto cache = MakeCache();
+  ASSERT_TRUE(cache.Get(st).ok());
+  auto hold = TryHold(st, 1, {"A1"});
+  ASSERT_TRUE(hold.ok());
+  cache.Hear({SeatChange::Type::kHeld, st, {"A1"}, clock_.Now()});
+  EXPECT_EQ(StatusOf(*cache.Get(st).value(), 0), "HELD");
+  EXPECT_EQ(loads_.load(), 1) << "own hold: applied";
+  // Released, then held again by someone else before the release was heard: a reload
+  // shows the truth where patching would have shown AVAILABLE.
+  ASSERT_TRUE(store_->ReleaseHold(hold->hold_id, 1).ok());
+  ASSERT_TRUE(TryHold(st, 2, {"A1"}).ok());
+  cache.Hear({SeatChange::Type::kReleased, st, {"A1"}, clock_.Now()});
+  EXPECT_EQ(StatusOf(*cache.Get(st).value(), 0), "HELD");
+  EXPECT_EQ(loads_.load(), 2) << "own release: reloaded";
+  SeatChange remote{SeatChange::Type::kHeld, st, {"A2"}, clock_.Now()};
+  remote.remote = true;
+  cache.Hear(remote);
+  ASSERT_TRUE(cache.Get(st).ok());
+  EXPECT_EQ(loads_.load(), 2) << "another instance's: reloaded only once 250 ms old";
+}
+
 // Another instance's changes (heard through Redis pub/sub) reload the entry once it is
 // kRemoteMinAge old: a storm of them costs a few loads per second, not one per change.
 TEST_P(SeatMapCacheTest, OtherInstancesChangesReloadAtMostEveryQuarterSecond) {

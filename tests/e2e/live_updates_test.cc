@@ -56,6 +56,22 @@ TEST_P(LiveUpdates, AStreamCarriesItsShowtimesChangesAsTheyHappen) {
   EXPECT_FALSE(other.Next(100ms).has_value());
 }
 
+// A hold that expires frees its seats without anyone asking; once the sweeper commits
+// that, the stream says SeatsReleased.
+TEST_P(LiveUpdates, ExpiredHoldsAreReleasedOnTheStreamBySweeper) {
+  Start(db_, {"--hold-ttl", "1s", "--hold-max-lifetime", "1s", "--sweep-interval", "100ms"});
+  SseClient stream(service_->port(), Stream(showtime_));
+  ASSERT_EQ(stream.status(), 200);
+  ASSERT_EQ(Hold(3, R"(["F7", "F8"])").status, 201);
+  json held = Event(stream);
+  EXPECT_EQ(held["type"], "SeatsHeld");
+  auto data = stream.Next(std::chrono::seconds(5));
+  ASSERT_TRUE(data.has_value()) << "no event after the hold expired";
+  json released = json::parse(*data);
+  EXPECT_EQ(released["type"], "SeatsReleased");
+  EXPECT_EQ(released["seats"], json::array({"F7", "F8"}));
+}
+
 TEST_P(LiveUpdates, UnknownShowtimesHaveNoStream) {
   SseClient stream(service_->port(), "/showtimes/999999/seats/stream");
   EXPECT_EQ(stream.status(), 404);

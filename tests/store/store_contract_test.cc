@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <map>
 #include <random>
+#include <set>
 #include <thread>
 
 #include "core/crypto.h"
@@ -316,11 +317,12 @@ TEST_P(StoreContract, SweeperIsIdempotentAndSafeConcurrently) {
   std::atomic<int> freed{0}, errors{0};
   std::vector<std::thread> sweepers;
   std::barrier start(4);
+  std::vector<std::vector<SeatRef>> reported(4);  // each seat by the one sweep that freed it
   for (int i = 0; i < 4; ++i) {
-    sweepers.emplace_back([&] {
+    sweepers.emplace_back([&, i] {
       start.arrive_and_wait();
       for (;;) {
-        auto n = store_->SweepExpired(7);
+        auto n = store_->SweepExpired(7, &reported[i]);
         if (!n.ok()) {
           ++errors;
           return;
@@ -333,6 +335,15 @@ TEST_P(StoreContract, SweeperIsIdempotentAndSafeConcurrently) {
   for (auto& t : sweepers) t.join();
   EXPECT_EQ(errors.load(), 0);
   EXPECT_EQ(freed.load(), 40);
+  std::set<std::string> codes;
+  for (const auto& list : reported) {
+    for (const auto& seat : list) {
+      EXPECT_EQ(seat.showtime_id, st);
+      EXPECT_TRUE(codes.insert(seat.code).second) << seat.code << " reported twice";
+    }
+  }
+  EXPECT_EQ(codes.size(), 40u);
+  EXPECT_EQ(codes.count("A40"), 1u);
   EXPECT_EQ(store_->SweepExpired(100).value(), 0);
   auto owners = Owners(st);
   EXPECT_EQ(owners["A1"].status, SeatStatus::kAvailable);
