@@ -7,12 +7,9 @@
 # Prints `result …` lines and `ratio holds_vs_pgbench …`, `ratio gate_vs_store …`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ -z "${BOXOFFICE_TEST_PG_URL:-}" ] || [ -z "${BOXOFFICE_REDIS:-}" ]; then
-  scripts/deps.sh bench
-  cmake --build build --target boxoffice boxoffice-bench >/dev/null
-  exec scripts/with-postgres.sh scripts/with-redis.sh "$0" "$@"
-fi
 source scripts/lib.sh
+source bench/lib.sh
+with_postgres_and_redis "$0" "$@"
 connections=${1:-64}
 showtimes=${2:-20}
 threads=$(nproc)
@@ -25,7 +22,6 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-source bench/lib.sh
 
 # A fresh schema per run, so each run starts from an empty database.
 schema_url() {

@@ -1,7 +1,22 @@
-# Shared by the bench/*.sh scripts. Source it after scripts/lib.sh; it expects $tmp (a
-# scratch directory) and sets $api with start_serve.
+# Shared by the bench/*.sh scripts. Source it after scripts/lib.sh; its server functions
+# expect $tmp (a scratch directory), and start_serve sets $api.
 
 bench_secret=bench-secret-bench-secret-bench-secret-01
+
+# What every benchmark needs first: the reference engines' packages and fresh binaries.
+bench_setup() {
+  scripts/deps.sh bench
+  cmake --build build --target boxoffice boxoffice-bench >/dev/null
+}
+
+# Runs the calling script ("$0" "$@") again under a throwaway PostgreSQL and Redis, unless
+# it already runs under them.
+with_postgres_and_redis() {
+  if [ -z "${BOXOFFICE_TEST_PG_URL:-}" ] || [ -z "${BOXOFFICE_REDIS:-}" ]; then
+    bench_setup
+    exec scripts/with-postgres.sh scripts/with-redis.sh "$@"
+  fi
+}
 
 # Waits until URL answers 2xx (10 s at most).
 wait_http() {

@@ -8,12 +8,9 @@
 #   bench/premiere.sh [CONNECTIONS] [SHOWTIMES] [MAP_READS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ -z "${BOXOFFICE_TEST_PG_URL:-}" ] || [ -z "${BOXOFFICE_REDIS:-}" ]; then
-  scripts/deps.sh bench
-  cmake --build build --target boxoffice boxoffice-bench >/dev/null
-  exec scripts/with-postgres.sh scripts/with-redis.sh "$0" "$@"
-fi
 source scripts/lib.sh
+source bench/lib.sh
+with_postgres_and_redis "$0" "$@"
 connections=${1:-500}
 showtimes=${2:-10}
 map_reads=${3:-30}
@@ -29,7 +26,6 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-source bench/lib.sh
 
 gateway_secret=bench-gateway-secret-0001
 gateway_port=$(free_port)

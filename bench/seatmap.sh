@@ -7,12 +7,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
+source bench/lib.sh
 connections=${1:-64}
 seconds=${2:-10}
 threads=$(nproc)
-
-scripts/deps.sh bench
-cmake --build build --target boxoffice boxoffice-bench >/dev/null
+bench_setup
 
 tmp=$(mktemp -d)
 serve_pid=
@@ -23,7 +22,6 @@ cleanup() {
   rm -rf "$tmp"
 }
 trap cleanup EXIT
-source bench/lib.sh
 
 start_serve --db "sqlite:$tmp/bench.db"
 showtime=$(make_showtimes 1)
