@@ -83,27 +83,22 @@ bool Admission::RunOnce() {
   std::lock_guard lock(mu_);
   sizes_ = std::move(sizes);
   for (const auto& [showtime_id, size] : sizes_) {
-    if (gauges_[showtime_id]) continue;
-    gauges_[showtime_id] = true;
+    if (!gauges_.insert(showtime_id).second) continue;
     const std::string labels = "showtime=\"" + std::to_string(showtime_id) + "\"";
     metrics_->AddGauge(
         "boxoffice_waiting_room_queued", "Customers waiting in a showtime's waiting room.",
-        [this, showtime_id] {
-          std::lock_guard l(mu_);
-          auto it = sizes_.find(showtime_id);
-          return it == sizes_.end() ? 0.0 : static_cast<double>(it->second.queued);
-        },
-        labels);
+        [this, showtime_id] { return SizeOf(showtime_id, &RoomSizes::queued); }, labels);
     metrics_->AddGauge(
         "boxoffice_waiting_room_admitted", "Customers admitted to a showtime's seats right now.",
-        [this, showtime_id] {
-          std::lock_guard l(mu_);
-          auto it = sizes_.find(showtime_id);
-          return it == sizes_.end() ? 0.0 : static_cast<double>(it->second.admitted);
-        },
-        labels);
+        [this, showtime_id] { return SizeOf(showtime_id, &RoomSizes::admitted); }, labels);
   }
   return true;
+}
+
+double Admission::SizeOf(int64_t showtime_id, int64_t RoomSizes::*size) {
+  std::lock_guard lock(mu_);
+  auto it = sizes_.find(showtime_id);
+  return it == sizes_.end() ? 0.0 : static_cast<double>(it->second.*size);
 }
 
 Status Admission::Configure(int64_t showtime_id, const WaitingRoomConfig& config) {

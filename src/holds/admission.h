@@ -18,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "core/clock.h"
@@ -75,7 +76,8 @@ class Admission {
   std::string Sign(const std::string& what) const;
   QueueView View(int64_t showtime_id, int64_t customer_id, const QueuePlace& place,
                  const WaitingRoomConfig& config) const;
-  void Publish(int64_t showtime_id, const RoomSizes& sizes);
+  // One of a room's sizes as of the last round, for its /metrics gauge (0 once it closed).
+  double SizeOf(int64_t showtime_id, int64_t RoomSizes::*size);
 
   WaitingRoom* room_;
   Store* store_;
@@ -87,7 +89,7 @@ class Admission {
   std::mutex mu_;
   std::map<int64_t, WaitingRoomConfig> rooms_;  // enabled rooms
   std::map<int64_t, RoomSizes> sizes_;          // as of the last round, for /metrics
-  std::map<int64_t, bool> gauges_;              // showtimes whose gauges exist
+  std::set<int64_t> gauges_;                    // showtimes whose gauges exist
   Periodic keeper_;
 };
 
