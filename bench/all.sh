@@ -1,24 +1,36 @@
 #!/usr/bin/env bash
-# Every benchmark, one after another: `make bench` (quick, a few minutes on 2 cores) or
-# `make bench-full` (longer runs, more connections). Prints every result and ratio line
-# and keeps them in var/bench/<time>.txt.
+# Every benchmark, one after another, then the report: `make bench` (quick, a few minutes
+# on 2 cores) writes docs/benchmarks.md and its plots in docs/bench/; `make bench-full`
+# (longer runs, more connections) writes docs/benchmarks-full.md and docs/bench-full/.
+# The run's lines are kept in var/bench/<time>-<mode>.txt and beside the plots (run.txt).
 #   bench/all.sh quick|full
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-quick}
-mkdir -p var/bench
+case "$mode" in
+  quick) report=docs/benchmarks.md plots=docs/bench
+    scenarios=("seatmap bench/seatmap.sh 64 5" "holdstorm bench/holdstorm.sh 64 20"
+      "premiere bench/premiere.sh 500 10 30") ;;
+  full) report=docs/benchmarks-full.md plots=docs/bench-full
+    scenarios=("seatmap bench/seatmap.sh 256 30" "holdstorm bench/holdstorm.sh 256 100"
+      "premiere bench/premiere.sh 5000 10 30") ;;
+  *) echo "usage: bench/all.sh quick|full" >&2; exit 2 ;;
+esac
+mkdir -p var/bench "$plots"
 out="var/bench/$(date -u +%Y%m%dT%H%M%SZ)-$mode.txt"
 {
-  echo "# boxoffice benchmarks ($mode) $(date -u +%FT%TZ) on $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-  echo "# $(g++ --version | head -1); $(/usr/lib/postgresql/15/bin/postgres --version); $(redis-server --version | cut -d' ' -f3); $(nginx -v 2>&1)"
-  if [ "$mode" = full ]; then
-    bench/seatmap.sh 256 30
-    bench/holdstorm.sh 256 100
-    bench/premiere.sh 5000 10 30
-  else
-    bench/seatmap.sh 64 5
-    bench/holdstorm.sh 64 20
-    bench/premiere.sh 500 10 30
-  fi
-} 2>&1 | grep -E '^(#|result|ratio)' | tee "$out"
-echo "written to $out" >&2
+  echo "# \`make bench\` ($mode), $(date -u +%FT%TZ)"
+  echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(free -g | awk '/^Mem:/ { print $2 }') GiB, $(. /etc/os-release && echo "$PRETTY_NAME")"
+  echo "# versions: $(g++ --version | head -1); $(/usr/lib/postgresql/15/bin/postgres --version); Redis $(redis-server --version | sed -E 's/.*v=([^ ]+).*/\1/'); $(nginx -v 2>&1 | sed 's/nginx version: //'); boxoffice $(git rev-parse --short HEAD 2>/dev/null || echo unknown), Release build"
+  for s in "${scenarios[@]}"; do
+    read -r name command <<<"$s"
+    echo "scenario $name $command"
+    # shellcheck disable=SC2086 # the command's arguments are words
+    $command || { echo "# $name: FAILED (exit $?)"; }
+  done
+} 2>&1 | grep -E '^(#|scenario|result|latency|ratio)' | tee "$out"
+cp "$out" "$plots/run.txt"
+build/boxoffice-bench report --in "$plots/run.txt" --out "$report" --plots "$plots"
+echo "written: $out, $report, $plots/*.svg" >&2
+grep -q ': FAILED (exit' "$out" && exit 1
+exit 0

@@ -26,6 +26,7 @@
 // merged at the end. Output is machine-readable lines:
 //   result NAME requests=… rps=… p50_ms=… p90_ms=… p99_ms=… p999_ms=… max_ms=… errors=…
 //          status_200=… …
+//   latency NAME 0=… 20.57=… … 99.99=… 100=…   (milliseconds at percentiles, for plots)
 // A connection that fails is counted as an error and opened again.
 // clang-format off
 #include <utility>
@@ -41,6 +42,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -50,6 +53,8 @@
 #include <thread>
 #include <vector>
 
+#include "bench/histogram.h"
+#include "bench/report.h"
 #include "core/clock.h"
 #include "core/jwt.h"
 
@@ -61,50 +66,7 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-// Log-linear histogram of microseconds: 64 sub-buckets per power of two.
-class Histogram {
- public:
-  static constexpr int kSub = 64;
-  void Record(uint64_t us) {
-    ++counts_[Index(us)];
-    ++total_;
-    max_ = std::max(max_, us);
-  }
-  void Merge(const Histogram& o) {
-    for (size_t i = 0; i < counts_.size(); ++i) counts_[i] += o.counts_[i];
-    total_ += o.total_;
-    max_ = std::max(max_, o.max_);
-  }
-  uint64_t total() const { return total_; }
-  uint64_t max() const { return max_; }
-  // The value at quantile q (upper edge of its bucket).
-  uint64_t Quantile(double q) const {
-    if (total_ == 0) return 0;
-    const uint64_t want = static_cast<uint64_t>(std::ceil(q * static_cast<double>(total_)));
-    uint64_t seen = 0;
-    for (size_t i = 0; i < counts_.size(); ++i) {
-      seen += counts_[i];
-      if (seen >= want) return std::min(UpperEdge(i), max_);
-    }
-    return max_;
-  }
-
- private:
-  static size_t Index(uint64_t v) {
-    if (v < kSub) return static_cast<size_t>(v);
-    const int exp = 63 - __builtin_clzll(v) - 5;  // v >> exp is in [32, 64)
-    return static_cast<size_t>(exp * 32 + static_cast<int>(v >> exp));
-  }
-  static uint64_t UpperEdge(size_t i) {
-    if (i < kSub) return i;
-    const int exp = static_cast<int>(i / 32) - 1;
-    const uint64_t mant = i % 32 + 32;
-    return ((mant + 1) << exp) - 1;
-  }
-  std::array<uint64_t, 64 * 32> counts_{};
-  uint64_t total_ = 0;
-  uint64_t max_ = 0;
-};
+using boxoffice::bench::Histogram;
 
 struct Options {
   std::string host = "127.0.0.1";
@@ -388,6 +350,7 @@ asio::awaitable<void> HoldLoop(Worker& w, const Options& o, int connection, Cloc
 // out (no seat AVAILABLE, every hold paid) or --seconds pass.
 std::atomic<int> g_on_sale{0};  // showtimes not yet seen sold out
 std::vector<std::atomic<bool>>* g_sold_out = nullptr;
+std::vector<std::atomic<int>>* g_seats = nullptr;  // seats per showtime, from its map
 Clock::time_point g_all_sold_out{};
 
 asio::awaitable<void> PremiereLoop(Worker& w, const Options& o, int connection,
@@ -432,6 +395,11 @@ asio::awaitable<void> PremiereLoop(Worker& w, const Options& o, int connection,
     }
     if (map_status != 200) continue;
     const auto free = FreeSeats(body);
+    if ((*g_seats)[static_cast<size_t>(index)].load() == 0) {
+      int seats = 0;
+      for (size_t at = 0; (at = body.find("\"code\":\"", at)) != std::string::npos; ++at) ++seats;
+      (*g_seats)[static_cast<size_t>(index)] = seats;
+    }
     if (free.empty()) {
       // No seat AVAILABLE: held ones may still come back if unpaid, but every customer
       // here pays, so the showtime is sold out.
@@ -464,11 +432,20 @@ asio::awaitable<void> PremiereLoop(Worker& w, const Options& o, int connection,
         "POST /v1/sessions/" + session + "/pay HTTP/1.1\r\nHost: " + o.host +
         "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(pay_body.size()) +
         "\r\n\r\n" + pay_body;
-    if (co_await timed("pay", gateway, pay, nullptr) != 200) continue;
+    // A busy gateway (503) is tried again, as a customer would; anything else ends the
+    // purchase, and the hold comes back when it expires.
+    int paid = 0;
+    asio::steady_timer pause(executor);
+    for (int attempt = 0; attempt < 50 && Clock::now() < end; ++attempt) {
+      if ((paid = co_await timed("pay", gateway, pay, nullptr)) != 503) break;
+      pause.expires_after(std::chrono::milliseconds(50));
+      beast::error_code ec;
+      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+    if (paid != 200) continue;
     // The gateway calls back; the customer watches the booking until it is confirmed.
     const std::string booking_request = get("/bookings/" + std::to_string(booking), token);
-    asio::steady_timer pause(executor);
-    for (int poll = 0; poll < 100 && Clock::now() < end; ++poll) {
+    for (int poll = 0; poll < 1000 && Clock::now() < end; ++poll) {
       if (co_await timed("booking", conn, booking_request, &body) != 200) break;
       if (body.find("\"CONFIRMED\"") != std::string::npos) {
         w.seats_won += seats.size();
@@ -500,6 +477,10 @@ void PrintResult(const std::string& name, const Histogram& h, double seconds,
   for (auto [status, n] : statuses)
     std::printf(" status_%d=%llu", status, static_cast<unsigned long long>(n));
   std::printf("%s\n", extra.c_str());
+  // The percentile spectrum, for the report's latency plots.
+  std::printf("latency %s", name.c_str());
+  for (auto [percentile, us] : h.Spectrum()) std::printf(" %.6g=%.3f", percentile, ms(us));
+  std::printf("\n");
 }
 
 int Usage() {
@@ -512,15 +493,48 @@ int Usage() {
                "                           [--showtimes N] [--max-seats N] [--name NAME]\n"
                "       boxoffice-bench premiere --port PORT --gateway-port PORT --showtime ID\n"
                "                           --secret JWT_SECRET [--showtimes N] [--connections N]\n"
-               "                           [--map-reads N] [--max-seats N] [--seconds S]\n");
+               "                           [--map-reads N] [--max-seats N] [--seconds S]\n"
+               "       boxoffice-bench report --in RUN.txt --out REPORT.md --plots DIR\n");
   return 2;
 }
 
 }  // namespace
 
+// `report --in RUN.txt --out docs/benchmarks.md --plots docs/bench`: the report of a run
+// (bench/report.h), with one latency plot per scenario.
+int Report(int argc, char** argv) {
+  std::string in, out, plots;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--in") in = argv[i + 1];
+    else if (flag == "--out") out = argv[i + 1];
+    else if (flag == "--plots") plots = argv[i + 1];
+    else return Usage();
+  }
+  if (in.empty() || out.empty() || plots.empty()) return Usage();
+  std::ifstream file(in);
+  if (!file) {
+    std::fprintf(stderr, "boxoffice-bench report: cannot read %s\n", in.c_str());
+    return 1;
+  }
+  const auto run = boxoffice::bench::ParseRun(file);
+  namespace fs = std::filesystem;
+  fs::create_directories(plots);
+  for (const auto& scenario : run.scenarios) {
+    if (scenario.latency.empty()) continue;
+    std::ofstream(fs::path(plots) / (scenario.name + ".svg"))
+        << boxoffice::bench::LatencyPlotSvg(scenario.name + ": latency by percentile",
+                                            scenario.latency);
+  }
+  const auto link = fs::relative(fs::absolute(plots), fs::absolute(out).parent_path());
+  std::ofstream(out) << boxoffice::bench::ReportMarkdown(run, in, link.string());
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) return Usage();
   const std::string mode = argv[1];
+  if (mode == "report") return Report(argc, argv);
   if (mode != "get" && mode != "holdstorm" && mode != "premiere") return Usage();
   Options o;
   o.name = mode;
@@ -565,6 +579,8 @@ int main(int argc, char** argv) {
   if (mode == "premiere" && o.gateway_port == 0) return Usage();
   std::vector<std::atomic<bool>> sold_out_flags(static_cast<size_t>(o.showtimes));
   g_sold_out = &sold_out_flags;
+  std::vector<std::atomic<int>> seats_per_showtime(static_cast<size_t>(o.showtimes));
+  g_seats = &seats_per_showtime;
   g_on_sale = o.showtimes;
 
   std::vector<std::unique_ptr<Worker>> workers;
@@ -617,16 +633,19 @@ int main(int argc, char** argv) {
   if (mode == "premiere") {
     uint64_t requests = 0;
     for (auto& [route, h] : latency) requests += h.total();
-    const bool done = g_on_sale.load() == 0;
+    // Sold out: no seat left to hold, and every seat paid for and confirmed.
+    uint64_t seats = 0;
+    for (const auto& n : seats_per_showtime) seats += static_cast<uint64_t>(n.load());
+    const bool done = g_on_sale.load() == 0 && seats_won == seats;
     const double sell_out =
         done ? std::chrono::duration<double>(g_all_sold_out - launched).count() : 0.0;
     std::printf(
         "result %s requests=%llu rps=%.0f seconds=%.2f sold_out=%s sell_out_s=%.2f "
-        "seats_confirmed=%llu errors=%llu connections=%d\n",
+        "seats_confirmed=%llu seats=%llu errors=%llu connections=%d\n",
         o.name.c_str(), static_cast<unsigned long long>(requests),
         static_cast<double>(requests) / seconds, seconds, done ? "yes" : "no", sell_out,
-        static_cast<unsigned long long>(seats_won), static_cast<unsigned long long>(errors),
-        o.connections);
+        static_cast<unsigned long long>(seats_won), static_cast<unsigned long long>(seats),
+        static_cast<unsigned long long>(errors), o.connections);
     for (auto& [route, h] : latency)
       PrintResult(o.name + "_" + route, h, seconds, statuses[route], 0, "");
     return done ? 0 : 1;

@@ -71,11 +71,13 @@ UPDATE show_seat SET status = 'HELD', hold_id = gen_random_uuid(), customer_id =
  WHERE showtime_id = :st AND seat_code = chr(65 + :r) || :n
    AND (status = 'AVAILABLE' OR (status = 'HELD' AND hold_expires_at < now()));
 SQL
-pgbench_out=$("$pg_bin/pgbench" -n -c "$connections" -j "$threads" -T 10 -D "st=$last_first" \
-  -f "$tmp/hold.sql" "$last_db" 2>&1)
+# Every transaction's latency is logged (-l: its third column, in µs) for the percentiles.
+pgbench_seconds=10
+pgbench_out=$(cd "$tmp" && "$pg_bin/pgbench" -n -c "$connections" -j "$threads" -T "$pgbench_seconds" \
+  -D "st=$last_first" -l --log-prefix=pgbench -f "$tmp/hold.sql" "$last_db" 2>&1)
 tps=$(sed -nE 's/^tps = ([0-9.]+) \(without initial connection time\)/\1/p' <<<"$pgbench_out")
-latency=$(sed -nE 's/^latency average = ([0-9.]+) ms/\1/p' <<<"$pgbench_out")
-echo "result pgbench_conditional_update tps=${tps} latency_avg_ms=${latency} clients=$connections"
+cat "$tmp"/pgbench.* | awk '{ print $3 }' |
+  latency_lines pgbench_conditional_update "$pgbench_seconds" " tps=$tps clients=$connections"
 awk -v a="$(field attempts_per_s "$gate_out")" -v b="$tps" 'BEGIN { printf "ratio holds_vs_pgbench %.2f\n", a / b }'
 awk -v a="$(field attempts_per_s "$gate_out")" -v b="$(field attempts_per_s "$store_out")" \
   'BEGIN { printf "ratio gate_vs_store %.2f\n", a / b }'

@@ -28,14 +28,16 @@ wait_http() {
   return 1
 }
 
-# Starts `serve` with the flags given (after the bench defaults) on a free port; sets $api
-# and $serve_pid. BOXOFFICE_REDIS (set by with-redis.sh) would be read as --redis: only
-# the flags decide.
+# Starts `serve` with the flags given (after the bench defaults, and before any in
+# $BENCH_SERVE_FLAGS, for trying settings) on a free port; sets $api and $serve_pid.
+# BOXOFFICE_REDIS (set by with-redis.sh) would be read as --redis: only the flags decide.
 start_serve() {
   local port
   port=$(free_port)
+  # shellcheck disable=SC2086 # BENCH_SERVE_FLAGS is a list of words
   env -u BOXOFFICE_REDIS build/boxoffice serve --listen "127.0.0.1:$port" \
-    --jwt-secret "$bench_secret" --events-file "$tmp/events.jsonl" "$@" 2>"$tmp/serve.log" &
+    --jwt-secret "$bench_secret" --events-file "$tmp/events.jsonl" "$@" ${BENCH_SERVE_FLAGS:-} \
+    2>"$tmp/serve.log" &
   serve_pid=$!
   api="http://127.0.0.1:$port"
   wait_http "$api/healthz" || { cat "$tmp/serve.log" >&2; return 1; }
@@ -90,10 +92,28 @@ CONF
   wait_http "http://127.0.0.1:$nginx_port$1"
 }
 
-# The value of key=… in a result line.
-field() { sed -E "s/.* $1=([0-9.]+).*/\1/" <<<"$2"; }
+# The value of key=… in the first result line of $2.
+field() { grep -m1 '^result ' <<<"$2" | sed -E "s/.* $1=([0-9.]+).*/\1/"; }
 
 # The value of one series of serve's /metrics, e.g. metric 'boxoffice_gate_total{outcome="rejected"}'.
 metric() {
   curl -sf "$api/metrics" | awk -v s="$1" 'index($0, s " ") == 1 { print $2 }'
+}
+
+# Reads latencies in microseconds, one per line, and prints the `result NAME …` line (with
+# EXTRA appended) and the `latency NAME …` spectrum that boxoffice-bench prints for its own
+# routes, so a reference engine's latency sits in the same table and plot:
+#   latency_lines NAME SECONDS EXTRA <values
+latency_lines() {
+  sort -n | awk -v name="$1" -v seconds="$2" -v extra="$3" '
+    { v[NR] = $1 }
+    function at(q,   i) { i = int(q * NR); if (i < q * NR) i++; if (i < 1) i = 1; return v[i] / 1000 }
+    END {
+      if (NR == 0) exit
+      printf "result %s requests=%d rps=%.0f p50_ms=%.2f p90_ms=%.2f p99_ms=%.2f p999_ms=%.2f max_ms=%.2f errors=0%s\n",
+        name, NR, NR / seconds, at(0.5), at(0.9), at(0.99), at(0.999), v[NR] / 1000, extra
+      printf "latency %s", name
+      for (k = 0; k <= 40; k++) { q = 1 - 10 ^ (-k / 10); printf " %.6g=%.3f", 100 * q, at(q) }
+      printf " 100=%.3f\n", v[NR] / 1000
+    }'
 }

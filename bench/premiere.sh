@@ -60,5 +60,10 @@ ref=$(build/boxoffice-bench get --port "$nginx_port" --path "$path" --connection
 echo "$ref"
 ours_rps=$(field rps "$(head -1 <<<"$ours")")
 awk -v a="$ours_rps" -v b="$(field rps "$ref")" 'BEGIN { printf "ratio premiere_vs_nginx %.2f\n", a / b }'
-grep -q "sold_out=yes" <<<"$ours" || { echo "premiere: not sold out" >&2; exit 1; }
+# Sold out means every seat booked and paid, not only none left to hold.
+booked=$(field seats_booked "$audit")
+if ! grep -q "sold_out=yes" <<<"$ours" || [ "$booked" != $((showtimes * 300)) ]; then
+  echo "# premiere: not sold out: ${booked:-no} of $((showtimes * 300)) seats booked"
+  exit 1
+fi
 exit "$audited"

@@ -48,6 +48,13 @@ ref=$(build/boxoffice-bench get --port "$nginx_port" --path "$path" --connection
   --threads "$threads" --seconds "$seconds" --name seatmap_nginx)
 echo "$ours"
 echo "$ref"
+# Open loop: both at half of nginx's closed-loop rate, latency counted from when each
+# request was due, so a server that falls behind shows it.
+rate=$(awk -v r="$(field rps "$ref")" 'BEGIN { printf "%d", r / 2 }')
+build/boxoffice-bench get --port "${api##*:}" --path "$path" --connections "$connections" \
+  --threads "$threads" --seconds "$seconds" --rate "$rate" --name seatmap_open
+build/boxoffice-bench get --port "$nginx_port" --path "$path" --connections "$connections" \
+  --threads "$threads" --seconds "$seconds" --rate "$rate" --name seatmap_nginx_open
 queries=$(awk -v a="$after" -v b="$before" 'BEGIN { print a - b }')
 echo "result seatmap_store queries=$queries per_second=$(awk -v q="$queries" -v s="$seconds" 'BEGIN { printf "%.2f", q / s }')"
 awk -v a="$(field rps "$ours")" -v b="$(field rps "$ref")" 'BEGIN { printf "ratio seatmap_vs_nginx %.2f\n", a / b }'

@@ -75,8 +75,8 @@ RedisSeatGate::RedisSeatGate(std::unique_ptr<RedisClient> client, RedisGateOptio
 
 Result<RedisReply> RedisSeatGate::Run(const RedisScript& script, int64_t showtime_id,
                                       const std::vector<std::string>& seats,
-                                      const std::vector<std::string>& args) {
-  if (NowMs() < resting_until_ms_.load()) {
+                                      const std::vector<std::string>& args, bool even_resting) {
+  if (!even_resting && NowMs() < resting_until_ms_.load()) {
     return Status(Code::kUnavailable, "seat gate resting after a Redis failure");
   }
   std::vector<std::string> keys;
@@ -97,10 +97,11 @@ Result<RedisReply> RedisSeatGate::Run(const RedisScript& script, int64_t showtim
 
 SeatGate::Decision RedisSeatGate::Claim(int64_t showtime_id, const std::vector<std::string>& seats,
                                         const std::string& hold_id, Millis ttl) {
+  const bool resting = NowMs() < resting_until_ms_.load();
   auto r = Run(kClaim, showtime_id, seats, {hold_id, std::to_string(ttl.count())});
   if (!r.ok() || r->type != RedisReply::Type::kArray) {
     skipped_.Inc();
-    return Decision{Verdict::kSkipped, {}};
+    return Decision{resting ? Verdict::kSkipped : Verdict::kUncertain, {}};
   }
   if (r->elements.empty()) return Decision{Verdict::kClaimed, {}};
   Decision d{Verdict::kTaken, {}};
@@ -125,8 +126,9 @@ Status RedisSeatGate::Ping() {
 
 void RedisSeatGate::Release(int64_t showtime_id, const std::vector<std::string>& seats,
                             const std::string& hold_id) {
-  // A failure leaves keys that expire with the hold's TTL: never wrong, briefly pessimistic.
-  (void)Run(kRelease, showtime_id, seats, {hold_id});
+  // A failure leaves keys that expire with the hold's TTL: never wrong, but pessimistic
+  // until then, so this is tried even while the gate rests.
+  (void)Run(kRelease, showtime_id, seats, {hold_id}, /*even_resting=*/true);
 }
 
 void RedisSeatGate::Rearm(int64_t showtime_id, const std::vector<std::string>& seats,

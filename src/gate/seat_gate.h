@@ -11,7 +11,9 @@
 //
 // When Redis is down, slow (past its timeout) or was wiped, holds go straight to the
 // store: slower, never wrong. After a failure the gate stays out of the way for
-// `retry_after`, then tries Redis again by itself.
+// `retry_after`, then tries Redis again by itself. A claim whose answer timed out may still
+// have been applied; if the store then refuses the hold, its keys are released, so a lost
+// answer never leaves a free seat turned away.
 #pragma once
 
 #include <atomic>
@@ -29,7 +31,11 @@ class SeatGate {
   enum class Verdict {
     kClaimed,  // every key set to this hold: go on to the store
     kTaken,    // some seats are held or booked: `taken` names them, the store is not asked
-    kSkipped,  // the gate could not answer: go on to the store
+    kSkipped,  // the gate was not asked (Redis resting after a failure): go on to the store
+    // Redis was asked but did not answer in time: the keys may have been set all the same,
+    // so go on to the store and, if it refuses, Release them (else they would turn the
+    // seats away until the hold's TTL ran out, while the store has them free).
+    kUncertain,
   };
   struct Decision {
     Verdict verdict = Verdict::kSkipped;
@@ -40,7 +46,8 @@ class SeatGate {
   // All of the seats' keys or none, for ttl.
   virtual Decision Claim(int64_t showtime_id, const std::vector<std::string>& seats,
                          const std::string& hold_id, Millis ttl) = 0;
-  // Removes the keys that still carry hold_id.
+  // Removes the keys that still carry hold_id. Tried even while the gate rests after a
+  // failure: a key left behind would turn a free seat away until its TTL.
   virtual void Release(int64_t showtime_id, const std::vector<std::string>& seats,
                        const std::string& hold_id) = 0;
   // The keys that still carry hold_id now live for ttl (extend, checkout).
@@ -79,10 +86,11 @@ class RedisSeatGate final : public SeatGate {
   static std::string Key(int64_t showtime_id, const std::string& seat);
 
  private:
-  // Runs a script unless the gate is resting after a failure; records the outcome.
+  // Runs a script unless the gate is resting after a failure (or even then); records the
+  // outcome.
   Result<RedisReply> Run(const RedisScript& script, int64_t showtime_id,
                          const std::vector<std::string>& seats,
-                         const std::vector<std::string>& args);
+                         const std::vector<std::string>& args, bool even_resting = false);
 
   std::unique_ptr<RedisClient> client_;
   RedisGateOptions options_;

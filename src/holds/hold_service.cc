@@ -1,5 +1,7 @@
 #include "holds/hold_service.h"
 
+#include <algorithm>
+
 #include "core/crypto.h"
 #include "core/seats.h"
 
@@ -41,16 +43,20 @@ Result<Hold> HoldService::HoldSeats(int64_t showtime_id, int64_t customer_id,
   HoldRequest request{NewUuid(), showtime_id, customer_id, std::move(sorted.value()), policy_.ttl};
   bool claimed = false;
   if (gate_) {
-    auto decision = gate_->Claim(showtime_id, request.seats, request.hold_id, request.ttl);
+    auto decision = gate_->Claim(showtime_id, request.seats, request.hold_id,
+                                 std::min(policy_.gate_claim_ttl, request.ttl));
     if (decision.verdict == SeatGate::Verdict::kTaken) {
       lost_.Inc();
       return SeatsUnavailable(request, std::move(decision.taken));
     }
-    claimed = decision.verdict == SeatGate::Verdict::kClaimed;
+    // A claim whose answer was lost may have set the keys: treated as ours on a refusal.
+    claimed = decision.verdict == SeatGate::Verdict::kClaimed ||
+              decision.verdict == SeatGate::Verdict::kUncertain;
   }
   auto result = store_->HoldSeats(request);
   if (result.ok()) {
     won_.Inc();
+    if (claimed) gate_->Rearm(showtime_id, request.seats, request.hold_id, request.ttl);
     SeatsChanged(SeatChange::Type::kHeld, showtime_id, result->seats);
   } else {
     if (result.status().code() == Code::kConflict) lost_.Inc();

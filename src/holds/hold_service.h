@@ -21,6 +21,10 @@ namespace boxoffice {
 struct HoldPolicy {
   Millis ttl{10 * 60'000};           // API.md: a hold lasts 10 minutes
   Millis max_lifetime{20 * 60'000};  // and never more than 20 minutes after it was made
+  // A gate claim's keys live this long until the store has said yes; then they are rearmed
+  // for the hold's TTL. Keys a lost answer left behind (a timeout, then a refusal whose
+  // release was lost too) stop turning free seats away after this, not after 10 minutes.
+  Millis gate_claim_ttl{10'000};
 };
 
 class HoldService {
@@ -31,7 +35,8 @@ class HoldService {
   // In order: the rate limit (kRateLimited), the waiting room (kNotAdmitted without a
   // running admission when the showtime has a room), validation (kInvalid, nothing
   // touched), the gate (a seat it knows to be taken is refused, kConflict, without asking
-  // the store), then Store::HoldSeats.
+  // the store; else its keys are claimed for gate_claim_ttl), then Store::HoldSeats. The
+  // gate's keys are then rearmed for the hold's TTL, or released if the store refused.
   Result<Hold> HoldSeats(int64_t showtime_id, int64_t customer_id,
                          const std::vector<std::string>& seats,
                          const std::string* admission_token = nullptr);

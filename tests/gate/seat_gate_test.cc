@@ -135,13 +135,15 @@ TEST(SeatGate, ADownRedisIsSkippedAndTheGateRecovers) {
   Metrics metrics;
   auto gate = RedisFixture::Gate(*redis, &metrics);
   redis->Kill();
+  // Asked and unanswered: uncertain; then the gate rests and is not asked at all.
+  EXPECT_EQ(gate->Claim(1, {"A1"}, "h1", Millis(60'000)).verdict, SeatGate::Verdict::kUncertain);
   EXPECT_EQ(gate->Claim(1, {"A1"}, "h1", Millis(60'000)).verdict, SeatGate::Verdict::kSkipped);
   EXPECT_FALSE(gate->Up());
   EXPECT_FALSE(gate->Ping().ok());
   EXPECT_NE(metrics.Render().find("boxoffice_gate_up 0"), std::string::npos);
   ASSERT_TRUE(redis->Start());
   SeatGate::Verdict v = SeatGate::Verdict::kSkipped;
-  for (int i = 0; i < 50 && v == SeatGate::Verdict::kSkipped; ++i) {
+  for (int i = 0; i < 50 && v != SeatGate::Verdict::kClaimed; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     v = gate->Claim(1, {"A1"}, "h1", Millis(60'000)).verdict;
   }
@@ -201,6 +203,80 @@ TEST_P(GatedHolds, TheGateNeverChangesWhoWins) {
   ASSERT_NE(at, std::string::npos);
   rejected_by_gate_before = std::stoi(counters.substr(at + series.size()));
   EXPECT_GT(rejected_by_gate_before, 100) << "the gate should have turned most refusals away";
+}
+
+// A gate whose answers are lost on the way back: Redis applies each claim (through the real
+// gate) but the caller hears kUncertain, as after a timeout; releases and rearms can be
+// lost too.
+class LostAnswers final : public SeatGate {
+ public:
+  explicit LostAnswers(SeatGate* real) : real_(real) {}
+  bool lose_releases = false;
+  Decision Claim(int64_t st, const std::vector<std::string>& seats, const std::string& hold_id,
+                 Millis ttl) override {
+    real_->Claim(st, seats, hold_id, ttl);
+    return Decision{Verdict::kUncertain, {}};
+  }
+  void Release(int64_t st, const std::vector<std::string>& seats,
+               const std::string& hold_id) override {
+    if (!lose_releases) real_->Release(st, seats, hold_id);
+  }
+  void Rearm(int64_t st, const std::vector<std::string>& seats, const std::string& hold_id,
+             Millis ttl) override {
+    real_->Rearm(st, seats, hold_id, ttl);
+  }
+  void KeepUntil(int64_t st, const std::vector<std::string>& seats, const std::string& hold_id,
+                 Instant until) override {
+    real_->KeepUntil(st, seats, hold_id, until);
+  }
+  bool Up() const override { return real_->Up(); }
+  Status Ping() override { return real_->Ping(); }
+
+ private:
+  SeatGate* real_;
+};
+
+// The claim went through but its answer was lost, and the store refused the hold (its seat
+// was held without the gate knowing): the claim's keys are released, or else the seat
+// would be turned away while the store has it free.
+TEST_P(GatedHolds, AClaimWhoseAnswerWasLostIsReleasedWhenTheStoreRefuses) {
+  START_REDIS(redis);
+  Metrics metrics;
+  auto real = RedisFixture::Gate(*redis, &metrics);
+  LostAnswers gate(real.get());
+  const int64_t st = MakePricedShowtime();
+  HoldService holds(store_.get(), HoldPolicy{}, &metrics, &gate);
+  auto first = TryHold(st, 1, {"E5"});  // straight to the store: the gate knows nothing
+  ASSERT_TRUE(first.ok());
+  auto refused = holds.HoldSeats(st, 2, {"E5", "E6"});
+  ASSERT_EQ(refused.status().code(), Code::kConflict);
+  const std::string e6 = "seat:{" + std::to_string(st) + "}:E6";
+  EXPECT_EQ(redis->Cli("EXISTS " + e6), "0\n") << "E6 is free in the store";
+  // Once the store frees E5, anyone can hold both.
+  ASSERT_TRUE(store_->ReleaseHold(first->hold_id, 1).ok());
+  EXPECT_TRUE(holds.HoldSeats(st, 3, {"E5", "E6"}).ok());
+}
+
+// A win's keys are rearmed for the hold's TTL; keys left behind by a refusal whose release
+// was lost as well live only as long as a claim waits for the store.
+TEST_P(GatedHolds, GateKeysLiveAsLongAsTheHoldOrOnlyTheClaimWindow) {
+  START_REDIS(redis);
+  Metrics metrics;
+  auto real = RedisFixture::Gate(*redis, &metrics);
+  LostAnswers gate(real.get());
+  gate.lose_releases = true;
+  const int64_t st = MakePricedShowtime();
+  HoldPolicy policy;
+  policy.gate_claim_ttl = Millis(3'000);
+  HoldService holds(store_.get(), policy, &metrics, &gate);
+  auto key = [&](const std::string& seat) { return "seat:{" + std::to_string(st) + "}:" + seat; };
+  ASSERT_TRUE(holds.HoldSeats(st, 1, {"F1"}).ok());
+  EXPECT_GT(std::stoll(redis->Cli("PTTL " + key("F1"))), 9 * 60'000) << "the hold's 10 minutes";
+  ASSERT_TRUE(TryHold(st, 2, {"F3"}).ok());
+  ASSERT_EQ(holds.HoldSeats(st, 3, {"F3", "F4"}).status().code(), Code::kConflict);
+  const long long left = std::stoll(redis->Cli("PTTL " + key("F4")));
+  EXPECT_GT(left, 0) << "the lost release left the key";
+  EXPECT_LE(left, 3'000);
 }
 
 // 8 threads hold a seat of 20 and release it, over and over, while `fault` strikes Redis;

@@ -1,0 +1,395 @@
+#include "bench/report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+#include <sstream>
+
+namespace boxoffice::bench {
+
+const std::string* Result::Find(const std::string& key) const {
+  for (const auto& [k, v] : fields)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+std::optional<double> Result::Number(const std::string& key) const {
+  const std::string* v = Find(key);
+  if (!v || v->empty()) return std::nullopt;
+  char* end = nullptr;
+  const double d = std::strtod(v->c_str(), &end);
+  if (end != v->c_str() + v->size()) return std::nullopt;
+  return d;
+}
+
+const Result* BenchRun::FindResult(const std::string& name) const {
+  for (const auto& s : scenarios)
+    for (const auto& r : s.results)
+      if (r.name == name) return &r;
+  return nullptr;
+}
+
+std::optional<double> BenchRun::Ratio(const std::string& name) const {
+  for (const auto& s : scenarios)
+    for (const auto& [n, x] : s.ratios)
+      if (n == name) return x;
+  return std::nullopt;
+}
+
+namespace {
+
+std::vector<std::string> Words(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+std::pair<std::string, std::string> SplitField(const std::string& word) {
+  const size_t eq = word.find('=');
+  if (eq == std::string::npos) return {word, ""};
+  return {word.substr(0, eq), word.substr(eq + 1)};
+}
+
+}  // namespace
+
+BenchRun ParseRun(std::istream& in) {
+  BenchRun run;
+  auto current = [&run]() -> Scenario& {
+    if (run.scenarios.empty()) run.scenarios.push_back(Scenario{"other", "", {}, {}, {}});
+    return run.scenarios.back();
+  };
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("#", 0) == 0) {
+      const size_t text = line.find_first_not_of("# ");
+      if (text != std::string::npos) run.notes.push_back(line.substr(text));
+      continue;
+    }
+    const auto words = Words(line);
+    if (words.size() < 2) continue;
+    if (words[0] == "scenario") {
+      const size_t command = line.find(words[1]) + words[1].size();
+      const size_t start = line.find_first_not_of(' ', command);
+      run.scenarios.push_back(
+          Scenario{words[1], start == std::string::npos ? "" : line.substr(start), {}, {}, {}});
+    } else if (words[0] == "result") {
+      Result r{words[1], {}};
+      for (size_t i = 2; i < words.size(); ++i) r.fields.push_back(SplitField(words[i]));
+      current().results.push_back(std::move(r));
+    } else if (words[0] == "latency") {
+      Series s{words[1], {}};
+      for (size_t i = 2; i < words.size(); ++i) {
+        auto [p, ms] = SplitField(words[i]);
+        s.points.emplace_back(std::atof(p.c_str()), std::atof(ms.c_str()));
+      }
+      current().latency.push_back(std::move(s));
+    } else if (words[0] == "ratio" && words.size() >= 3) {
+      current().ratios.emplace_back(words[1], std::atof(words[2].c_str()));
+    }
+  }
+  return run;
+}
+
+namespace {
+
+std::string Format(const char* format, double v) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, format, v);
+  return buffer;
+}
+
+// 38972 → "38,972"; fractions are kept for small numbers (0.13, 7.8).
+std::string Pretty(double v) {
+  if (std::fabs(v) < 100 && v != std::floor(v)) return Format(std::fabs(v) < 10 ? "%.2f" : "%.1f", v);
+  std::string digits = Format("%.0f", std::fabs(v));
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3)
+    digits.insert(static_cast<size_t>(i), ",");
+  return (v < 0 ? "-" : "") + digits;
+}
+
+std::string Ms(std::optional<double> v) {
+  if (!v) return "";
+  return Format(*v < 10 ? "%.2f ms" : *v < 100 ? "%.1f ms" : "%.0f ms", *v);
+}
+
+std::string XmlEscape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '<') out += "&lt;";
+    else if (c == '>') out += "&gt;";
+    else if (c == '&') out += "&amp;";
+    else if (c == '"') out += "&quot;";
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string LatencyPlotSvg(const std::string& title, const std::vector<Series>& series) {
+  constexpr double kWidth = 760, kHeight = 380, kLeft = 70, kRight = 190, kTop = 40, kBottom = 50;
+  constexpr double kPlotW = kWidth - kLeft - kRight, kPlotH = kHeight - kTop - kBottom;
+  constexpr double kMaxX = 4.6;  // 99.99 % is at 4; the maximum is drawn a little right of it
+  static const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+                                  "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
+  // Milliseconds on a log scale, whole decades around the data.
+  double lo = 1e9, hi = 0;
+  for (const auto& s : series)
+    for (auto [p, ms] : s.points) {
+      if (ms > 0) lo = std::min(lo, ms);
+      hi = std::max(hi, ms);
+    }
+  if (hi <= 0) lo = hi = 1;
+  const int decade_lo = static_cast<int>(std::floor(std::log10(std::max(lo, 0.001))));
+  const int decade_hi = std::max(decade_lo + 1, static_cast<int>(std::ceil(std::log10(hi))));
+  auto x_of = [&](double percentile) {
+    const double x =
+        percentile >= 100.0 ? kMaxX : std::min(4.0, -std::log10(1.0 - percentile / 100.0));
+    return kLeft + kPlotW * x / kMaxX;
+  };
+  auto y_of = [&](double ms) {
+    const double v = std::log10(std::max(ms, std::pow(10.0, decade_lo)));
+    return kTop + kPlotH * (1.0 - (v - decade_lo) / (decade_hi - decade_lo));
+  };
+  std::ostringstream svg;
+  svg << R"(<svg xmlns="http://www.w3.org/2000/svg" width=")" << kWidth << R"(" height=")"
+      << kHeight << R"(" viewBox="0 0 )" << kWidth << ' ' << kHeight
+      << R"(" font-family="sans-serif" font-size="12">)" << '\n'
+      << R"(<rect width="100%" height="100%" fill="white"/>)" << '\n'
+      << R"(<text x=")" << kLeft << R"(" y="22" font-size="15" font-weight="bold">)"
+      << XmlEscape(title) << "</text>\n";
+  // Grid and axes.
+  const std::pair<double, const char*> xticks[] = {
+      {0, "0%"}, {50, "50%"}, {90, "90%"}, {99, "99%"}, {99.9, "99.9%"}, {99.99, "99.99%"},
+      {100, "max"}};
+  for (auto [p, label] : xticks) {
+    const double x = x_of(p);
+    svg << R"(<line x1=")" << x << R"(" y1=")" << kTop << R"(" x2=")" << x << R"(" y2=")"
+        << kTop + kPlotH << R"(" stroke="#ddd"/>)" << R"(<text x=")" << x << R"(" y=")"
+        << kTop + kPlotH + 16 << R"(" text-anchor="middle">)" << label << "</text>\n";
+  }
+  for (int d = decade_lo; d <= decade_hi; ++d) {
+    const double y = y_of(std::pow(10.0, d));
+    const double ms = std::pow(10.0, d);
+    svg << R"(<line x1=")" << kLeft << R"(" y1=")" << y << R"(" x2=")" << kLeft + kPlotW
+        << R"(" y2=")" << y << R"(" stroke="#ddd"/>)" << R"(<text x=")" << kLeft - 6
+        << R"(" y=")" << y + 4 << R"(" text-anchor="end">)"
+        << (ms < 1 ? Format("%g", ms) : Pretty(ms)) << " ms</text>\n";
+  }
+  svg << R"(<rect x=")" << kLeft << R"(" y=")" << kTop << R"(" width=")" << kPlotW
+      << R"(" height=")" << kPlotH << R"(" fill="none" stroke="#444"/>)" << '\n'
+      << R"(<text x=")" << kLeft + kPlotW / 2 << R"(" y=")" << kHeight - 12
+      << R"x(" text-anchor="middle">percentile of requests (log scale of 1/(1 − p))</text>)x" << '\n'
+      << R"x(<text transform="translate(16 )x" << kTop + kPlotH / 2
+      << R"x() rotate(-90)" text-anchor="middle">latency</text>)x" << '\n';
+  // One line per series, and its legend entry.
+  for (size_t i = 0; i < series.size(); ++i) {
+    const char* color = kColors[i % (sizeof kColors / sizeof *kColors)];
+    svg << R"(<polyline fill="none" stroke-width="2" stroke=")" << color << R"(" points=")";
+    for (auto [p, ms] : series[i].points) svg << Format("%.1f", x_of(p)) << ',' << Format("%.1f", y_of(ms)) << ' ';
+    svg << "\"/>\n";
+    const double ly = kTop + 8 + 18 * static_cast<double>(i);
+    svg << R"(<line x1=")" << kLeft + kPlotW + 12 << R"(" y1=")" << ly << R"(" x2=")"
+        << kLeft + kPlotW + 32 << R"(" y2=")" << ly << R"(" stroke-width="3" stroke=")" << color
+        << R"("/>)" << R"(<text x=")" << kLeft + kPlotW + 38 << R"(" y=")" << ly + 4 << R"(">)"
+        << XmlEscape(series[i].name) << "</text>\n";
+  }
+  svg << "</svg>\n";
+  return svg.str();
+}
+
+namespace {
+
+Target Check(std::string what, std::optional<double> value, double bound, bool at_least,
+             const std::string& unit) {
+  Target t{std::move(what), "", Target::State::kNotRun, ""};
+  if (!value) return t;
+  t.measured = (unit == "×" || unit.empty() ? Format("%.2f", *value) : Pretty(*value)) + unit;
+  const bool met = at_least ? *value >= bound : *value <= bound;
+  t.state = met ? Target::State::kMet : Target::State::kMissed;
+  if (!met) {
+    t.detail = at_least ? Format("%.1f", bound / std::max(*value, 1e-9)) + "× short"
+                        : Format("%.1f", *value / std::max(bound, 1e-9)) + "× over";
+  }
+  return t;
+}
+
+bool IsAudit(const std::string& name) { return name.size() > 6 && name.ends_with("_audit"); }
+
+}  // namespace
+
+std::vector<Target> CheckTargets(const BenchRun& run) {
+  std::vector<Target> targets;
+  auto number = [&](const std::string& result, const std::string& key) -> std::optional<double> {
+    const Result* r = run.FindResult(result);
+    return r ? r->Number(key) : std::nullopt;
+  };
+  targets.push_back(Check("`ratio seatmap_vs_nginx` ≥ 0.8", run.Ratio("seatmap_vs_nginx"), 0.8,
+                          true, ""));
+  targets.push_back(Check("hold storm with the gate: attempts/s ≥ 5× pgbench (`ratio holds_vs_pgbench`)",
+                          run.Ratio("holds_vs_pgbench"), 5, true, "×"));
+  targets.push_back(Check("hold storm with the gate: p99 ≤ 20 ms",
+                          number("holdstorm_gate", "p99_ms"), 20, false, " ms"));
+  {
+    std::optional<double> violations;
+    std::string audits;
+    for (const auto& s : run.scenarios)
+      for (const auto& r : s.results)
+        if (IsAudit(r.name)) {
+          violations = violations.value_or(0) + r.Number("violations").value_or(1);
+          audits += (audits.empty() ? "" : ", ") + r.name;
+        }
+    Target t = Check("0 invariant violations after every scenario", violations, 0, false, "");
+    if (violations) t.measured = Format("%.0f", *violations) + " (" + audits + ")";
+    if (t.state == Target::State::kMissed) t.detail = "a failed run";
+    targets.push_back(t);
+  }
+  {
+    Target t{"premiere sold out", "", Target::State::kNotRun, ""};
+    if (const Result* r = run.FindResult("premiere")) {
+      const bool sold = r->Find("sold_out") && *r->Find("sold_out") == "yes";
+      t.measured = sold ? "in " + Pretty(r->Number("sell_out_s").value_or(0)) + " s" : "no";
+      t.state = sold ? Target::State::kMet : Target::State::kMissed;
+    }
+    targets.push_back(t);
+  }
+  {
+    std::optional<double> worst;
+    std::string route;
+    for (const auto& s : run.scenarios) {
+      if (s.name != "premiere") continue;
+      for (const auto& r : s.results) {
+        if (!r.name.starts_with("premiere_") || r.name.ends_with("_nginx") || IsAudit(r.name))
+          continue;
+        const auto p99 = r.Number("p99_ms");
+        if (p99 && (!worst || *p99 > *worst)) worst = p99, route = r.name.substr(9);
+      }
+    }
+    Target t = Check("premiere: p99 ≤ 50 ms on every route", worst, 50, false, " ms");
+    if (worst) t.measured += " (worst: " + route + ")";
+    targets.push_back(t);
+  }
+  targets.push_back(Check("`ratio premiere_vs_nginx` ≥ 0.8 (the aim beyond this benchmark)",
+                          run.Ratio("premiere_vs_nginx"), 0.8, true, ""));
+  return targets;
+}
+
+namespace {
+
+// What each scenario does, for the reader of the report.
+const std::map<std::string, std::string>& Descriptions() {
+  static const std::map<std::string, std::string> kText = {
+      {"seatmap",
+       "`serve` on SQLite with one 300-seat showtime (15 rows × 20), 60 of its seats held. "
+       "nginx serves the same bytes as a static file (one worker per core, keep-alive, no "
+       "access log). The same client, `boxoffice-bench get`, reads each for the same time "
+       "over the same keep-alive connections: first closed loop (each connection sends its "
+       "next request when the last answer is in), then open loop at a fixed arrival rate, "
+       "where latency counts from when a request was due. `seatmap_store` is how many "
+       "queries the cache made to the store meanwhile."},
+      {"holdstorm",
+       "The production profile on PostgreSQL, twice on a fresh schema: straight to the store "
+       "(`holdstorm_store`), then through the Redis seat gate (`holdstorm_gate`). Each "
+       "connection repeats: read the seat map, pick 1–8 adjacent AVAILABLE seats in a random "
+       "row, POST a hold as a new customer; when a showtime is sold out everyone moves on to "
+       "the next, until all are. The `_seatmap` lines are those map reads. The reference is "
+       "pgbench on the same PostgreSQL at the same number of clients, running the seeds' "
+       "conditional UPDATE on one random seat of a 300-seat showtime per transaction (holds "
+       "of 20 ms, so the hall keeps freeing up and the statement keeps writing). "
+       "`boxoffice audit` checks the database after each run."},
+      {"premiere",
+       "The production profile (PostgreSQL, the Redis gate, the fake payment gateway), "
+       "showtimes of 300 seats on sale at once. Each connection plays one customer after "
+       "another: read a showtime's seat map 30 times, hold 1–8 adjacent free seats, check "
+       "out with an Idempotency-Key, pay at the gateway, poll `GET /bookings/{id}` until the "
+       "gateway's callback has confirmed it. A lost hold means reading the map again. The "
+       "run ends when every showtime is sold out; `boxoffice audit` checks the database. The "
+       "reference is nginx serving the seat map's bytes to the same client at the same "
+       "concurrency."},
+  };
+  return kText;
+}
+
+const std::set<std::string>& LatencyKeys() {
+  static const std::set<std::string> kKeys = {"requests", "rps",    "p50_ms",  "p90_ms",
+                                              "p99_ms",   "p999_ms", "max_ms", "errors"};
+  return kKeys;
+}
+
+void LatencyTable(std::ostringstream& md, const std::vector<Result>& results) {
+  bool header = false;
+  for (const auto& r : results) {
+    if (!r.Number("p99_ms")) continue;
+    if (!header) {
+      md << "| run | requests | req/s | p50 | p90 | p99 | p99.9 | max | errors | answers |\n"
+         << "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+      header = true;
+    }
+    std::string answers;
+    for (const auto& [k, v] : r.fields)
+      if (k.starts_with("status_"))
+        answers += (answers.empty() ? "" : ", ") + k.substr(7) + ": " + Pretty(std::atof(v.c_str()));
+    md << "| `" << r.name << "` | " << Pretty(r.Number("requests").value_or(0)) << " | "
+       << Pretty(r.Number("rps").value_or(0)) << " | " << Ms(r.Number("p50_ms")) << " | "
+       << Ms(r.Number("p90_ms")) << " | " << Ms(r.Number("p99_ms")) << " | "
+       << Ms(r.Number("p999_ms")) << " | " << Ms(r.Number("max_ms")) << " | "
+       << Pretty(r.Number("errors").value_or(0)) << " | " << answers << " |\n";
+  }
+  if (header) md << "\n";
+}
+
+void OtherFields(std::ostringstream& md, const std::vector<Result>& results) {
+  for (const auto& r : results) {
+    std::string text;
+    for (const auto& [k, v] : r.fields) {
+      if (LatencyKeys().count(k) || k.starts_with("status_")) continue;
+      const auto n = r.Number(k);
+      // Whole numbers get thousands separators; anything else is shown as printed.
+      const bool whole = n && v.find_first_of(".eE") == std::string::npos;
+      text += (text.empty() ? "" : " · ") + k + " " + (whole ? Pretty(*n) : v);
+    }
+    if (!text.empty()) md << "- `" << r.name << "`: " << text << "\n";
+  }
+}
+
+}  // namespace
+
+std::string ReportMarkdown(const BenchRun& run, const std::string& source, const std::string& plot_dir) {
+  std::ostringstream md;
+  md << "# Benchmarks\n\n"
+     << "Written by `make bench` from a real run (its lines are in `" << source
+     << "`); run it again to replace this file. What limits these figures, with profiles: "
+     << "[performance.md](performance.md).\n\n"
+     << "Everything runs on one machine at once: the service, PostgreSQL 15 and Redis 7 "
+        "started by the scripts, the reference engines and the load generator "
+        "(`boxoffice-bench`). Absolute figures move from run to run on a shared machine; the "
+        "ratios are measured in the same run and are the figures to compare.\n\n";
+  for (const auto& note : run.notes) md << "- " << note << "\n";
+  md << "\n## Targets\n\n| target | measured | state |\n|---|---|---|\n";
+  for (const auto& t : CheckTargets(run)) {
+    const char* state = t.state == Target::State::kMet      ? "**met**"
+                        : t.state == Target::State::kMissed ? "**missed**"
+                                                            : "not run";
+    md << "| " << t.what << " | " << t.measured << " | " << state
+       << (t.detail.empty() ? "" : ": " + t.detail) << " |\n";
+  }
+  md << "\n";
+  for (const auto& s : run.scenarios) {
+    md << "## " << s.name << "\n\n";
+    if (!s.command.empty()) md << "```sh\n" << s.command << "\n```\n\n";
+    if (auto it = Descriptions().find(s.name); it != Descriptions().end())
+      md << it->second << "\n\n";
+    for (const auto& [name, x] : s.ratios) md << "**`ratio " << name << " " << Format("%.2f", x) << "`**  \n";
+    if (!s.ratios.empty()) md << "\n";
+    LatencyTable(md, s.results);
+    OtherFields(md, s.results);
+    md << "\n";
+    if (!s.latency.empty())
+      md << "![" << s.name << " latency](" << plot_dir << "/" << s.name << ".svg)\n\n";
+  }
+  return md.str();
+}
+
+}  // namespace boxoffice::bench
