@@ -12,7 +12,7 @@ case "$mode" in
     scenarios=("seatmap bench/seatmap.sh 64 5" "holdstorm bench/holdstorm.sh 64 20"
       "premiere bench/premiere.sh 500 10 30") ;;
   full) report=docs/benchmarks-full.md plots=docs/bench-full
-    scenarios=("seatmap bench/seatmap.sh 256 30" "holdstorm bench/holdstorm.sh 256 100"
+    scenarios=("seatmap bench/seatmap.sh 256 30" "holdstorm bench/holdstorm.sh 10000 20"
       "premiere bench/premiere.sh 5000 10 30") ;;
   *) echo "usage: bench/all.sh quick|full" >&2; exit 2 ;;
 esac

@@ -296,6 +296,13 @@ std::string Post(const Options& o, const std::string& path, const std::string& t
 std::atomic<int> g_current{0};
 Clock::time_point g_sold_out_at[1024];
 
+// A shedding server (503, Retry-After: 1) is asked again a second later, as clients do.
+asio::awaitable<void> RetryAfter(asio::any_io_executor executor) {
+  asio::steady_timer pause(executor, std::chrono::seconds(1));
+  beast::error_code ec;
+  co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+}
+
 asio::awaitable<void> HoldLoop(Worker& w, const Options& o, int connection, Clock::time_point end) {
   auto executor = co_await asio::this_coro::executor;
   Conn conn(executor, tcp::endpoint(asio::ip::make_address(o.host), o.port));
@@ -316,6 +323,7 @@ asio::awaitable<void> HoldLoop(Worker& w, const Options& o, int connection, Cloc
     }
     w.latency["seatmap"].Record(Micros(Clock::now() - t0));
     ++w.statuses["seatmap"][map_status];
+    if (map_status == 503) co_await RetryAfter(executor);
     if (map_status != 200) continue;
     const auto free = FreeSeats(body);
     if (free.empty()) {
@@ -339,6 +347,7 @@ asio::awaitable<void> HoldLoop(Worker& w, const Options& o, int connection, Cloc
     w.latency["hold"].Record(Micros(Clock::now() - t0));
     ++w.statuses["hold"][status];
     if (status == 201) w.seats_won += seats.size();
+    if (status == 503) co_await RetryAfter(executor);
   }
   conn.Close();
 }
@@ -361,17 +370,22 @@ asio::awaitable<void> PremiereLoop(Worker& w, const Options& o, int connection,
   Conn gateway(executor, tcp::endpoint(asio::ip::make_address(o.host), o.gateway_port));
   int64_t customer = (static_cast<int64_t>(connection) + 1) << 32;
   std::string body;
+  // One request, timed; a 503 (the service shedding load, or a busy gateway) is sent
+  // again a second later, as a customer's app would, until the run ends.
   auto timed = [&](const char* route, Conn& c, const std::string& request,
                    std::string* out) -> asio::awaitable<int> {
-    const auto t0 = Clock::now();
-    const int status = co_await c.Exchange(request, out);
-    if (status == 0) {
-      ++w.errors;
-      co_return 0;
+    for (;;) {
+      const auto t0 = Clock::now();
+      const int status = co_await c.Exchange(request, out);
+      if (status == 0) {
+        ++w.errors;
+        co_return 0;
+      }
+      w.latency[route].Record(Micros(Clock::now() - t0));
+      ++w.statuses[route][status];
+      if (status != 503 || Clock::now() >= end) co_return status;
+      co_await RetryAfter(executor);
     }
-    w.latency[route].Record(Micros(Clock::now() - t0));
-    ++w.statuses[route][status];
-    co_return status;
   };
   auto get = [&](const std::string& path, const std::string& token) {
     return "GET " + path + " HTTP/1.1\r\nHost: " + o.host + "\r\n" +
@@ -432,17 +446,9 @@ asio::awaitable<void> PremiereLoop(Worker& w, const Options& o, int connection,
         "POST /v1/sessions/" + session + "/pay HTTP/1.1\r\nHost: " + o.host +
         "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(pay_body.size()) +
         "\r\n\r\n" + pay_body;
-    // A busy gateway (503) is tried again, as a customer would; anything else ends the
-    // purchase, and the hold comes back when it expires.
-    int paid = 0;
+    // A failed payment ends the purchase: the hold comes back when it expires.
+    if (co_await timed("pay", gateway, pay, nullptr) != 200) continue;
     asio::steady_timer pause(executor);
-    for (int attempt = 0; attempt < 50 && Clock::now() < end; ++attempt) {
-      if ((paid = co_await timed("pay", gateway, pay, nullptr)) != 503) break;
-      pause.expires_after(std::chrono::milliseconds(50));
-      beast::error_code ec;
-      co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    }
-    if (paid != 200) continue;
     // The gateway calls back; the customer watches the booking until it is confirmed.
     const std::string booking_request = get("/bookings/" + std::to_string(booking), token);
     for (int poll = 0; poll < 1000 && Clock::now() < end; ++poll) {
@@ -506,10 +512,14 @@ int Report(int argc, char** argv) {
   std::string in, out, plots;
   for (int i = 2; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--in") in = argv[i + 1];
-    else if (flag == "--out") out = argv[i + 1];
-    else if (flag == "--plots") plots = argv[i + 1];
-    else return Usage();
+    if (flag == "--in")
+      in = argv[i + 1];
+    else if (flag == "--out")
+      out = argv[i + 1];
+    else if (flag == "--plots")
+      plots = argv[i + 1];
+    else
+      return Usage();
   }
   if (in.empty() || out.empty() || plots.empty()) return Usage();
   std::ifstream file(in);
@@ -522,9 +532,8 @@ int Report(int argc, char** argv) {
   fs::create_directories(plots);
   for (const auto& scenario : run.scenarios) {
     if (scenario.latency.empty()) continue;
-    std::ofstream(fs::path(plots) / (scenario.name + ".svg"))
-        << boxoffice::bench::LatencyPlotSvg(scenario.name + ": latency by percentile",
-                                            scenario.latency);
+    std::ofstream(fs::path(plots) / (scenario.name + ".svg")) << boxoffice::bench::LatencyPlotSvg(
+        scenario.name + ": latency by percentile", scenario.latency);
   }
   const auto link = fs::relative(fs::absolute(plots), fs::absolute(out).parent_path());
   std::ofstream(out) << boxoffice::bench::ReportMarkdown(run, in, link.string());

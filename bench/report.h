@@ -65,6 +65,7 @@ std::vector<Target> CheckTargets(const BenchRun& run);
 
 // The whole docs/benchmarks.md. `plot_dir` is where the plots are, relative to it; the
 // plot of a scenario is `<plot_dir>/<scenario>.svg`.
-std::string ReportMarkdown(const BenchRun& run, const std::string& source, const std::string& plot_dir);
+std::string ReportMarkdown(const BenchRun& run, const std::string& source,
+                           const std::string& plot_dir);
 
 }  // namespace boxoffice::bench

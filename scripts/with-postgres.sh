@@ -30,7 +30,7 @@ trap cleanup EXIT
 # Tests need speed, not durability: fsync off. max_connections covers 64-thread races.
 "${as_pg[@]}" "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
   -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir -c fsync=off \
-      -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c shared_buffers=256MB" \
+      -c synchronous_commit=off -c full_page_writes=off -c max_connections=300 -c shared_buffers=256MB ${BOXOFFICE_PG_OPTIONS:-}" \
   start >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
 "${as_pg[@]}" "$PG_BIN/createdb" -h 127.0.0.1 -p "$port" -U boxoffice boxoffice
 

@@ -18,6 +18,9 @@ SeatMapCache::SeatMapCache(Loader loader, const Clock* clock, Millis max_age, Me
       loads_(metrics->GetCounter("boxoffice_seatmap_cache_total",
                                  "Seat map reads by how the cache served them.",
                                  "outcome=\"loaded\"")),
+      stale_(metrics->GetCounter("boxoffice_seatmap_cache_total",
+                                 "Seat map reads by how the cache served them.",
+                                 "outcome=\"stale_while_loading\"")),
       applied_(metrics->GetCounter("boxoffice_seatmap_changes_applied_total",
                                    "This instance's seat changes applied to cached maps.")) {}
 
@@ -43,13 +46,24 @@ bool SeatMapCache::Fresh(const Slot& slot) const {
   return age < max_age_ && !(slot.remote_stale && age >= kRemoteMinAge);
 }
 
+bool SeatMapCache::ServableWhileLoading(const Slot& slot) const {
+  if (!slot.loading || !slot.entry || slot.stale) return false;
+  return clock_->Now() - slot.entry->loaded_at < kStaleLimit * max_age_;
+}
+
 std::shared_ptr<const SeatMapCache::Entry> SeatMapCache::Peek(int64_t showtime_id) {
   std::shared_ptr<Slot> slot = Existing(showtime_id);
   if (!slot) return nullptr;
   std::lock_guard lock(slot->mu);
-  if (!Fresh(*slot)) return nullptr;
-  hits_.Inc();
-  return slot->entry;
+  if (Fresh(*slot)) {
+    hits_.Inc();
+    return slot->entry;
+  }
+  if (ServableWhileLoading(*slot)) {
+    stale_.Inc();
+    return slot->entry;
+  }
+  return nullptr;
 }
 
 Result<std::shared_ptr<const SeatMapCache::Entry>> SeatMapCache::Get(int64_t showtime_id) {
@@ -57,6 +71,10 @@ Result<std::shared_ptr<const SeatMapCache::Entry>> SeatMapCache::Get(int64_t sho
   std::unique_lock lock(slot->mu);
   if (Fresh(*slot)) {
     hits_.Inc();
+    return slot->entry;
+  }
+  if (ServableWhileLoading(*slot)) {
+    stale_.Inc();
     return slot->entry;
   }
   if (slot->loading) {

@@ -11,6 +11,11 @@
 // * Other instances' changes (heard through SeatEvents) make the entry reload once it is
 //   kRemoteMinAge old, so a storm of remote changes costs at most max_age / kRemoteMinAge
 //   loads per max_age, not one per change.
+// * While one reader loads an entry that has only aged (it has every change of this
+//   instance), the others are answered from it at once rather than waiting for the load
+//   (stale while revalidate), as long as it is less than kStaleLimit × max_age old; so a
+//   map read never queues behind the store. An entry a change of this instance made stale
+//   is never served.
 // * A hold that expires shows as AVAILABLE within max_age (lazy expiry applies on load).
 // * At most kMaxEntries showtimes are kept; beyond that, entries older than max_age go.
 #pragma once
@@ -44,9 +49,11 @@ class SeatMapCache {
   SeatMapCache(Loader loader, const Clock* clock, Millis max_age, Metrics* metrics);
 
   Result<std::shared_ptr<const Entry>> Get(int64_t showtime_id);
-  // The entry if it is fresh now, else null; never loads nor waits for a load.
+  // The entry if it is fresh now (or servable while another reader loads it), else null;
+  // never loads nor waits for a load.
   std::shared_ptr<const Entry> Peek(int64_t showtime_id);
   static constexpr Millis kRemoteMinAge{250};
+  static constexpr int kStaleLimit = 2;     // × max_age: the oldest entry served while loading
   static constexpr int kApplyAttempts = 4;  // then the entry is reloaded instead
 
   // The next reader loads the map afresh.
@@ -78,7 +85,8 @@ class SeatMapCache {
   std::shared_ptr<Slot> SlotFor(int64_t showtime_id);
   std::shared_ptr<Slot> Existing(int64_t showtime_id);
   static std::shared_ptr<const Entry> MakeEntry(SeatMap map, Instant loaded_at);
-  bool Fresh(const Slot& slot) const;  // slot.mu held
+  bool Fresh(const Slot& slot) const;                 // slot.mu held
+  bool ServableWhileLoading(const Slot& slot) const;  // slot.mu held
 
   Loader loader_;
   const Clock* clock_;
@@ -86,6 +94,7 @@ class SeatMapCache {
   Counter& hits_;
   Counter& waits_;
   Counter& loads_;
+  Counter& stale_;
   Counter& applied_;
   std::mutex mu_;
   std::unordered_map<int64_t, std::shared_ptr<Slot>> slots_;

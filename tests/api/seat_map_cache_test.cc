@@ -7,6 +7,8 @@
 
 #include <atomic>
 #include <barrier>
+#include <condition_variable>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -167,6 +169,74 @@ TEST_P(SeatMapCacheTest, OtherInstancesChangesReloadAtMostEveryQuarterSecond) {
   clock_.Advance(api::SeatMapCache::kRemoteMinAge);
   ASSERT_TRUE(cache.Get(st).ok());
   EXPECT_EQ(loads_.load(), 2);
+}
+
+// While one reader reloads an aged map, the others are answered from it at once; never
+// from an entry one of this instance's changes made stale, nor from one past
+// kStaleLimit × max-age.
+TEST_P(SeatMapCacheTest, ReadersDoNotWaitForTheReloadOfAnAgedMap) {
+  const int64_t st = MakeShowtime({{"A", 4}});
+  std::mutex mu;
+  std::condition_variable cv;
+  bool open = true;
+  int entered = 0;
+  api::SeatMapCache cache(
+      [&](int64_t id) {
+        std::unique_lock lock(mu);
+        ++entered;
+        cv.notify_all();
+        cv.wait(lock, [&] { return open; });
+        lock.unlock();
+        return store_->GetSeatMap(id);
+      },
+      &clock_, Millis(1'000), &metrics_);
+  auto reload_in_background = [&]() {
+    {
+      std::lock_guard lock(mu);
+      open = false;
+    }
+    const int before = entered;
+    std::thread loader([&] { EXPECT_TRUE(cache.Get(st).ok()); });
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return entered > before; });
+    return loader;
+  };
+  auto finish = [&](std::thread& loader) {
+    {
+      std::lock_guard lock(mu);
+      open = true;
+    }
+    cv.notify_all();
+    loader.join();
+  };
+  ASSERT_TRUE(cache.Get(st).ok());
+  const auto first = cache.Peek(st);
+  ASSERT_TRUE(first);
+  ASSERT_TRUE(TryHold(st, 1, {"A1"}).ok());  // made elsewhere
+  clock_.Advance(Millis(1'000));
+  EXPECT_EQ(cache.Peek(st), nullptr) << "aged, and nobody reloads it: a reader must";
+
+  std::thread loader = reload_in_background();
+  EXPECT_EQ(cache.Peek(st), first);
+  EXPECT_EQ(cache.Get(st).value(), first) << "Get does not wait either";
+  clock_.Advance(Millis(1'000));  // 2 × max-age old
+  EXPECT_EQ(cache.Peek(st), nullptr);
+  finish(loader);
+  const auto second = cache.Peek(st);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(StatusOf(*second, 0), "HELD");
+
+  // This instance holds A2 while a reload runs: the aged entry lacks it, so it is not served.
+  clock_.Advance(Millis(1'000));
+  loader = reload_in_background();
+  EXPECT_EQ(cache.Peek(st), second);
+  ASSERT_TRUE(TryHold(st, 2, {"A2"}).ok());
+  cache.Apply(st, {"A2"}, SeatStatus::kHeld);
+  EXPECT_EQ(cache.Peek(st), nullptr);
+  finish(loader);
+  EXPECT_NE(
+      metrics_.Render().find("boxoffice_seatmap_cache_total{outcome=\"stale_while_loading\"} 3"),
+      std::string::npos);
 }
 
 TEST_P(SeatMapCacheTest, ReadersThatWaitedShareTheLoadsError) {

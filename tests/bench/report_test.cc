@@ -1,11 +1,12 @@
 // The benchmark's histogram and the report `make bench` writes from a run's lines.
+#include "bench/report.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 #include <sstream>
 
 #include "bench/histogram.h"
-#include "bench/report.h"
 
 namespace boxoffice::bench {
 namespace {
