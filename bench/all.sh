@@ -20,7 +20,7 @@ mkdir -p var/bench "$plots"
 out="var/bench/$(date -u +%Y%m%dT%H%M%SZ)-$mode.txt"
 {
   echo "# \`make bench\` ($mode), $(date -u +%FT%TZ)"
-  echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(free -g | awk '/^Mem:/ { print $2 }') GiB, $(. /etc/os-release && echo "$PRETTY_NAME")"
+  echo "# machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(awk '/^MemTotal:/ { printf "%.0f", $2 / 1048576 }' /proc/meminfo) GiB, $(. /etc/os-release && echo "$PRETTY_NAME")"
   echo "# versions: $(g++ --version | head -1); $(/usr/lib/postgresql/15/bin/postgres --version); Redis $(redis-server --version | sed -E 's/.*v=([^ ]+).*/\1/'); $(nginx -v 2>&1 | sed 's/nginx version: //'); boxoffice $(git rev-parse --short HEAD 2>/dev/null || echo unknown), Release build"
   for s in "${scenarios[@]}"; do
     read -r name command <<<"$s"

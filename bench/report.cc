@@ -311,7 +311,9 @@ const std::map<std::string, std::string>& Descriptions() {
        "database takes 300 connections), running the seeds' "
        "conditional UPDATE on one random seat of a 300-seat showtime per transaction (holds "
        "of 20 ms, so the hall keeps freeing up and the statement keeps writing). "
-       "`boxoffice audit` checks the database after each run."},
+       "`boxoffice audit` checks the database after each run. `holdstorm_gate_open` is the "
+       "gated storm again in open loop: attempts due at half the closed-loop rate, and "
+       "`_attempt` is each attempt's latency from when it was due to the hold's answer."},
       {"premiere",
        "The production profile (PostgreSQL, the Redis gate, the fake payment gateway), "
        "showtimes of 300 seats on sale at once. Each connection plays one customer after "
