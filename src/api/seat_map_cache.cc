@@ -51,32 +51,29 @@ bool SeatMapCache::ServableWhileLoading(const Slot& slot) const {
   return clock_->Now() - slot.entry->loaded_at < kStaleLimit * max_age_;
 }
 
+std::shared_ptr<const SeatMapCache::Entry> SeatMapCache::Servable(const Slot& slot) {
+  if (Fresh(slot)) {
+    hits_.Inc();
+    return slot.entry;
+  }
+  if (ServableWhileLoading(slot)) {
+    stale_.Inc();
+    return slot.entry;
+  }
+  return nullptr;
+}
+
 std::shared_ptr<const SeatMapCache::Entry> SeatMapCache::Peek(int64_t showtime_id) {
   std::shared_ptr<Slot> slot = Existing(showtime_id);
   if (!slot) return nullptr;
   std::lock_guard lock(slot->mu);
-  if (Fresh(*slot)) {
-    hits_.Inc();
-    return slot->entry;
-  }
-  if (ServableWhileLoading(*slot)) {
-    stale_.Inc();
-    return slot->entry;
-  }
-  return nullptr;
+  return Servable(*slot);
 }
 
 Result<std::shared_ptr<const SeatMapCache::Entry>> SeatMapCache::Get(int64_t showtime_id) {
   std::shared_ptr<Slot> slot = SlotFor(showtime_id);
   std::unique_lock lock(slot->mu);
-  if (Fresh(*slot)) {
-    hits_.Inc();
-    return slot->entry;
-  }
-  if (ServableWhileLoading(*slot)) {
-    stale_.Inc();
-    return slot->entry;
-  }
+  if (auto entry = Servable(*slot)) return entry;
   if (slot->loading) {
     // Someone is loading it: share that load, whatever its outcome.
     const uint64_t round = slot->round;

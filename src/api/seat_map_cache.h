@@ -87,6 +87,8 @@ class SeatMapCache {
   static std::shared_ptr<const Entry> MakeEntry(SeatMap map, Instant loaded_at);
   bool Fresh(const Slot& slot) const;                 // slot.mu held
   bool ServableWhileLoading(const Slot& slot) const;  // slot.mu held
+  // The entry to answer with now (fresh, or servable while loading), counted; else null.
+  std::shared_ptr<const Entry> Servable(const Slot& slot);  // slot.mu held
 
   Loader loader_;
   const Clock* clock_;
