@@ -2,7 +2,8 @@
 # Every benchmark, one after another, then the report: `make bench` (quick, a few minutes
 # on 2 cores) writes docs/benchmarks.md and its plots in docs/bench/; `make bench-full`
 # (longer runs, more connections) writes docs/benchmarks-full.md and docs/bench-full/.
-# The run's lines are kept in var/bench/<time>-<mode>.txt and beside the plots (run.txt).
+# The run's lines are kept in var/bench/<time>-<mode>.txt and beside the plots (run.txt);
+# everything the scripts printed, in var/bench/<time>-<mode>.log.
 #   bench/all.sh quick|full
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +29,7 @@ out="var/bench/$(date -u +%Y%m%dT%H%M%SZ)-$mode.txt"
     # shellcheck disable=SC2086 # the command's arguments are words
     $command || { echo "# $name: FAILED (exit $?)"; }
   done
-} 2>&1 | grep -E '^(#|scenario|result|latency|ratio)' | tee "$out"
+} 2>&1 | tee "${out%.txt}.log" | grep -E '^(#|scenario|result|latency|ratio)' | tee "$out"
 cp "$out" "$plots/run.txt"
 build/boxoffice-bench report --in "$plots/run.txt" --out "$report" --plots "$plots"
 echo "written: $out, $report, $plots/*.svg" >&2

@@ -44,7 +44,7 @@ run() {
   start_serve --db "$db" --holds-per-minute 100000 --max-connections $((connections + 1000)) "$@"
   first=$(make_showtimes "$showtimes")
   out=$(build/boxoffice-bench holdstorm --port "${api##*:}" --showtime "$first" --showtimes "$showtimes" \
-    --connections "$connections" --threads "$threads" --secret "$bench_secret" --seconds 120 \
+    --connections "${bench_connections:-$connections}" --threads "$threads" --secret "$bench_secret" --seconds 120 \
     --rate "${bench_rate:-0}" --name "$name")
   rejected=$(metric 'boxoffice_gate_total{outcome="rejected"}')
   stop_serve
@@ -62,9 +62,11 @@ store_out=$last_out
 run holdstorm_gate --redis "$BOXOFFICE_REDIS" --redis-timeout 50ms
 gate_out=$last_out
 # Open loop: attempts due at half the closed-loop rate with the gate, so the latency is
-# that of a service at half load, not of 64 connections queueing.
+# that of a service at half load, not of the connections queueing. At most 256
+# connections: each must make an attempt every connections ÷ rate seconds.
 open_rate=$(awk -v r="$(field attempts_per_s "$gate_out")" 'BEGIN { printf "%d", r / 2 }')
-bench_rate=$open_rate run holdstorm_gate_open --redis "$BOXOFFICE_REDIS" --redis-timeout 50ms
+bench_connections=$((connections < 256 ? connections : 256)) bench_rate=$open_rate \
+  run holdstorm_gate_open --redis "$BOXOFFICE_REDIS" --redis-timeout 50ms
 
 # The reference: the seeds' conditional UPDATE, one random seat of a hot 300-seat showtime
 # per transaction, 64 pgbench clients on the same PostgreSQL. Holds last 20 ms, so the hall

@@ -18,9 +18,10 @@ with_postgres_and_redis() {
   fi
 }
 
-# Waits until URL answers 2xx (10 s at most).
+# Waits until URL answers 2xx (30 s at most: the machine may still be busy with the last
+# scenario's servers going down).
 wait_http() {
-  for _ in $(seq 1 100); do
+  for _ in $(seq 1 300); do
     curl -sf -o /dev/null "$1" && return 0
     sleep 0.1
   done
