@@ -709,15 +709,14 @@ int main(int argc, char** argv) {
   }
   // Attempts are the holds the service decided (not the 503s it shed under load).
   char extra[320];
-  std::snprintf(extra, sizeof extra,
-                " seconds=%.2f attempts_per_s=%.0f won=%llu seats_won=%llu taken=%llu shed=%llu "
-                "showtimes_sold_out=%d/%d sell_out_mean_s=%.3f sell_out_max_s=%.3f connections=%d",
-                seconds, static_cast<double>(latency["hold"].total() - count(503)) / seconds,
-                static_cast<unsigned long long>(count(201)),
-                static_cast<unsigned long long>(seats_won),
-                static_cast<unsigned long long>(count(409)),
-                static_cast<unsigned long long>(count(503)), sold_out, o.showtimes,
-                sold_out ? total / sold_out : 0.0, slowest, o.connections);
+  std::snprintf(
+      extra, sizeof extra,
+      " seconds=%.2f attempts_per_s=%.0f won=%llu seats_won=%llu taken=%llu shed=%llu "
+      "showtimes_sold_out=%d/%d sell_out_mean_s=%.3f sell_out_max_s=%.3f connections=%d",
+      seconds, static_cast<double>(latency["hold"].total() - count(503)) / seconds,
+      static_cast<unsigned long long>(count(201)), static_cast<unsigned long long>(seats_won),
+      static_cast<unsigned long long>(count(409)), static_cast<unsigned long long>(count(503)),
+      sold_out, o.showtimes, sold_out ? total / sold_out : 0.0, slowest, o.connections);
   PrintResult(o.name, latency["hold"], seconds, holds, errors, extra);
   PrintResult(o.name + "_seatmap", latency["seatmap"], seconds, statuses["seatmap"], 0, "");
   if (o.rate > 0) {

@@ -5,6 +5,10 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include <cstring>
+#include <iterator>
+#include <random>
+
 #include "core/status.h"
 
 namespace boxoffice {
@@ -93,14 +97,36 @@ std::optional<std::string> Base64UrlDecode(std::string_view text) {
   return out;
 }
 
+namespace {
+
+std::string FormatUuid(unsigned char* b) {  // 16 bytes
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const std::string hex = HexEncode(std::string_view(reinterpret_cast<char*>(b), 16));
+  return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" +
+         hex.substr(16, 4) + "-" + hex.substr(20);
+}
+
+}  // namespace
+
 std::string NewUuid() {
   unsigned char b[16];
   BOX_ASSERT(RAND_bytes(b, sizeof b) == 1);
-  b[6] = (b[6] & 0x0f) | 0x40;
-  b[8] = (b[8] & 0x3f) | 0x80;
-  const std::string hex = HexEncode(std::string_view(reinterpret_cast<char*>(b), sizeof b));
-  return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" +
-         hex.substr(16, 4) + "-" + hex.substr(20);
+  return FormatUuid(b);
+}
+
+std::string NewFastUuid() {
+  thread_local std::mt19937_64 rng = [] {
+    std::seed_seq::result_type seed[8];
+    BOX_ASSERT(RAND_bytes(reinterpret_cast<unsigned char*>(seed), sizeof seed) == 1);
+    std::seed_seq seq(std::begin(seed), std::end(seed));
+    return std::mt19937_64(seq);
+  }();
+  unsigned char b[16];
+  const uint64_t hi = rng(), lo = rng();
+  std::memcpy(b, &hi, 8);
+  std::memcpy(b + 8, &lo, 8);
+  return FormatUuid(b);
 }
 
 bool IsUuid(std::string_view s) {

@@ -121,7 +121,7 @@ std::string RequestIdFor(const Headers& headers) {
     for (char c : *given) ok = ok && c > 32 && c < 127;
     if (ok) return *given;
   }
-  return NewUuid();
+  return NewFastUuid();
 }
 
 }  // namespace
@@ -224,7 +224,7 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
       counted = true;
       response = co_await Dispatch(request, &route_label);
     }
-    if (request.request_id.empty()) request.request_id = NewUuid();
+    if (request.request_id.empty()) request.request_id = NewFastUuid();
     if (response.stream) {
       Record(route_label, MethodLabel(request.method), response.status,
              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <thread>
+#include <vector>
+
 namespace boxoffice {
 namespace {
 
@@ -43,6 +47,28 @@ TEST(Crypto, UuidsAreVersion4AndDistinct) {
   EXPECT_EQ(a[14], '4');
   EXPECT_FALSE(IsUuid("not-a-uuid"));
   EXPECT_FALSE(IsUuid("123E4567-E89B-12D3-A456-426614174000"));  // we only emit lower case
+}
+
+// Request ids: the same form, distinct across threads (each seeds its own generator).
+TEST(Crypto, FastUuidsAreVersion4AndDistinctAcrossThreads) {
+  std::vector<std::vector<std::string>> made(4);
+  std::vector<std::thread> threads;
+  for (auto& ids : made) {
+    threads.emplace_back([&ids] {
+      for (int i = 0; i < 10'000; ++i) ids.push_back(NewFastUuid());
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::set<std::string> all;
+  for (const auto& ids : made) {
+    for (const auto& id : ids) {
+      ASSERT_TRUE(IsUuid(id)) << id;
+      ASSERT_EQ(id[14], '4');
+      ASSERT_TRUE(id[19] == '8' || id[19] == '9' || id[19] == 'a' || id[19] == 'b') << id;
+      all.insert(id);
+    }
+  }
+  EXPECT_EQ(all.size(), 40'000u);
 }
 
 }  // namespace
