@@ -88,8 +88,28 @@ Result<std::shared_ptr<const SeatMapCache::Entry>> SeatMapCache::Get(int64_t sho
   lock.unlock();
   auto map = loader_(showtime_id);
   std::shared_ptr<const Entry> entry;
-  if (map.ok()) entry = MakeEntry(std::move(map.value()), clock_->Now());
+  const Instant loaded_at = clock_->Now();
+  if (map.ok()) entry = MakeEntry(std::move(map.value()), loaded_at);
   lock.lock();
+  // This instance's holds and bookings that came during the load may be missing from its
+  // snapshot: they are applied to it, a few rounds at most (more may come meanwhile);
+  // past that, or if too many came, the next reader loads again.
+  bool complete = !slot->changes_overflowed;
+  for (int round = 0; entry && complete && !slot->changes_during_load.empty(); ++round) {
+    if (round == kApplyAttempts) {
+      complete = false;
+      break;
+    }
+    const auto changes = std::move(slot->changes_during_load);
+    slot->changes_during_load.clear();
+    lock.unlock();
+    SeatMap patched = *entry->map;
+    for (const auto& [seats, status] : changes) Patch(patched, seats, status);
+    entry = MakeEntry(std::move(patched), loaded_at);
+    lock.lock();
+  }
+  slot->changes_during_load.clear();
+  slot->changes_overflowed = false;
   slot->loading = false;
   ++slot->round;
   loads_.Inc();
@@ -97,7 +117,7 @@ Result<std::shared_ptr<const SeatMapCache::Entry>> SeatMapCache::Get(int64_t sho
     slot->entry = entry;
     slot->last_error = Status::Ok();
     // Invalidated while loading: what was loaded may predate the change.
-    slot->stale = slot->generation != generation;
+    slot->stale = slot->generation != generation || !complete;
   } else {
     slot->last_error = map.status();
   }
@@ -129,20 +149,32 @@ void SeatMapCache::Apply(int64_t showtime_id, const std::vector<std::string>& se
   std::shared_ptr<Slot> slot = Existing(showtime_id);
   if (!slot) return;
   std::unique_lock lock(slot->mu);
+  // A load in flight may have taken its snapshot before this change: the load applies it
+  // to its result before installing it.
+  bool recorded = false;
+  if (slot->loading) {
+    if (slot->changes_during_load.size() < kMaxChangesDuringLoad) {
+      slot->changes_during_load.emplace_back(seats, status);
+      recorded = true;
+    } else {
+      slot->changes_overflowed = true;
+    }
+  }
   // Patched and serialised outside the lock, so readers (on I/O threads) never wait for
   // it; installed only if no other change came meanwhile (else patched again from the
   // newer entry, a few times, and past that the next reader reloads).
   for (int attempt = 0; attempt < kApplyAttempts; ++attempt) {
     const std::shared_ptr<const Entry> base = slot->entry;
-    if (!base || slot->loading) break;
+    if (!base) {
+      if (recorded) return;  // nothing cached yet; the load in flight takes the change
+      break;
+    }
     lock.unlock();
     SeatMap patched = *base->map;
-    for (auto& seat : patched.seats) {
-      if (std::find(seats.begin(), seats.end(), seat.code) != seats.end()) seat.status = status;
-    }
+    Patch(patched, seats, status);
     auto entry = MakeEntry(std::move(patched), base->loaded_at);
     lock.lock();
-    if (slot->entry == base && !slot->loading) {
+    if (slot->entry == base) {
       slot->entry = std::move(entry);
       applied_.Inc();
       return;
@@ -150,6 +182,12 @@ void SeatMapCache::Apply(int64_t showtime_id, const std::vector<std::string>& se
   }
   ++slot->generation;
   slot->stale = true;
+}
+
+void SeatMapCache::Patch(SeatMap& map, const std::vector<std::string>& seats, SeatStatus status) {
+  for (auto& seat : map.seats) {
+    if (std::find(seats.begin(), seats.end(), seat.code) != seats.end()) seat.status = status;
+  }
 }
 
 std::shared_ptr<SeatMapCache::Slot> SeatMapCache::Existing(int64_t showtime_id) {

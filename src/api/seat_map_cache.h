@@ -6,16 +6,17 @@
 //   (single flight); if it fails, they all get its error rather than queueing retries.
 // * This instance's own changes (a hold, a release, a confirmed booking) show at once: the
 //   committed change is applied to the cached map (Apply), without a store query, so a
-//   storm of holds does not turn into a storm of map loads. An entry being loaded when a
-//   change comes is loaded again instead (its snapshot may predate the change).
+//   storm of holds does not turn into a storm of map loads. A hold or booking that comes
+//   while the entry is being loaded is applied to the load's result too (its snapshot may
+//   predate the change), so a storm of wins never keeps the entry from refreshing.
 // * Other instances' changes (heard through SeatEvents) make the entry reload once it is
 //   kRemoteMinAge old, so a storm of remote changes costs at most max_age / kRemoteMinAge
 //   loads per max_age, not one per change.
-// * While one reader loads an entry that has only aged (it has every change of this
-//   instance), the others are answered from it at once rather than waiting for the load
-//   (stale while revalidate), as long as it is less than kStaleLimit × max_age old; so a
-//   map read never queues behind the store. An entry a change of this instance made stale
-//   is never served.
+// * While one reader loads an entry that has every change of this instance (it has only
+//   aged, or was patched meanwhile), the others are answered from it at once rather than
+//   waiting for the load (stale while revalidate), as long as it is less than
+//   kStaleLimit × max_age old; so a map read never queues behind the store. An entry a
+//   change of this instance made stale is never served.
 // * A hold that expires shows as AVAILABLE within max_age (lazy expiry applies on load).
 // * At most kMaxEntries showtimes are kept; beyond that, entries older than max_age go.
 #pragma once
@@ -26,6 +27,8 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/metrics.h"
@@ -53,7 +56,9 @@ class SeatMapCache {
   // never loads nor waits for a load.
   std::shared_ptr<const Entry> Peek(int64_t showtime_id);
   static constexpr Millis kRemoteMinAge{250};
-  static constexpr int kStaleLimit = 2;     // × max_age: the oldest entry served while loading
+  static constexpr int kStaleLimit = 2;  // × max_age: the oldest entry served while loading
+  // Own changes kept for the load in flight; past that, its result is loaded again.
+  static constexpr size_t kMaxChangesDuringLoad = 1024;
   static constexpr int kApplyAttempts = 4;  // then the entry is reloaded instead
 
   // The next reader loads the map afresh.
@@ -78,6 +83,9 @@ class SeatMapCache {
     bool stale = true;
     bool remote_stale = false;  // another instance changed it since this entry's load began
     bool loading = false;
+    // This instance's holds and bookings since the load in flight began, for its result.
+    std::vector<std::pair<std::vector<std::string>, SeatStatus>> changes_during_load;
+    bool changes_overflowed = false;
     uint64_t generation = 0;  // bumped by Invalidate
     uint64_t round = 0;       // bumped by every finished load
     Status last_error;        // of the last load, for the readers that waited on it
@@ -85,6 +93,7 @@ class SeatMapCache {
   std::shared_ptr<Slot> SlotFor(int64_t showtime_id);
   std::shared_ptr<Slot> Existing(int64_t showtime_id);
   static std::shared_ptr<const Entry> MakeEntry(SeatMap map, Instant loaded_at);
+  static void Patch(SeatMap& map, const std::vector<std::string>& seats, SeatStatus status);
   bool Fresh(const Slot& slot) const;                 // slot.mu held
   bool ServableWhileLoading(const Slot& slot) const;  // slot.mu held
   // The entry to answer with now (fresh, or servable while loading), counted; else null.

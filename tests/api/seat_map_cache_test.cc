@@ -171,9 +171,9 @@ TEST_P(SeatMapCacheTest, OtherInstancesChangesReloadAtMostEveryQuarterSecond) {
   EXPECT_EQ(loads_.load(), 2);
 }
 
-// While one reader reloads an aged map, the others are answered from it at once; never
-// from an entry one of this instance's changes made stale, nor from one past
-// kStaleLimit × max-age.
+// While one reader reloads an aged map, the others are answered from it at once (never
+// from one past kStaleLimit × max-age); this instance's wins during a reload show at once
+// and are applied to the reload's result, whose snapshot was taken before them.
 TEST_P(SeatMapCacheTest, ReadersDoNotWaitForTheReloadOfAnAgedMap) {
   const int64_t st = MakeShowtime({{"A", 4}});
   std::mutex mu;
@@ -182,21 +182,21 @@ TEST_P(SeatMapCacheTest, ReadersDoNotWaitForTheReloadOfAnAgedMap) {
   int entered = 0;
   api::SeatMapCache cache(
       [&](int64_t id) {
+        auto snapshot = store_->GetSeatMap(id);  // taken first, then the load is slow
         std::unique_lock lock(mu);
         ++entered;
         cv.notify_all();
         cv.wait(lock, [&] { return open; });
-        lock.unlock();
-        return store_->GetSeatMap(id);
+        return snapshot;
       },
       &clock_, Millis(1'000), &metrics_);
-  auto reload_in_background = [&]() {
+  auto load_in_background = [&](int64_t showtime) {
     {
       std::lock_guard lock(mu);
       open = false;
     }
     const int before = entered;
-    std::thread loader([&] { EXPECT_TRUE(cache.Get(st).ok()); });
+    std::thread loader([&cache, showtime] { EXPECT_TRUE(cache.Get(showtime).ok()); });
     std::unique_lock lock(mu);
     cv.wait(lock, [&] { return entered > before; });
     return loader;
@@ -216,7 +216,7 @@ TEST_P(SeatMapCacheTest, ReadersDoNotWaitForTheReloadOfAnAgedMap) {
   clock_.Advance(Millis(1'000));
   EXPECT_EQ(cache.Peek(st), nullptr) << "aged, and nobody reloads it: a reader must";
 
-  std::thread loader = reload_in_background();
+  std::thread loader = load_in_background(st);
   EXPECT_EQ(cache.Peek(st), first);
   EXPECT_EQ(cache.Get(st).value(), first) << "Get does not wait either";
   clock_.Advance(Millis(1'000));  // 2 × max-age old
@@ -226,17 +226,40 @@ TEST_P(SeatMapCacheTest, ReadersDoNotWaitForTheReloadOfAnAgedMap) {
   ASSERT_TRUE(second);
   EXPECT_EQ(StatusOf(*second, 0), "HELD");
 
-  // This instance holds A2 while a reload runs: the aged entry lacks it, so it is not served.
+  // This instance holds A2 after the reload took its snapshot: the aged entry shows it at
+  // once, and so does the reload's result, which is fresh.
   clock_.Advance(Millis(1'000));
-  loader = reload_in_background();
+  loader = load_in_background(st);
   EXPECT_EQ(cache.Peek(st), second);
   ASSERT_TRUE(TryHold(st, 2, {"A2"}).ok());
   cache.Apply(st, {"A2"}, SeatStatus::kHeld);
-  EXPECT_EQ(cache.Peek(st), nullptr);
+  const auto patched = cache.Peek(st);
+  ASSERT_TRUE(patched);
+  EXPECT_EQ(StatusOf(*patched, 1), "HELD");
   finish(loader);
+  const auto third = cache.Peek(st);
+  ASSERT_TRUE(third);
+  EXPECT_NE(third, patched);
+  EXPECT_EQ(StatusOf(*third, 1), "HELD") << "the snapshot predates A2; the win was applied";
+  EXPECT_EQ(third->loaded_at, clock_.Now());
+  const int loads = entered;
+  EXPECT_EQ(cache.Peek(st), third);
+  EXPECT_EQ(entered, loads);
+
+  // The first load of a showtime, with a win during it.
+  const int64_t other = MakeShowtime({{"B", 2}});
+  loader = load_in_background(other);
+  EXPECT_EQ(cache.Peek(other), nullptr);
+  ASSERT_TRUE(TryHold(other, 3, {"B2"}).ok());
+  cache.Apply(other, {"B2"}, SeatStatus::kHeld);
+  finish(loader);
+  const auto cold = cache.Peek(other);
+  ASSERT_TRUE(cold);
+  EXPECT_EQ(StatusOf(*cold, 1), "HELD");
   EXPECT_NE(
-      metrics_.Render().find("boxoffice_seatmap_cache_total{outcome=\"stale_while_loading\"} 3"),
-      std::string::npos);
+      metrics_.Render().find("boxoffice_seatmap_cache_total{outcome=\"stale_while_loading\"} 4"),
+      std::string::npos)
+      << metrics_.Render();
 }
 
 TEST_P(SeatMapCacheTest, ReadersThatWaitedShareTheLoadsError) {
