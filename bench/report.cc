@@ -217,7 +217,7 @@ Target Check(std::string what, std::optional<double> value, double bound, bool a
              const std::string& unit) {
   Target t{std::move(what), "", Target::State::kNotRun, ""};
   if (!value) return t;
-  t.measured = (unit == "×" || unit.empty() ? Format("%.2f", *value) : Pretty(*value)) + unit;
+  t.measured = unit == " ms" ? Ms(value) : Format("%.2f", *value) + unit;
   const bool met = at_least ? *value >= bound : *value <= bound;
   t.state = met ? Target::State::kMet : Target::State::kMissed;
   if (!met) {

@@ -75,10 +75,12 @@ RedisSeatGate::RedisSeatGate(std::unique_ptr<RedisClient> client, RedisGateOptio
 
 Result<RedisReply> RedisSeatGate::Run(const RedisScript& script, int64_t showtime_id,
                                       const std::vector<std::string>& seats,
-                                      const std::vector<std::string>& args, bool even_resting) {
+                                      const std::vector<std::string>& args, bool even_resting,
+                                      bool* asked) {
   if (!even_resting && NowMs() < resting_until_ms_.load()) {
     return Status(Code::kUnavailable, "seat gate resting after a Redis failure");
   }
+  if (asked) *asked = true;
   std::vector<std::string> keys;
   keys.reserve(seats.size());
   for (const auto& seat : seats) keys.push_back(Key(showtime_id, seat));
@@ -97,11 +99,12 @@ Result<RedisReply> RedisSeatGate::Run(const RedisScript& script, int64_t showtim
 
 SeatGate::Decision RedisSeatGate::Claim(int64_t showtime_id, const std::vector<std::string>& seats,
                                         const std::string& hold_id, Millis ttl) {
-  const bool resting = NowMs() < resting_until_ms_.load();
-  auto r = Run(kClaim, showtime_id, seats, {hold_id, std::to_string(ttl.count())});
+  bool asked = false;
+  auto r = Run(kClaim, showtime_id, seats, {hold_id, std::to_string(ttl.count())},
+               /*even_resting=*/false, &asked);
   if (!r.ok() || r->type != RedisReply::Type::kArray) {
     skipped_.Inc();
-    return Decision{resting ? Verdict::kSkipped : Verdict::kUncertain, {}};
+    return Decision{asked ? Verdict::kUncertain : Verdict::kSkipped, {}};
   }
   if (r->elements.empty()) return Decision{Verdict::kClaimed, {}};
   Decision d{Verdict::kTaken, {}};

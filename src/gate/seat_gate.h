@@ -87,10 +87,11 @@ class RedisSeatGate final : public SeatGate {
 
  private:
   // Runs a script unless the gate is resting after a failure (or even then); records the
-  // outcome.
+  // outcome. *asked says whether Redis was sent the script.
   Result<RedisReply> Run(const RedisScript& script, int64_t showtime_id,
                          const std::vector<std::string>& seats,
-                         const std::vector<std::string>& args, bool even_resting = false);
+                         const std::vector<std::string>& args, bool even_resting = false,
+                         bool* asked = nullptr);
 
   std::unique_ptr<RedisClient> client_;
   RedisGateOptions options_;
