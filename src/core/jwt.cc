@@ -54,6 +54,9 @@ Result<Principal> VerifyJwt(std::string_view token, std::string_view secret, Ins
   if (alg == header->end() || !alg->is_string() || alg->get<std::string>() != "HS256") {
     return Bad("unsupported token algorithm");
   }
+  // RFC 7515 4.1.11: a recipient must refuse extensions it does not understand; we
+  // understand none, so any `crit` (even an empty one, which the RFC forbids) is refused.
+  if (header->contains("crit")) return Bad("token header has critical extensions");
   auto signature = Base64UrlDecode(token.substr(dot2 + 1));
   if (!signature) return Bad("malformed token signature");
   const std::string expected = HmacSha256(secret, token.substr(0, dot2));
@@ -67,6 +70,13 @@ Result<Principal> VerifyJwt(std::string_view token, std::string_view secret, Ins
   if (!(exp_s * 1000.0 + static_cast<double>(kJwtLeeway.count()) >
         static_cast<double>(ToEpochMs(now)))) {
     return Bad("token expired");
+  }
+  if (const auto nbf = claims->find("nbf"); nbf != claims->end()) {
+    if (!nbf->is_number()) return Bad("token nbf is not a time");
+    if (nbf->get<double>() * 1000.0 - static_cast<double>(kJwtLeeway.count()) >
+        static_cast<double>(ToEpochMs(now))) {
+      return Bad("token not yet valid");
+    }
   }
   const auto sub = claims->find("sub");
   if (sub == claims->end() || !sub->is_string()) return Bad("token has no sub");

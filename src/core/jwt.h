@@ -2,8 +2,9 @@
 //
 // Verification is strict on purpose: the header must say alg HS256 (so "none" and every
 // other algorithm fail before any signature work), the signature is compared in constant
-// time, exp is required and enforced with at most kJwtLeeway of clock skew, and sub must be
-// the decimal string of a positive 64-bit integer: the customer id.
+// time, exp is required and enforced with at most kJwtLeeway of clock skew (nbf, when
+// present, likewise), a `crit` header is refused (we implement no extension), and sub must
+// be the decimal string of a positive 64-bit integer: the customer id.
 #pragma once
 
 #include <cstdint>

@@ -80,17 +80,71 @@ void Metrics::AddGauge(const std::string& name, const std::string& help,
   FamilyFor(name, help, "gauge").gauges[labels] = std::move(read);
 }
 
-std::string Metrics::Render() const {
+struct Metrics::CollectorSlot {
+  std::mutex mu;     // held while collect runs, and by the handle's destructor
+  bool alive = true;  // guarded by mu
+  std::function<void(Samples*)> collect;
+};
+
+Metrics::CollectorHandle::~CollectorHandle() {
+  if (!slot_) return;
+  std::lock_guard lock(slot_->mu);  // waits for a scrape running it
+  slot_->alive = false;
+}
+
+Metrics::CollectorHandle Metrics::AddCollector(const std::string& name, const std::string& help,
+                                               std::function<void(Samples*)> collect) {
+  auto slot = std::make_shared<CollectorSlot>();
+  slot->collect = std::move(collect);
   std::lock_guard lock(mu_);
-  std::string out;
-  for (const auto& [name, f] : families_) {
-    out += "# HELP " + name + " " + f.help + "\n# TYPE " + name + " " + f.type + "\n";
-    for (const auto& [labels, c] : f.counters) {
-      out += Series(name, labels) + " " + std::to_string(c->Value()) + "\n";
+  auto& collectors = FamilyFor(name, help, "gauge").collectors;
+  std::erase_if(collectors, [](const auto& weak) { return weak.expired(); });
+  collectors.push_back(slot);
+  return CollectorHandle(std::move(slot));
+}
+
+std::string Metrics::Render() const {
+  // Under the mutex: the text of counters and histograms, and copies of the readers.
+  struct Part {
+    std::string name;
+    std::string text;
+    std::vector<std::pair<std::string, std::function<double()>>> gauges;
+    std::vector<std::shared_ptr<CollectorSlot>> collectors;
+  };
+  std::vector<Part> parts;
+  {
+    std::lock_guard lock(mu_);
+    parts.reserve(families_.size());
+    for (const auto& [name, f] : families_) {
+      Part& p = parts.emplace_back();
+      p.name = name;
+      p.text = "# HELP " + name + " " + f.help + "\n# TYPE " + name + " " + f.type + "\n";
+      for (const auto& [labels, c] : f.counters) {
+        p.text += Series(name, labels) + " " + std::to_string(c->Value()) + "\n";
+      }
+      for (const auto& [labels, h] : f.histograms) h->Render(name, labels, &p.text);
+      p.gauges.assign(f.gauges.begin(), f.gauges.end());
+      for (const auto& weak : f.collectors) {
+        if (auto slot = weak.lock()) p.collectors.push_back(std::move(slot));
+      }
     }
-    for (const auto& [labels, h] : f.histograms) h->Render(name, labels, &out);
-    for (const auto& [labels, read] : f.gauges)
-      out += Series(name, labels) + " " + Num(read()) + "\n";
+  }
+  // Without it: the readers may take their components' locks.
+  std::string out;
+  Samples samples;
+  for (Part& p : parts) {
+    out += p.text;
+    for (const auto& [labels, read] : p.gauges) out += Series(p.name, labels) + " " + Num(read()) + "\n";
+    for (const auto& slot : p.collectors) {
+      samples.clear();
+      {
+        std::lock_guard lock(slot->mu);
+        if (slot->alive) slot->collect(&samples);
+      }
+      for (const auto& [labels, value] : samples) {
+        out += Series(p.name, labels) + " " + Num(value) + "\n";
+      }
+    }
   }
   return out;
 }

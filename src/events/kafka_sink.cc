@@ -80,11 +80,22 @@ KafkaSink::KafkaSink(KafkaOptions options, rd_kafka_s* rk)
 
 KafkaSink::~KafkaSink() {
   rd_kafka_flush(rk_, 2'000);
-  rd_kafka_destroy(rk_);
+  rd_kafka_destroy(rk_);  // no report comes after this: overdue_ may go
+}
+
+size_t KafkaSink::OverdueBatches() {
+  std::lock_guard lock(mu_);
+  std::erase_if(overdue_, [](const auto& b) { return b->pending.load() == 0; });
+  return overdue_.size();
 }
 
 Status KafkaSink::Deliver(const std::vector<OutboxEvent>& events) {
   std::lock_guard lock(mu_);
+  rd_kafka_poll(rk_, 0);  // serve reports owed to overdue batches
+  std::erase_if(overdue_, [](const auto& b) { return b->pending.load() == 0; });
+  if (overdue_.size() >= kMaxOverdueBatches) {
+    return Status(Code::kUnavailable, "kafka: too many batches with overdue delivery reports");
+  }
   // Owned here until every report arrived: flush waits for all of them (each message
   // times out after delivery_timeout at the latest).
   auto batch = std::make_unique<Batch>();
@@ -115,9 +126,9 @@ Status KafkaSink::Deliver(const std::vector<OutboxEvent>& events) {
   }
   if (batch->pending.load() > 0) {
     // librdkafka still owes reports past message.timeout.ms; they will point at this batch,
-    // so it is left allocated rather than freed under them.
+    // so it is kept aside rather than freed under them, until they came.
     LogError("kafka delivery reports overdue", {{"pending", batch->pending.load()}});
-    batch.release();
+    overdue_.push_back(std::move(batch));
     return Status(Code::kUnavailable, "kafka: delivery reports overdue");
   }
   if (batch->failed.load() > 0) {

@@ -6,11 +6,17 @@
 // retries), and Deliver returns OK only once the broker acknowledged every message of the
 // batch: the relay marks rows published only then. A broker that is down makes Deliver
 // fail after `delivery_timeout`; the rows wait and go out when it is back.
+//
+// A batch whose delivery reports are overdue (librdkafka still owes some past its own
+// timeout) cannot be freed while reports may still point at it: it is kept aside and freed
+// by a later Deliver once its last report came. At most kMaxOverdueBatches are kept; past
+// that Deliver refuses to produce more until they drain, so memory stays bounded.
 #pragma once
 
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/clock.h"
 #include "events/event_sink.h"
@@ -33,13 +39,18 @@ class KafkaSink final : public EventSink {
 
   Status Deliver(const std::vector<OutboxEvent>& events) override;
 
+  static constexpr size_t kMaxOverdueBatches = 16;
+
   struct Batch;  // the delivery reports of one Deliver call
+  // Batches whose reports are still owed (for tests).
+  size_t OverdueBatches();
 
  private:
   KafkaSink(KafkaOptions options, rd_kafka_s* rk);
   KafkaOptions options_;
   rd_kafka_s* rk_;
   std::mutex mu_;  // one Deliver at a time
+  std::vector<std::unique_ptr<Batch>> overdue_;  // guarded by mu_
 };
 
 }  // namespace boxoffice

@@ -42,6 +42,20 @@ QueuePlace InProcessWaitingRoom::PlaceOf(const Room& room, int64_t customer_id) 
   return place;
 }
 
+void InProcessWaitingRoom::DropIfEmpty(std::unordered_map<int64_t, Room>::iterator it) {
+  if (it->second.queue.empty() && it->second.admitted.empty()) rooms_.erase(it);
+}
+
+void InProcessWaitingRoom::Forget(int64_t showtime_id) {
+  std::lock_guard lock(mu_);
+  rooms_.erase(showtime_id);
+}
+
+size_t InProcessWaitingRoom::RoomCount() {
+  std::lock_guard lock(mu_);
+  return rooms_.size();
+}
+
 Result<QueuePlace> InProcessWaitingRoom::Join(int64_t showtime_id, int64_t customer_id,
                                               const WaitingRoomConfig& config, Instant now) {
   std::lock_guard lock(mu_);
@@ -64,7 +78,10 @@ Result<QueuePlace> InProcessWaitingRoom::Find(int64_t showtime_id, int64_t custo
   auto it = rooms_.find(showtime_id);
   if (it == rooms_.end()) return Status(Code::kNotFound, "not in the waiting room");
   AdvanceLocked(it->second, config, now);
-  if (!Present(it->second, customer_id)) return Status(Code::kNotFound, "not in the waiting room");
+  if (!Present(it->second, customer_id)) {
+    DropIfEmpty(it);
+    return Status(Code::kNotFound, "not in the waiting room");
+  }
   return PlaceOf(it->second, customer_id);
 }
 
@@ -91,13 +108,18 @@ Status InProcessWaitingRoom::Leave(int64_t showtime_id, int64_t customer_id,
     room.seq_of.erase(q);
   }
   AdvanceLocked(room, config, now);
+  DropIfEmpty(it);
   return Status::Ok();
 }
 
 Result<RoomSizes> InProcessWaitingRoom::Advance(int64_t showtime_id,
                                                 const WaitingRoomConfig& config, Instant now) {
   std::lock_guard lock(mu_);
-  return AdvanceLocked(rooms_[showtime_id], config, now);
+  auto it = rooms_.find(showtime_id);
+  if (it == rooms_.end()) return RoomSizes{};
+  const RoomSizes sizes = AdvanceLocked(it->second, config, now);
+  DropIfEmpty(it);
+  return sizes;
 }
 
 // ---- Redis ----

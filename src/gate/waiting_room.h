@@ -63,6 +63,8 @@ class WaitingRoom {
   // Ends expired admissions and admits the next in line up to active_limit.
   virtual Result<RoomSizes> Advance(int64_t showtime_id, const WaitingRoomConfig& config,
                                     Instant now) = 0;
+  // The showtime's room was switched off: whoever waits in it loses their place.
+  virtual void Forget(int64_t showtime_id) = 0;
 };
 
 class InProcessWaitingRoom final : public WaitingRoom {
@@ -76,6 +78,10 @@ class InProcessWaitingRoom final : public WaitingRoom {
                Instant now) override;
   Result<RoomSizes> Advance(int64_t showtime_id, const WaitingRoomConfig& config,
                             Instant now) override;
+  void Forget(int64_t showtime_id) override;
+  // Rooms in memory: a room with nobody queued or admitted is dropped at once, so this
+  // counts only rooms that have people in them (tests show it bounded).
+  size_t RoomCount();
 
  private:
   // An order-statistic tree: a customer's position is the number of earlier arrivals.
@@ -91,11 +97,13 @@ class InProcessWaitingRoom final : public WaitingRoom {
     std::multiset<int64_t> granted;                 // admission times (ms) in kRateWindow
   };
   RoomSizes AdvanceLocked(Room& room, const WaitingRoomConfig& config, Instant now);
+  // Drops the room if nobody is in it any more.
+  void DropIfEmpty(std::unordered_map<int64_t, Room>::iterator it);
   QueuePlace PlaceOf(const Room& room, int64_t customer_id) const;
   bool Present(const Room& room, int64_t customer_id) const;
 
   std::mutex mu_;
-  std::unordered_map<int64_t, Room> rooms_;
+  std::unordered_map<int64_t, Room> rooms_;  // guarded by mu_
 };
 
 class RedisWaitingRoom final : public WaitingRoom {
@@ -114,6 +122,9 @@ class RedisWaitingRoom final : public WaitingRoom {
                Instant now) override;
   Result<RoomSizes> Advance(int64_t showtime_id, const WaitingRoomConfig& config,
                             Instant now) override;
+  // Nothing to do: a room's keys expire kKeyLifetime after its last join, and another
+  // instance may still be serving the room until it learns the setting changed.
+  void Forget(int64_t) override {}
 
  private:
   // The script's reply for op (see waiting_room.cc).

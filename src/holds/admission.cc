@@ -42,11 +42,19 @@ Admission::Admission(WaitingRoom* room, Store* store, const std::string& secret,
       store_(store),
       key_(HmacSha256(secret, "boxoffice waiting room")),
       clock_(clock),
-      metrics_(metrics),
       refused_(metrics->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.",
                                    "outcome=\"not_admitted\"")),
       errors_(metrics->GetCounter("boxoffice_waiting_room_errors_total",
-                                  "Waiting-room calls the backend did not answer.")) {}
+                                  "Waiting-room calls the backend did not answer.")) {
+  // Registered once, here, never under mu_ (see core/metrics.h's lock order): each scrape
+  // lists the rooms open as of the last round, so a closed room's series disappear.
+  queued_gauge_ = metrics->AddCollector("boxoffice_waiting_room_queued",
+                        "Customers waiting in a showtime's waiting room.",
+                        [this](Metrics::Samples* out) { Sizes(&RoomSizes::queued, out); });
+  admitted_gauge_ = metrics->AddCollector("boxoffice_waiting_room_admitted",
+                        "Customers admitted to a showtime's seats right now.",
+                        [this](Metrics::Samples* out) { Sizes(&RoomSizes::admitted, out); });
+}
 
 Admission::~Admission() { Stop(); }
 
@@ -67,10 +75,15 @@ bool Admission::RunOnce() {
     return false;
   }
   std::map<int64_t, WaitingRoomConfig> enabled(rooms->begin(), rooms->end());
+  std::vector<int64_t> closed;
   {
     std::lock_guard lock(mu_);
+    for (const auto& [showtime_id, sizes] : sizes_) {
+      if (!enabled.count(showtime_id)) closed.push_back(showtime_id);
+    }
     rooms_ = enabled;
   }
+  for (int64_t showtime_id : closed) room_->Forget(showtime_id);
   std::map<int64_t, RoomSizes> sizes;
   for (const auto& [showtime_id, config] : enabled) {
     auto s = room_->Advance(showtime_id, config, clock_->Now());
@@ -82,23 +95,15 @@ bool Admission::RunOnce() {
   }
   std::lock_guard lock(mu_);
   sizes_ = std::move(sizes);
-  for (const auto& [showtime_id, size] : sizes_) {
-    if (!gauges_.insert(showtime_id).second) continue;
-    const std::string labels = "showtime=\"" + std::to_string(showtime_id) + "\"";
-    metrics_->AddGauge(
-        "boxoffice_waiting_room_queued", "Customers waiting in a showtime's waiting room.",
-        [this, showtime_id] { return SizeOf(showtime_id, &RoomSizes::queued); }, labels);
-    metrics_->AddGauge(
-        "boxoffice_waiting_room_admitted", "Customers admitted to a showtime's seats right now.",
-        [this, showtime_id] { return SizeOf(showtime_id, &RoomSizes::admitted); }, labels);
-  }
   return true;
 }
 
-double Admission::SizeOf(int64_t showtime_id, int64_t RoomSizes::*size) {
+void Admission::Sizes(int64_t RoomSizes::*size, Metrics::Samples* out) {
   std::lock_guard lock(mu_);
-  auto it = sizes_.find(showtime_id);
-  return it == sizes_.end() ? 0.0 : static_cast<double>(it->second.*size);
+  for (const auto& [showtime_id, sizes] : sizes_) {
+    out->emplace_back("showtime=\"" + std::to_string(showtime_id) + "\"",
+                      static_cast<double>(sizes.*size));
+  }
 }
 
 Status Admission::Configure(int64_t showtime_id, const WaitingRoomConfig& config) {
@@ -111,12 +116,16 @@ Status Admission::Configure(int64_t showtime_id, const WaitingRoomConfig& config
                                       std::to_string(kMaxAdmissionTtl.count() / 1000));
   }
   if (Status s = store_->SetWaitingRoom(showtime_id, config); !s.ok()) return s;
-  std::lock_guard lock(mu_);
-  if (config.enabled) {
-    rooms_[showtime_id] = config;
-  } else {
+  {
+    std::lock_guard lock(mu_);
+    if (config.enabled) {
+      rooms_[showtime_id] = config;
+      return Status::Ok();
+    }
     rooms_.erase(showtime_id);
+    sizes_.erase(showtime_id);
   }
+  room_->Forget(showtime_id);
   return Status::Ok();
 }
 

@@ -18,7 +18,6 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 
 #include "core/clock.h"
@@ -76,20 +75,21 @@ class Admission {
   std::string Sign(const std::string& what) const;
   QueueView View(int64_t showtime_id, int64_t customer_id, const QueuePlace& place,
                  const WaitingRoomConfig& config) const;
-  // One of a room's sizes as of the last round, for its /metrics gauge (0 once it closed).
-  double SizeOf(int64_t showtime_id, int64_t RoomSizes::*size);
+  // One of the open rooms' sizes as of the last round, a /metrics series per room.
+  void Sizes(int64_t RoomSizes::*size, Metrics::Samples* out);
 
   WaitingRoom* room_;
   Store* store_;
   const std::string key_;
   const Clock* clock_;
-  Metrics* metrics_;
   Counter& refused_;
   Counter& errors_;
+  // Lock order: mu_ is a leaf; nothing is called (store, room, metrics) while it is held.
   std::mutex mu_;
-  std::map<int64_t, WaitingRoomConfig> rooms_;  // enabled rooms
-  std::map<int64_t, RoomSizes> sizes_;          // as of the last round, for /metrics
-  std::set<int64_t> gauges_;                    // showtimes whose gauges exist
+  std::map<int64_t, WaitingRoomConfig> rooms_;  // enabled rooms; guarded by mu_
+  std::map<int64_t, RoomSizes> sizes_;          // open rooms as of the last round; guarded by mu_
+  Metrics::CollectorHandle queued_gauge_;    // destroyed before the maps they read
+  Metrics::CollectorHandle admitted_gauge_;
   Periodic keeper_;
 };
 

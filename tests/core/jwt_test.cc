@@ -64,6 +64,12 @@ TEST(Jwt, RejectsEverythingElse) {
       {"overflowing sub", Make(hs, R"({"sub":"99999999999999999999","exp":)" + exp_ok + "}")},
       {"claims not object", Make(hs, "[1]")},
       {"too long", std::string(kMaxJwtLength + 1, 'a')},
+      {"crit header", Make(R"({"alg":"HS256","crit":["exp"]})", good_claims)},
+      {"empty crit header", Make(R"({"alg":"HS256","crit":[]})", good_claims)},
+      {"nbf in the future past leeway",
+       Make(hs, R"({"sub":"42","exp":)" + exp_ok +
+                    R"(,"nbf":)" + std::to_string(ToEpochMs(kNow) / 1000 + 31) + "}")},
+      {"nbf string", Make(hs, R"({"sub":"42","exp":)" + exp_ok + R"(,"nbf":"0"})")},
   };
   for (const Case& c : cases) {
     auto r = VerifyJwt(c.token, kSecret, kNow);
@@ -83,6 +89,18 @@ TEST(Jwt, LeewayIsThirtySeconds) {
   EXPECT_FALSE(
       VerifyJwt(Make(hs, R"({"sub":"1","exp":)" + std::to_string(now_s - 30) + "}"), kSecret, kNow)
           .ok());
+}
+
+TEST(Jwt, NotBeforeHasTheSameLeeway) {
+  const std::string hs = R"({"alg":"HS256"})";
+  const int64_t now_s = ToEpochMs(kNow) / 1000;
+  auto with_nbf = [&](int64_t nbf) {
+    return Make(hs, R"({"sub":"1","exp":)" + std::to_string(now_s + 600) +
+                        R"(,"nbf":)" + std::to_string(nbf) + "}");
+  };
+  EXPECT_TRUE(VerifyJwt(with_nbf(now_s - 100), kSecret, kNow).ok());
+  EXPECT_TRUE(VerifyJwt(with_nbf(now_s + 29), kSecret, kNow).ok());
+  EXPECT_FALSE(VerifyJwt(with_nbf(now_s + 31), kSecret, kNow).ok());
 }
 
 TEST(Jwt, ScopeMayBeAStringOrAnArray) {

@@ -201,6 +201,31 @@ TEST_P(WaitingRoomContract, TheRateOfAdmissionsIsMeasuredOverFiveMinutes) {
       << "the admissions made when the window moved on count; the first ten do not";
 }
 
+// Ten thousand rooms that open and empty leave no room in memory behind: a room is
+// dropped once nobody is queued or admitted, and Forget drops one switched off.
+TEST(InProcessWaitingRoom, EmptiedRoomsAreForgotten) {
+  InProcessWaitingRoom room;
+  const WaitingRoomConfig config{true, 1, Millis(60'000)};
+  for (int64_t id = 1; id <= 10'000; ++id) {
+    ASSERT_TRUE(room.Join(id, 1, config, kT0).ok());
+    ASSERT_TRUE(room.Join(id, 2, config, kT0).ok());
+    if (id % 2) {
+      ASSERT_TRUE(room.Leave(id, 1, config, kT0).ok());
+      ASSERT_TRUE(room.Leave(id, 2, config, kT0).ok());
+    } else {
+      // Expiry: customer 1's admission ends, 2 is admitted, then 2's ends.
+      ASSERT_TRUE(room.Advance(id, config, kT0 + Millis(60'000)).ok());
+      ASSERT_TRUE(room.Advance(id, config, kT0 + Millis(120'000)).ok());
+    }
+  }
+  EXPECT_EQ(room.RoomCount(), 0u);
+  ASSERT_TRUE(room.Join(1, 1, config, kT0).ok());
+  EXPECT_EQ(room.RoomCount(), 1u);
+  room.Forget(1);
+  EXPECT_EQ(room.RoomCount(), 0u);
+  EXPECT_EQ(room.Find(1, 1, config, kT0).status().code(), Code::kNotFound);
+}
+
 INSTANTIATE_TEST_SUITE_P(Kinds, WaitingRoomContract,
                          ::testing::Values(Backend::kInProcess, Backend::kRedis),
                          testing::BackendName);
