@@ -168,7 +168,8 @@ class Api {
   static Response SeatMapResponse(const Request& req, const SeatMapCache::Entry& map) {
     Response r;
     r.Header("ETag", map.etag).Header("Cache-Control", "public, max-age=1");
-    if (const std::string* inm = req.headers.Find("If-None-Match"); inm && *inm == map.etag) {
+    if (const std::string* inm = req.headers.Find("If-None-Match");
+        inm && http::IfNoneMatchHits(*inm, map.etag)) {
       r.status = 304;
       return r;
     }

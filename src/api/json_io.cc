@@ -32,6 +32,41 @@ std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 ParseError Invalid(std::string message) { return ParseError{false, std::move(message)}; }
 
+// Whether any string of the value (object keys included) holds U+0000. Iterative: the depth
+// of a 64 KiB body is bounded only by its size.
+bool HasNul(const json& root) {
+  std::vector<const json*> todo{&root};
+  while (!todo.empty()) {
+    const json* j = todo.back();
+    todo.pop_back();
+    if (j->is_string()) {
+      if (j->get_ref<const std::string&>().find('\0') != std::string::npos) return true;
+    } else if (j->is_object()) {
+      for (const auto& [key, value] : j->items()) {
+        if (key.find('\0') != std::string::npos) return true;
+        todo.push_back(&value);
+      }
+    } else if (j->is_array()) {
+      for (const auto& value : *j) todo.push_back(&value);
+    }
+  }
+  return false;
+}
+
+// API.md: a body is exactly one JSON value and nothing else (BAD_JSON), and its strings are
+// valid UTF-8 (the parser checks) without U+0000 (VALIDATION_FAILED). A NUL byte is refused
+// before parsing: nlohmann's lexer takes it for the end of input, and would accept
+// `{"seats":["E1"]}\0garbage`.
+std::optional<ParseError> ParseBody(const std::string& body, json* out) {
+  if (body.find('\0') != std::string::npos) {
+    return ParseError{true, "request body must be exactly one JSON value (it holds a NUL byte)"};
+  }
+  *out = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (out->is_discarded()) return ParseError{true, "request body is not valid JSON"};
+  if (HasNul(*out)) return Invalid("strings must not contain U+0000");
+  return std::nullopt;
+}
+
 bool IsCategory(const std::string& c) {
   if (c.empty() || c.size() > kMaxCategoryLength) return false;
   for (char ch : c) {
@@ -132,8 +167,8 @@ std::string HoldCreatedJson(const Hold& hold) {
 }
 
 std::optional<ParseError> ParseHoldBody(const std::string& body, std::vector<std::string>* seats) {
-  const json j = json::parse(body, nullptr, false);
-  if (j.is_discarded()) return ParseError{true, "request body is not valid JSON"};
+  json j;
+  if (auto e = ParseBody(body, &j)) return e;
   if (!j.is_object()) return Invalid("request body must be a JSON object");
   auto it = j.find("seats");
   if (it == j.end()) return Invalid("seats is required");
@@ -149,8 +184,8 @@ std::optional<ParseError> ParseHoldBody(const std::string& body, std::vector<std
 }
 
 std::optional<ParseError> ParseWaitingRoom(const std::string& body, WaitingRoomConfig* out) {
-  const json j = json::parse(body, nullptr, false);
-  if (j.is_discarded()) return ParseError{true, "request body is not valid JSON"};
+  json j;
+  if (auto e = ParseBody(body, &j)) return e;
   if (!j.is_object()) return Invalid("request body must be a JSON object");
   auto enabled = j.find("enabled");
   if (enabled == j.end() || !enabled->is_boolean()) return Invalid("enabled must be true or false");
@@ -176,8 +211,8 @@ std::string WaitingRoomJson(int64_t showtime_id, const WaitingRoomConfig& config
 }
 
 std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime* out) {
-  const json j = json::parse(body, nullptr, false);
-  if (j.is_discarded()) return ParseError{true, "request body is not valid JSON"};
+  json j;
+  if (auto e = ParseBody(body, &j)) return e;
   if (!j.is_object()) return Invalid("request body must be a JSON object");
   if (auto e = RequireText(j, "title", &out->title)) return e;
   if (auto e = RequireText(j, "cinema", &out->cinema)) return e;
@@ -199,14 +234,19 @@ std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime*
     if (!price.is_object()) return Invalid("price of " + category + " must be {amount, currency}");
     auto amount = price.find("amount");
     auto currency = price.find("currency");
-    if (amount == price.end() || !amount->is_number_integer() || amount->get<int64_t>() < 0) {
-      return Invalid("price of " + category + " needs a non-negative integer amount (minor units)");
+    if (amount == price.end() || !amount->is_number_integer() || amount->get<int64_t>() < 0 ||
+        amount->get<int64_t>() > kMaxPriceAmount) {
+      return Invalid("price of " + category + " needs an integer amount from 0 to " +
+                     std::to_string(kMaxPriceAmount) + " (minor units)");
     }
     if (currency == price.end() || !currency->is_string() ||
         !IsCurrency(currency->get<std::string>())) {
       return Invalid("price of " + category + " needs a 3-letter currency code");
     }
     out->prices[category] = Price{amount->get<int64_t>(), currency->get<std::string>()};
+    if (out->prices.begin()->second.currency != currency->get<std::string>()) {
+      return Invalid("all prices of a showtime must be in one currency");
+    }
   }
 
   auto rows = j.find("rows");
@@ -244,15 +284,15 @@ std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime*
 
 std::optional<ParseError> ParseEmptyObject(const std::string& body) {
   if (body.find_first_not_of(" \t\r\n") == std::string::npos) return std::nullopt;
-  const json j = json::parse(body, nullptr, false);
-  if (j.is_discarded()) return ParseError{true, "request body is not valid JSON"};
+  json j;
+  if (auto e = ParseBody(body, &j)) return e;
   if (!j.is_object() || !j.empty()) return Invalid("request body must be empty or {}");
   return std::nullopt;
 }
 
 std::optional<ParseError> ParsePaymentReport(const std::string& body, PaymentReport* out) {
-  const json j = json::parse(body, nullptr, false);
-  if (j.is_discarded()) return ParseError{true, "request body is not valid JSON"};
+  json j;
+  if (auto e = ParseBody(body, &j)) return e;
   if (!j.is_object()) return Invalid("request body must be a JSON object");
   auto text = [&](const char* field, std::string* target,
                   bool required) -> std::optional<ParseError> {
@@ -266,7 +306,7 @@ std::optional<ParseError> ParsePaymentReport(const std::string& body, PaymentRep
     return std::nullopt;
   };
   if (auto e = text("paymentId", &out->payment_id, true)) return e;
-  if (auto e = text("sessionId", &out->session_id, false)) return e;
+  if (auto e = text("sessionId", &out->session_id, true)) return e;
   if (auto e = text("reference", &out->reference, true)) return e;
   std::string status;
   if (auto e = text("status", &status, true)) return e;

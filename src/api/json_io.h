@@ -16,6 +16,8 @@ inline constexpr int kMaxSeatsPerShowtime = 1000;
 inline constexpr size_t kMaxRowsPerShowtime = 200;
 inline constexpr size_t kMaxTextField = 200;  // title, cinema, hall
 inline constexpr size_t kMaxCategoryLength = 32;
+// API.md: prices from 0 to 10,000,000 minor units, so 8 seats' sum always fits exactly.
+inline constexpr int64_t kMaxPriceAmount = 10'000'000;
 
 std::string ShowtimeJson(const Showtime& s);
 std::string ShowtimeListJson(const std::vector<Showtime>& list, const std::string& next_cursor);

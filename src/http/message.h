@@ -20,6 +20,8 @@ class Headers {
   }
   // The first value of the header, or nullptr.
   const std::string* Find(std::string_view name) const;
+  // How many times the header was sent.
+  size_t Count(std::string_view name) const;
   const std::vector<std::pair<std::string, std::string>>& items() const { return items_; }
 
  private:
@@ -37,7 +39,19 @@ struct Request {
 
   // The decoded value of a query parameter, if present.
   std::optional<std::string> QueryParam(std::string_view name) const;
+  // Whether every query parameter's name and value decode to valid UTF-8 without U+0000.
+  bool QueryIsClean() const;
 };
+
+// Why a request's head breaks RFC 9110/9112 in a way API.md refuses with 400 (no or two
+// Host headers, a Transfer-Encoding other than chunked alone, both Transfer-Encoding and
+// Content-Length, two values of a header that must be single), or empty if it does not.
+// `http_1_0`: the request said HTTP/1.0, which may omit Host.
+std::string NonconformingHead(const Headers& headers, bool http_1_0);
+
+// Whether If-None-Match (a list of entity tags, weak ones with W/, or *) matches `etag`
+// (weak comparison, RFC 9110 13.1.2).
+bool IfNoneMatchHits(std::string_view if_none_match, std::string_view etag);
 
 // A response body produced over time (Server-Sent Events). The server sends the status and
 // headers at once, then, chunk by chunk, whatever Pull yields each time the stream wakes it,

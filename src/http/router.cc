@@ -2,8 +2,12 @@
 
 #include <strings.h>
 
+#include "core/text.h"
+
 namespace boxoffice::http {
 namespace {
+
+const std::string kGet = "GET";
 
 std::vector<std::string> Split(std::string_view path) {
   std::vector<std::string> out;
@@ -64,6 +68,92 @@ const std::string* Headers::Find(std::string_view name) const {
   return nullptr;
 }
 
+size_t Headers::Count(std::string_view name) const {
+  size_t n = 0;
+  for (const auto& [k, v] : items_) {
+    n += k.size() == name.size() && strncasecmp(k.data(), name.data(), k.size()) == 0;
+  }
+  return n;
+}
+
+namespace {
+
+bool EqualsNoCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Calls f on each element of a comma-separated header list, trimmed, empty ones skipped.
+template <class F>
+void ForEachListItem(std::string_view list, F f) {
+  while (!list.empty()) {
+    const size_t comma = list.find(',');
+    const std::string_view item = Trim(list.substr(0, comma));
+    if (!item.empty()) f(item);
+    if (comma == std::string_view::npos) break;
+    list.remove_prefix(comma + 1);
+  }
+}
+
+}  // namespace
+
+std::string NonconformingHead(const Headers& headers, bool http_1_0) {
+  const size_t hosts = headers.Count("Host");
+  if (hosts > 1 || (hosts == 0 && !http_1_0)) return "a request needs exactly one Host header";
+  for (const char* single : {"Authorization", "Idempotency-Key", "X-Admission-Token"}) {
+    if (headers.Count(single) > 1) return std::string("header ") + single + " was sent twice";
+  }
+  // RFC 9112 6.3: only "chunked", last, frames a request body; we implement no other coding,
+  // and a request with both framings is how smuggling starts. Each of these is refused and
+  // the connection closed, never the rest read as another request.
+  bool any_coding = false;
+  bool only_chunked = true;
+  size_t codings = 0;
+  for (const auto& [name, value] : headers.items()) {
+    if (!EqualsNoCase(name, "Transfer-Encoding")) continue;
+    any_coding = true;
+    ForEachListItem(value, [&](std::string_view coding) {
+      ++codings;
+      only_chunked = only_chunked && EqualsNoCase(coding, "chunked");
+    });
+  }
+  if (any_coding && (!only_chunked || codings != 1)) {
+    return "Transfer-Encoding other than chunked alone is not supported";
+  }
+  if (any_coding && headers.Count("Content-Length") > 0) {
+    return "a request may not carry both Transfer-Encoding and Content-Length";
+  }
+  return "";
+}
+
+bool IfNoneMatchHits(std::string_view if_none_match, std::string_view etag) {
+  auto opaque = [](std::string_view tag) {
+    if (tag.size() >= 2 && tag[0] == 'W' && tag[1] == '/') tag.remove_prefix(2);
+    return tag;
+  };
+  bool hit = false;
+  ForEachListItem(if_none_match, [&](std::string_view tag) {
+    hit = hit || tag == "*" || opaque(tag) == opaque(etag);
+  });
+  return hit;
+}
+
+bool Request::QueryIsClean() const {
+  size_t pos = 0;
+  while (pos < query.size()) {
+    size_t end = query.find('&', pos);
+    if (end == std::string::npos) end = query.size();
+    if (!IsCleanText(PercentDecode(std::string_view(query.data() + pos, end - pos)))) return false;
+    pos = end + 1;
+  }
+  return true;
+}
+
 std::optional<std::string> Request::QueryParam(std::string_view name) const {
   size_t pos = 0;
   while (pos < query.size()) {
@@ -91,10 +181,12 @@ void Router::AddWithFastPath(std::string method, std::string pattern, FastPath f
 
 Match Router::Find(Request& request) const {
   const auto parts = Split(request.path);
+  // HEAD is GET without the body (RFC 9110 9.3.2): every GET route answers it.
+  const std::string& method = request.method == "HEAD" ? kGet : request.method;
   Match m;
   for (const auto& route : routes_) {
     if (!MatchSegments(route, parts, nullptr)) continue;
-    if (route.method == request.method) {
+    if (route.method == method) {
       MatchSegments(route, parts, &request.params);
       m.route = &route;
       m.allow.clear();
@@ -102,6 +194,7 @@ Match Router::Find(Request& request) const {
     }
     if (!m.allow.empty()) m.allow += ", ";
     m.allow += route.method;
+    if (route.method == kGet) m.allow += ", HEAD";
   }
   return m;
 }

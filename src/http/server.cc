@@ -6,6 +6,8 @@
 #include <boost/asio.hpp>
 #include <boost/beast.hpp>
 // clang-format on
+#include <strings.h>
+
 #include <chrono>
 #include <set>
 #include <thread>
@@ -22,10 +24,19 @@ using tcp = asio::ip::tcp;
 
 // What wakes a streaming session: the stream's wake function posts to the session's
 // executor, which sets `pending` and cancels the wait (both on the session's own thread).
+//
+// While a stream runs, a reader waits on the socket, so a client that goes away is noticed
+// at once (its slot and socket are freed then, not at the next heartbeat): it sets `closed`
+// and cancels the wait. The stream cancels the reader when it ends, and waits for it
+// (reader_done) before the socket goes away. All of it runs on the session's one thread.
 struct StreamSignal : std::enable_shared_from_this<StreamSignal> {
-  explicit StreamSignal(asio::any_io_executor executor) : timer(std::move(executor)) {}
+  explicit StreamSignal(asio::any_io_executor executor)
+      : timer(executor), reader_done(std::move(executor)) {}
   asio::steady_timer timer;
+  asio::steady_timer reader_done;
   bool pending = false;
+  bool closed = false;   // the client closed its side (or sent too much)
+  bool reading = false;  // the reader is running
   void Wake() {
     asio::post(timer.get_executor(), [self = shared_from_this()] {
       self->pending = true;
@@ -92,9 +103,15 @@ struct Server::Impl {
   asio::awaitable<void> Stream(beast::tcp_stream& stream, Response& response,
                                const std::string& request_id);
   asio::awaitable<Response> Dispatch(Request& request, std::string* route_label);
+  // The reader of a stream's socket (see StreamSignal).
+  static asio::awaitable<void> WatchClose(tcp::socket& socket, std::shared_ptr<StreamSignal> signal);
 };
 
 namespace {
+
+// A connection closed on a refused request is drained for at most this long and this much.
+constexpr std::chrono::milliseconds kLingerTimeout{1'000};
+constexpr size_t kLingerBytes = 256 * 1024;
 
 Response Invoke(const Route& route, Request& request) {
   try {
@@ -112,6 +129,10 @@ std::string MethodLabel(const std::string& method) {
     if (method == known) return method;
   }
   return method.empty() ? "-" : "OTHER";
+}
+
+bool EqualsNoCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
 }
 
 // A client's X-Request-Id is echoed when it is short and printable; otherwise we make one.
@@ -166,6 +187,7 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
   beast::flat_buffer buffer;
   beast::error_code ec;
   bool first = true;
+  bool linger = false;  // closing on a request whose body may be unread
   while (!stopping.load()) {
     // Wait for the next request's first bytes (idle), then for its header (header timeout).
     if (buffer.size() == 0) {
@@ -182,18 +204,58 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
     stream.expires_after(options.header_timeout);
     co_await bhttp::async_read_header(stream, buffer, parser,
                                       asio::redirect_error(asio::use_awaitable, ec));
-    if (!ec && !parser.is_done()) {
-      stream.expires_after(options.read_timeout);
-      co_await bhttp::async_read(stream, buffer, parser,
-                                 asio::redirect_error(asio::use_awaitable, ec));
-    }
     const auto started = std::chrono::steady_clock::now();
     Response response;
     std::string route_label;
     Request request;
+    bool refused = false;  // answered from the head alone; the connection closes after
+    if (!ec) {
+      // The head as plain values, checked before any body byte is read.
+      auto& req = parser.get();
+      request.method = std::string(req.method_string());
+      const std::string target(req.target());
+      const size_t q = target.find('?');
+      request.path = target.substr(0, q);
+      if (q != std::string::npos) request.query = target.substr(q + 1);
+      for (const auto& field : req)
+        request.headers.Add(std::string(field.name_string()), std::string(field.value()));
+      request.request_id = RequestIdFor(request.headers);
+      if (std::string why = NonconformingHead(request.headers, req.version() == 10);
+          !why.empty()) {
+        response = ErrorResponse(400, "VALIDATION_FAILED", why);
+        route_label = "bad_request";
+        refused = true;
+      } else if (!request.QueryIsClean()) {
+        response = ErrorResponse(400, "VALIDATION_FAILED",
+                                 "query parameters must be valid UTF-8 without U+0000");
+        route_label = "bad_request";
+        refused = true;
+      } else if (const std::string* expect = request.headers.Find("Expect")) {
+        if (!EqualsNoCase(*expect, "100-continue")) {
+          response = ErrorResponse(417, "VALIDATION_FAILED", "only Expect: 100-continue is known");
+          route_label = "bad_request";
+          refused = true;
+        } else if (!parser.is_done()) {
+          // The client waits for this before sending the body (RFC 9110 10.1.1).
+          static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+          stream.expires_after(options.read_timeout);
+          co_await asio::async_write(stream, asio::buffer(kContinue.data(), kContinue.size()),
+                                     asio::redirect_error(asio::use_awaitable, ec));
+          if (ec) break;
+        }
+      }
+      if (!refused && !parser.is_done()) {
+        stream.expires_after(options.read_timeout);
+        co_await bhttp::async_read(stream, buffer, parser,
+                                   asio::redirect_error(asio::use_awaitable, ec));
+      }
+    }
     bool keep_alive = false;
     bool counted = false;  // whether this request is in active_requests
-    if (ec == bhttp::error::body_limit) {
+    if (refused) {
+      linger = true;  // response is set; the connection closes (keep_alive stays false)
+    } else if (ec == bhttp::error::body_limit) {
+      linger = true;
       response = ErrorResponse(
           413, "PAYLOAD_TOO_LARGE",
           "request body exceeds " + std::to_string(options.body_limit_bytes) + " bytes");
@@ -208,24 +270,18 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
     } else if (ec) {
       response = ErrorResponse(400, "VALIDATION_FAILED", "malformed HTTP request");
       route_label = "bad_request";
+      linger = true;
     } else {
       auto& req = parser.get();
-      request.method = std::string(req.method_string());
-      const std::string target(req.target());
-      const size_t q = target.find('?');
-      request.path = target.substr(0, q);
-      if (q != std::string::npos) request.query = target.substr(q + 1);
-      for (const auto& field : req)
-        request.headers.Add(std::string(field.name_string()), std::string(field.value()));
       request.body = std::move(req.body());
       keep_alive = req.keep_alive();
-      request.request_id = RequestIdFor(request.headers);
       active_requests.fetch_add(1);
       counted = true;
       response = co_await Dispatch(request, &route_label);
     }
     if (request.request_id.empty()) request.request_id = NewFastUuid();
-    if (response.stream) {
+    const bool head = request.method == "HEAD";
+    if (response.stream && !head) {
       Record(route_label, MethodLabel(request.method), response.status,
              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
       co_await Stream(stream, response, request.request_id);
@@ -244,10 +300,17 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
     res.set("X-Request-Id", request.request_id);
     const std::string& body = response.shared_body ? *response.shared_body : response.body;
     res.body() = beast::span<const char>(body.data(), body.size());
-    res.keep_alive(keep_alive && !stopping.load());
+    res.keep_alive(keep_alive && !stopping.load() && !response.stream);
     res.prepare_payload();
     stream.expires_after(options.read_timeout);
-    co_await bhttp::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
+    if (head) {
+      // The head a GET would send, Content-Length included, and no body.
+      bhttp::response_serializer<bhttp::span_body<const char>> serializer(res);
+      co_await bhttp::async_write_header(stream, serializer,
+                                         asio::redirect_error(asio::use_awaitable, ec));
+    } else {
+      co_await bhttp::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
+    }
     if (counted) active_requests.fetch_sub(1);
     Record(route_label, MethodLabel(request.method), response.status,
            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
@@ -260,6 +323,18 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
   }
   beast::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  if (linger) {
+    // Closing with unread bytes makes the kernel send RST, which can destroy the answer
+    // before the client reads it: read (and drop) what the client still sends, briefly.
+    stream.expires_after(kLingerTimeout);
+    size_t drained = 0;
+    while (drained < kLingerBytes) {
+      buffer.consume(buffer.size());
+      drained += co_await stream.async_read_some(buffer.prepare(4096),
+                                                 asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) break;
+    }
+  }
   connections.fetch_sub(1);
 }
 
@@ -283,6 +358,8 @@ asio::awaitable<void> Server::Impl::Stream(beast::tcp_stream& stream, Response& 
     std::lock_guard lock(streams_mu);
     streams.insert(signal);
   }
+  signal->reading = true;
+  asio::co_spawn(stream.get_executor(), WatchClose(stream.socket(), signal), asio::detached);
   std::weak_ptr<StreamSignal> weak = signal;
   response.stream->Attach([weak] {
     if (auto s = weak.lock()) s->Wake();
@@ -292,28 +369,55 @@ asio::awaitable<void> Server::Impl::Stream(beast::tcp_stream& stream, Response& 
     co_await asio::async_write(stream, bhttp::make_chunk(asio::buffer(data)),
                                asio::redirect_error(asio::use_awaitable, ec));
   };
-  while (!ec) {
+  while (!ec && !signal->closed) {
     std::string out;
     const bool more = response.stream->Pull(&out);
     if (!out.empty()) co_await write_chunk(out);
-    if (ec || !more || stopping.load()) break;
+    if (ec || !more || stopping.load() || signal->closed) break;
     if (!signal->pending && !stopping.load()) {
       signal->timer.expires_after(options.stream_heartbeat);
       beast::error_code waited;
       co_await signal->timer.async_wait(asio::redirect_error(asio::use_awaitable, waited));
-      if (!waited && !signal->pending && !stopping.load()) {
+      if (!waited && !signal->pending && !stopping.load() && !signal->closed) {
         co_await write_chunk(response.stream->Heartbeat());
       }
     }
     signal->pending = false;
   }
-  if (!ec) {
+  if (signal->reading) {
+    beast::error_code ignored;
+    stream.socket().cancel(ignored);
+    while (signal->reading) {
+      signal->reader_done.expires_after(std::chrono::seconds(1));
+      co_await signal->reader_done.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
+    }
+  }
+  if (!ec && !signal->closed) {
     stream.expires_after(options.read_timeout);
     co_await asio::async_write(stream, bhttp::make_chunk_last(),
                                asio::redirect_error(asio::use_awaitable, ec));
   }
   std::lock_guard lock(streams_mu);
   streams.erase(signal);
+}
+
+asio::awaitable<void> Server::Impl::WatchClose(tcp::socket& socket,
+                                              std::shared_ptr<StreamSignal> signal) {
+  // An event stream's client has nothing to say: whatever it sends is read and dropped,
+  // up to a bound, and its close (or too much talk) ends the stream.
+  constexpr size_t kMaxIgnoredBytes = 64 * 1024;
+  char buf[1024];
+  size_t total = 0;
+  beast::error_code ec;
+  while (total < kMaxIgnoredBytes) {
+    total += co_await socket.async_read_some(asio::buffer(buf),
+                                             asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) break;
+  }
+  if (ec != asio::error::operation_aborted) signal->closed = true;
+  signal->reading = false;
+  signal->timer.cancel();
+  signal->reader_done.cancel();
 }
 
 asio::awaitable<void> Server::Impl::Accept() {

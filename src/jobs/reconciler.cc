@@ -28,7 +28,19 @@ Result<int> Reconciler::RunOnce() {
                 {{"bookingId", b.id}, {"error", session.status().message()}});
         continue;
       }
-      if (session->status == "PAID" || session->status == "FAILED") {
+      if (session->status == "FAILED" && session->payment_id.empty()) {
+        // Failed without a payment to record: the checkout simply did not happen.
+        auto r = store_->AbandonCheckout(b.id);
+        if (!r.ok()) continue;
+        outcome = "abandoned";
+      } else if (session->status == "PAID" && session->payment_id.empty()) {
+        // Paid, but the gateway did not say which payment: nothing can be recorded or
+        // refunded without its id. Asked again next round (never taken as a duplicate).
+        LogError("gateway says a session is paid but names no payment",
+                 {{"bookingId", b.id}, {"sessionId", b.session_id}});
+        Count("malformed_answer");
+        continue;
+      } else if (session->status == "PAID" || session->status == "FAILED") {
         auto r = store_->SettlePayment(
             PaymentReport{session->payment_id, b.session_id, std::to_string(b.id),
                           session->status == "PAID", b.amount.amount, b.amount.currency});
@@ -45,14 +57,18 @@ Result<int> Reconciler::RunOnce() {
       }
     }
     ++settled;
-    metrics_
-        ->GetCounter("boxoffice_reconciled_total",
-                     "Stale checkouts settled by the reconciler, by outcome.",
-                     "outcome=\"" + outcome + "\"")
-        .Inc();
+    Count(outcome);
     LogInfo("checkout reconciled", {{"bookingId", b.id}, {"outcome", outcome}});
   }
   return settled;
+}
+
+void Reconciler::Count(const std::string& outcome) {
+  metrics_
+      ->GetCounter("boxoffice_reconciled_total",
+                   "Checkouts the reconciler asked the gateway about, by outcome.",
+                   "outcome=\"" + outcome + "\"")
+      .Inc();
 }
 
 void Reconciler::Start() {

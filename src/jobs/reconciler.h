@@ -1,11 +1,14 @@
 // Reconciler: settles checkouts whose callback never came (the seeds' section 8, case 3).
 //
-// Every round it claims PENDING bookings older than `older_than` (a lease, not an open
-// transaction, so the gateway call holds no lock and other instances skip them), asks the
-// gateway about each session and applies the same rules as the callback: PAID settles as
-// a success (confirmed, or failed and refunded if late), FAILED as a failure, EXPIRED (or
-// no session at all) abandons the checkout. OPEN sessions and gateway errors wait for the
-// lease to run out and a later round.
+// Every round it claims PENDING bookings whose payment session has ended, or older than
+// `older_than` (a lease, not an open transaction, so the gateway call holds no lock and
+// other instances skip them), asks the gateway about each session and applies the same
+// rules as the callback: PAID settles as a success (confirmed, or failed and refunded if
+// late), FAILED as a failure, EXPIRED (or no session at all) abandons the checkout. Asking
+// as soon as the session ended matters: the hold outlives its payment session by a margin
+// (API.md, Checkout), so a payment whose callback was lost still confirms its seats. OPEN
+// sessions, gateway errors and a PAID answer without a payment id wait for the lease to
+// run out and a later round.
 #pragma once
 
 #include <functional>
@@ -19,7 +22,7 @@ namespace boxoffice {
 
 struct ReconcilerOptions {
   Millis interval{60'000};     // --reconcile-interval
-  Millis older_than{900'000};  // --reconcile-after: API.md asks after 15 minutes
+  Millis older_than{900'000};  // --reconcile-after: API.md asks again 15 minutes after checkout
   Millis lease{60'000};        // a claimed booking is left to this instance for this long
   int batch_limit = 100;       // bookings per round
   // Called with each booking the reconciler confirmed (the seat gate keeps its seats).
@@ -37,6 +40,8 @@ class Reconciler {
   void Stop();
 
  private:
+  void Count(const std::string& outcome);
+
   Store* store_;
   Gateway* gateway_;
   ReconcilerOptions options_;

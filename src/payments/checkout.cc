@@ -102,9 +102,26 @@ Result<CheckoutResponse> CheckoutService::Checkout(int64_t customer_id,
   }
   MaybeCrash("booked");
 
+  // The session ends payment_ttl after checkout, and never later than the hold's expiry
+  // minus the margin (hold_ttl - payment_ttl): a hold extended near its lifetime cap ends
+  // sooner than checkout + payment_ttl, and a payment after the hold ended is refunded.
+  // Both instants come from the store's clock (created_at, the re-armed expiry).
+  const std::optional<Instant> hold_ends =
+      booking->hold_expires_at ? booking->hold_expires_at : record->hold_expiry_after;
+  BOX_ASSERT(hold_ends.has_value());  // a started checkout knows its hold's expiry
+  const Instant expires_at = std::min(booking->created_at + options_.payment_ttl,
+                                      *hold_ends - (options_.hold_ttl - options_.payment_ttl));
+  if (expires_at - booking->created_at < std::min(kMinPaymentWindow, options_.payment_ttl / 2)) {
+    if (Status s = store_->AbortCheckout(lock); !s.ok()) {
+      LogWarn("checkout not undone", {{"bookingId", booking->id}, {"error", s.message()}});
+    }
+    count("too_late");
+    return Status(Code::kNotActive,
+                  "the hold ends too soon to pay for it: hold the seats again");
+  }
+
   // Phase 3: the gateway session, outside any transaction. The booking id as idempotency
   // key makes a retry after a crash find the session the first attempt opened.
-  const Instant expires_at = booking->created_at + options_.payment_ttl;
   auto session = gateway_->CreateSession(booking->amount.amount, booking->amount.currency,
                                          std::to_string(booking->id), CallbackUrl(), expires_at,
                                          "checkout-" + std::to_string(booking->id));

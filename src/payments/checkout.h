@@ -30,7 +30,9 @@ namespace boxoffice {
 struct CheckoutOptions {
   Millis hold_ttl{10 * 60'000};           // checkout re-arms the hold to now + this
   Millis hold_max_lifetime{20 * 60'000};  // but never past created_at + this
-  Millis payment_ttl{8 * 60'000};         // the gateway session ends this long after checkout
+  // The gateway session ends this long after checkout, and never later than the hold's
+  // expiry minus (hold_ttl - payment_ttl), the margin a late callback has.
+  Millis payment_ttl{8 * 60'000};
   Millis key_lease{30'000};  // a request holds its key this long before a retry may take over
   std::string callback_url;  // where the gateway posts the payment's outcome (see below)
   // Test-only fault injection: the process kills itself with SIGKILL at this recovery point
@@ -72,6 +74,11 @@ class CheckoutService {
   mutable std::mutex callback_mu_;
   std::string callback_url_;
 };
+
+// A checkout whose hold would leave less than this (or half the payment TTL, if shorter) to
+// pay is refused (kNotActive): nobody pays in less than a minute, and the session may not
+// outlive the hold's margin.
+inline constexpr Millis kMinPaymentWindow{60'000};
 
 // Idempotency-Key syntax of API.md: 1 to 255 printable ASCII characters.
 bool IsValidIdempotencyKey(const std::string& key);

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "core/text.h"
 #include "core/time_format.h"
 #include "http/client.h"
 
@@ -10,6 +11,8 @@ namespace boxoffice {
 namespace {
 
 using nlohmann::json;
+
+constexpr size_t kMaxGatewayIdLength = 2'048;  // a payment page URL is the longest
 
 // Calls the gateway; retries transport failures and 5xx answers (every call made here
 // is safe to repeat: reads, or writes with an idempotency key).
@@ -45,6 +48,15 @@ Result<json> Call(const HttpGatewayOptions& o, const std::string& method, const 
   return last;
 }
 
+// An id the gateway gave us, as we store it: short, clean text (PostgreSQL would cut one
+// at U+0000 and make two ids one), or empty when absent or not a string.
+std::string IdField(const json& body, const char* field) {
+  auto it = body.find(field);
+  if (it == body.end() || !it->is_string()) return "";
+  const std::string& id = it->get_ref<const std::string&>();
+  return id.size() <= kMaxGatewayIdLength && IsCleanText(id) ? id : "";
+}
+
 }  // namespace
 
 HttpGateway::HttpGateway(HttpGatewayOptions options) : options_(std::move(options)) {}
@@ -63,16 +75,15 @@ Result<GatewaySession> HttpGateway::CreateSession(int64_t amount, const std::str
                     .dump(),
                 {{"Idempotency-Key", idempotency_key}}, 201);
   if (!r.ok()) return r.status();
-  if (!r->contains("sessionId") || !(*r)["sessionId"].is_string()) {
-    return Status(Code::kInternal, "gateway session without sessionId");
-  }
-  return GatewaySession{(*r)["sessionId"], r->value("url", "")};
+  GatewaySession session{IdField(*r, "sessionId"), IdField(*r, "url")};
+  if (session.session_id.empty()) return Status(Code::kInternal, "gateway session without sessionId");
+  return session;
 }
 
 Result<GatewaySessionStatus> HttpGateway::GetSession(const std::string& session_id) {
   auto r = Call(options_, "GET", "/v1/sessions/" + session_id, "", {}, 200);
   if (!r.ok()) return r.status();
-  return GatewaySessionStatus{r->value("status", ""), r->value("paymentId", "")};
+  return GatewaySessionStatus{IdField(*r, "status"), IdField(*r, "paymentId")};
 }
 
 Result<std::string> HttpGateway::Refund(const std::string& payment_id, int64_t amount,
@@ -81,10 +92,9 @@ Result<std::string> HttpGateway::Refund(const std::string& payment_id, int64_t a
                 json{{"paymentId", payment_id}, {"amount", amount}}.dump(),
                 {{"Idempotency-Key", idempotency_key}}, 201);
   if (!r.ok()) return r.status();
-  if (!r->contains("refundId") || !(*r)["refundId"].is_string()) {
-    return Status(Code::kInternal, "gateway refund without refundId");
-  }
-  return (*r)["refundId"].get<std::string>();
+  std::string refund_id = IdField(*r, "refundId");
+  if (refund_id.empty()) return Status(Code::kInternal, "gateway refund without refundId");
+  return refund_id;
 }
 
 }  // namespace boxoffice

@@ -23,6 +23,22 @@ Result<Hold> Rearm(MoneyTx& tx, Hold hold, Millis ttl, Millis max_lifetime, Inst
   return hold;
 }
 
+// The price of a hold: every seat priced, one currency, and a sum that fits (checked: the
+// admin API bounds prices, but a row written another way must not wrap or saturate).
+Result<Price> SumPrices(const std::vector<Price>& prices, size_t seats) {
+  if (prices.size() != seats || prices.empty()) {
+    return Status(Code::kInternal, "seats lack a price");
+  }
+  Price total{0, prices.front().currency};
+  for (const Price& p : prices) {
+    if (p.currency != total.currency) return Status(Code::kInternal, "seats mix currencies");
+    if (p.amount < 0 || __builtin_add_overflow(total.amount, p.amount, &total.amount)) {
+      return Status(Code::kInternal, "seat prices do not sum");
+    }
+  }
+  return total;
+}
+
 std::optional<int64_t> ParseReference(const std::string& text) {
   int64_t id = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
@@ -85,7 +101,9 @@ Result<Booking> StartCheckoutIn(MoneyTx& tx, const KeyLock* lock, const std::str
   }
   auto rearmed = Rearm(tx, hold.value(), ttl, max_lifetime, now.value());
   if (!rearmed.ok()) return rearmed.status();
-  auto price = tx.SeatsPrice(hold->showtime_id, hold->seats);
+  auto prices = tx.SeatPrices(hold->showtime_id, hold->seats);
+  if (!prices.ok()) return prices.status();
+  auto price = SumPrices(prices.value(), hold->seats.size());
   if (!price.ok()) return price.status();
   Booking b;
   b.hold_id = hold_id;
@@ -201,6 +219,8 @@ Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report) {
   auto now_r = tx.Now();
   if (!now_r.ok()) return now_r.status();
   const Instant now = now_r.value();
+  // An empty id would collide with every other empty one and read as a duplicate.
+  if (report.payment_id.empty()) return Status(Code::kInvalid, "a payment report needs its id");
   std::optional<Booking> booking;
   if (auto id = ParseReference(report.reference)) {
     auto found = tx.LockBooking(*id);
@@ -223,6 +243,15 @@ Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report) {
     if (!report.succeeded) return Settlement::kPaymentFailed;
     if (Status s = WriteRefund(tx, report, b.id, now); !s.ok()) return s;
     return Settlement::kNotPendingRefunded;
+  }
+  // Only the booking's own session may settle it. A booking whose session is not attached
+  // yet (the checkout is between the gateway call and its last phase) has exactly one
+  // session, opened under the booking's idempotency key, so such a report is its own.
+  if (!b.session_id.empty() && report.session_id != b.session_id) {
+    if (report.succeeded) {
+      if (Status s = WriteRefund(tx, report, b.id, now); !s.ok()) return s;
+    }
+    return Settlement::kOtherSession;
   }
   if (!report.succeeded) {
     // The hold stays as it is: the customer may check out again while it lasts.

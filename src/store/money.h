@@ -26,8 +26,9 @@ class MoneyTx {
   // Sets the expiry of every seat this hold still owns unexpired; returns how many.
   virtual Result<int> RearmSeats(const Hold& hold, Instant expires_at, Instant now) = 0;
   virtual Status SetHoldExpiry(const std::string& hold_id, Instant expires_at) = 0;
-  // The sum of the seats' category prices; kInternal if they mix currencies.
-  virtual Result<Price> SeatsPrice(int64_t showtime_id, const std::vector<std::string>& seats) = 0;
+  // The category price of each of the seats (one entry per seat found).
+  virtual Result<std::vector<Price>> SeatPrices(int64_t showtime_id,
+                                                const std::vector<std::string>& seats) = 0;
   virtual Result<int64_t> InsertBooking(const Booking& booking, Instant now) = 0;
 
   // The booking, locked for this transaction, or nullopt.

@@ -200,9 +200,9 @@ constexpr Sql kRearmSeats{
     "  FROM locked"
     " WHERE s.showtime_id = $2 AND s.seat_code = locked.seat_code"
     "   AND s.hold_id = $4::uuid AND s.status = 'HELD' AND s.hold_expires_at >= " BOX_NOW};
-constexpr Sql kSeatsPrice{
-    "seats_price",
-    "SELECT sum(p.amount), min(p.currency), max(p.currency), count(*)"
+constexpr Sql kSeatPrices{
+    "seat_prices",
+    "SELECT p.amount, p.currency"
     "  FROM show_seat s JOIN price p ON p.showtime_id = s.showtime_id AND p.category = s.category"
     " WHERE s.showtime_id = $1 AND s.seat_code = ANY($2::text[])"};
 constexpr Sql kInsertBooking{
@@ -275,8 +275,8 @@ constexpr Sql kMarkRefundIssued{
 constexpr Sql kClaimStale{
     "claim_stale",
     "WITH stale AS MATERIALIZED (SELECT booking_id FROM booking"
-    "  WHERE status = 'PENDING' AND created_at < " BOX_NOW
-    " - $2::bigint * interval '1 ms'"
+    "  WHERE status = 'PENDING' AND (payment_expires_at <= " BOX_NOW
+    "        OR created_at < " BOX_NOW " - $2::bigint * interval '1 ms')"
     "    AND (claimed_until IS NULL OR claimed_until < " BOX_NOW
     ")"
     "  ORDER BY created_at LIMIT $4 FOR UPDATE SKIP LOCKED) "
@@ -447,8 +447,16 @@ class PgConnection {
         last_sqlstate_ == "40P01" || last_sqlstate_ == "40001") {
       return Status(Code::kUnavailable, "database busy: " + message);
     }
-    if (last_sqlstate_.rfind("23", 0) == 0 || last_sqlstate_.rfind("22", 0) == 0) {
-      return Status(Code::kInvalid, message);
+    // Neither message reaches a client (API.md: no database's own text in errors). 23xxx
+    // is a constraint that a concurrent change won (callers validate everything else): the
+    // request may simply be tried again. 22xxx is a value the database refuses (the API
+    // validates first, so this is a gap in validation, logged with the database's text).
+    if (last_sqlstate_.rfind("23", 0) == 0) {
+      return Status(Code::kUnavailable, "concurrent change (" + last_sqlstate_ + "): " + message);
+    }
+    if (last_sqlstate_.rfind("22", 0) == 0) {
+      LogWarn("database refused a value", {{"sqlstate", last_sqlstate_}, {"error", message}});
+      return Status(Code::kInvalid, "a value was refused by the database");
     }
     return Status(Code::kInternal, "postgresql: " + message);
   }
@@ -670,14 +678,14 @@ class PgMoneyTx final : public MoneyTx {
   Status SetHoldExpiry(const std::string& hold_id, Instant expires_at) override {
     return Done(c_.Exec(kSetHoldExpiry, {P(ToEpochMs(expires_at)), hold_id}));
   }
-  Result<Price> SeatsPrice(int64_t showtime_id, const std::vector<std::string>& seats) override {
-    auto r = c_.Exec(kSeatsPrice, {P(showtime_id), ArrayLiteral(seats)});
+  Result<std::vector<Price>> SeatPrices(int64_t showtime_id,
+                                        const std::vector<std::string>& seats) override {
+    auto r = c_.Exec(kSeatPrices, {P(showtime_id), ArrayLiteral(seats)});
     if (!r.ok()) return r.status();
     const PGresult* g = r.value().get();
-    if (static_cast<size_t>(Int(g, 0, 3)) != seats.size() || Text(g, 0, 1) != Text(g, 0, 2)) {
-      return Status(Code::kInternal, "seats lack a price or mix currencies");
-    }
-    return Price{Int(g, 0, 0), Text(g, 0, 1)};
+    std::vector<Price> prices;
+    for (int i = 0; i < PQntuples(g); ++i) prices.push_back(Price{Int(g, i, 0), Text(g, i, 1)});
+    return prices;
   }
   Result<int64_t> InsertBooking(const Booking& b, Instant now) override {
     auto r = c_.Exec(kInsertBooking,

@@ -133,8 +133,8 @@ constexpr const char* kPendingBookingOfHold =
 constexpr const char* kRearmSeats =
     "UPDATE show_seat SET hold_expires_at = ?1"
     " WHERE showtime_id = ?2 AND hold_id = ?3 AND status = 'HELD' AND hold_expires_at >= ?4";
-constexpr const char* kSeatsPrice =
-    "SELECT sum(p.amount), min(p.currency), max(p.currency), count(*)"
+constexpr const char* kSeatPrices =
+    "SELECT p.amount, p.currency"
     "  FROM show_seat s JOIN price p ON p.showtime_id = s.showtime_id AND p.category = s.category"
     " WHERE s.showtime_id = ?1 AND s.seat_code IN (SELECT value FROM json_each(?2))";
 constexpr const char* kInsertBooking =
@@ -178,7 +178,8 @@ constexpr const char* kMarkRefundIssued =
 constexpr const char* kClaimStale =
     "UPDATE booking SET claimed_until = ?1"
     " WHERE booking_id IN (SELECT booking_id FROM booking"
-    "                       WHERE status = 'PENDING' AND created_at < ?2"
+    "                       WHERE status = 'PENDING'"
+    "                         AND (payment_expires_at <= ?3 OR created_at < ?2)"
     "                         AND (claimed_until IS NULL OR claimed_until < ?3)"
     "                       ORDER BY created_at LIMIT ?4)"
     " RETURNING booking_id";
@@ -252,7 +253,9 @@ class SqliteConnection {
     if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
       return Status(Code::kUnavailable, "database busy: " + what);
     }
-    if (rc == SQLITE_CONSTRAINT) return Status(Code::kInvalid, "constraint: " + what);
+    // A constraint that a concurrent change won (callers validate everything else): the
+    // request may be tried again. Never shown to clients (only kInvalid messages are).
+    if (rc == SQLITE_CONSTRAINT) return Status(Code::kUnavailable, "concurrent change: " + what);
     return Status(Code::kInternal, "sqlite: " + what);
   }
 
@@ -485,13 +488,13 @@ class SqliteMoneyTx final : public MoneyTx {
     auto r = Query(c_, kSetHoldExpiry, {ToEpochMs(expires_at), hold_id}).Exec();
     return r.ok() ? Status::Ok() : r.status();
   }
-  Result<Price> SeatsPrice(int64_t showtime_id, const std::vector<std::string>& seats) override {
-    Query q(c_, kSeatsPrice, {showtime_id, SeatsJson(seats)});
-    if (!q.Next()) return q.status().ok() ? Status(Code::kInternal, "no price row") : q.status();
-    if (static_cast<size_t>(q.Int(3)) != seats.size() || q.Text(1) != q.Text(2)) {
-      return Status(Code::kInternal, "seats lack a price or mix currencies");
-    }
-    return Price{q.Int(0), q.Text(1)};
+  Result<std::vector<Price>> SeatPrices(int64_t showtime_id,
+                                        const std::vector<std::string>& seats) override {
+    Query q(c_, kSeatPrices, {showtime_id, SeatsJson(seats)});
+    std::vector<Price> prices;
+    while (q.Next()) prices.push_back(Price{q.Int(0), q.Text(1)});
+    if (!q.status().ok()) return q.status();
+    return prices;
   }
   Result<int64_t> InsertBooking(const Booking& b, Instant now) override {
     auto r = Query(c_, kInsertBooking,

@@ -41,10 +41,11 @@ Status UnknownSeats(const HoldRequest& request, const std::vector<std::string>& 
   for (const auto& s : request.seats) {
     if (std::find(found.begin(), found.end(), s) == found.end()) unknown.push_back(s);
   }
-  return Status(Code::kUnknownSeats,
-                "Seats " + JoinSeats(unknown) + " do not exist in showtime " +
-                    std::to_string(request.showtime_id),
-                std::move(unknown));
+  // The message first: an argument moved from in the same call may be moved before the
+  // others are evaluated (the order is unspecified), which once named no seat at all.
+  std::string message = "Seats " + JoinSeats(unknown) + " do not exist in showtime " +
+                        std::to_string(request.showtime_id);
+  return Status(Code::kUnknownSeats, std::move(message), std::move(unknown));
 }
 
 Status HoldLimit(const HoldRequest& request, int64_t held) {
@@ -117,6 +118,8 @@ const char* SettlementName(Settlement s) {
       return "not_pending_refunded";
     case Settlement::kUnknownRecorded:
       return "unknown_recorded";
+    case Settlement::kOtherSession:
+      return "other_session_refunded";
   }
   return "?";
 }

@@ -160,6 +160,8 @@ enum class Settlement {
   kPaymentFailed,       // the payment failed: booking FAILED, the hold is kept
   kNotPendingRefunded,  // paid for a booking no longer pending: refund
   kUnknownRecorded,     // reference matches no booking: recorded, refunded if it succeeded
+  kOtherSession,        // reported for another session than the booking's: recorded, refunded
+                        // if it succeeded; the booking is left as it was
 };
 const char* SettlementName(Settlement s);
 
@@ -342,7 +344,8 @@ class Store {
   // customer ids being positive).
   static constexpr int64_t kAnyCustomer = 0;
   virtual Result<Booking> GetBooking(int64_t booking_id, int64_t customer_id) = 0;
-  // Applies what the gateway reported, all in one transaction, exactly once per payment id:
+  // Applies what the gateway reported, all in one transaction, exactly once per payment id
+  // (kInvalid for a report without one):
   // the seeds' confirm statement (HELD → BOOKED only where hold_id matches and the hold has
   // not expired), the booking's new status, its outbox event, and a refund intent whenever
   // money would otherwise be kept without a seat.
@@ -352,8 +355,10 @@ class Store {
   // window bounds the cost of counting, by an index on created_at).
   virtual Result<std::map<BookingStatus, int64_t>> CountRecentBookings(Millis window) = 0;
 
-  // Claims up to limit PENDING bookings older than older_than that no one has claimed (or
-  // whose claim ran out), for `lease`; safe with several instances claiming at once.
+  // Claims up to limit PENDING bookings whose payment session has ended (so the gateway's
+  // answer is final while the hold's margin still keeps the seats), or older than
+  // older_than, that no one has claimed (or whose claim ran out), for `lease`; safe with
+  // several instances claiming at once.
   virtual Result<std::vector<Booking>> ClaimStaleCheckouts(Millis older_than, Millis lease,
                                                            int limit) = 0;
   // A checkout whose payment never happened: PENDING → FAILED with a BookingFailed event.

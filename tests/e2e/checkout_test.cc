@@ -375,6 +375,62 @@ TEST_P(GatewayCallbacks, ACallbackThatNeverComesLeavesTheBookingPending) {
   ExpectError(Pay(session, "SUCCEEDED", "normal"), 409, "NOT_OPEN");
 }
 
+// A hold extended near its lifetime cap ends sooner than checkout + payment TTL: the session
+// still ends the margin (hold TTL - payment TTL) before the hold, so a payment can never
+// come after the seats were let go; and a hold too close to its cap is not offered for
+// payment at all (nothing half-done: the hold keeps its expiry).
+TEST_P(GatewayCallbacks, APaymentSessionNeverOutlivesItsHold) {
+  StartServe({"--hold-ttl", "4s", "--hold-max-lifetime", "5s", "--payment-ttl", "2s"});
+  const std::string hold_id = HoldId(51, R"(["E1"])");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1'500));
+  auto r = CheckoutCall(51, hold_id, "k51");
+  ASSERT_EQ(r.status, 201) << r.body;
+  const Instant session_ends =
+      *ParseRfc3339(json::parse(r.body)["payment"]["expiresAt"].get<std::string>());
+  auto hold = json::parse(Call("GET", "/holds/" + hold_id, "", {Bearer(Token(51))}).body);
+  const Instant hold_ends = *ParseRfc3339(hold["expiresAt"].get<std::string>());
+  EXPECT_LE(session_ends, hold_ends - Millis(2'000))
+      << "session " << FormatRfc3339(session_ends) << ", hold " << FormatRfc3339(hold_ends);
+
+  // Near the cap: at most a second to pay (half the payment TTL is the floor here).
+  const std::string late_hold = HoldId(52, R"(["E2"])");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2'600));
+  const std::string before = Call("GET", "/holds/" + late_hold, "", {Bearer(Token(52))}).body;
+  auto refused = CheckoutCall(52, late_hold, "k52");
+  ExpectError(refused, 409, "HOLD_NOT_ACTIVE");
+  EXPECT_EQ(Call("GET", "/holds/" + late_hold, "", {Bearer(Token(52))}).body, before);
+}
+
+// A lost callback: the customer paid, the gateway never told us. The reconciler asks once
+// the session has ended, while the hold's margin still keeps the seats, and confirms.
+TEST_P(GatewayCallbacks, ALostCallbackConfirmsWhileTheHoldLasts) {
+  StartServe({"--hold-ttl", "6s", "--hold-max-lifetime", "6s", "--payment-ttl", "2s",
+              "--reconcile-interval", "200ms"});
+  auto [booking, session] = Checkout(53);
+  ASSERT_EQ(Pay(session, "SUCCEEDED", "never").status, 200);
+  EXPECT_EQ(AwaitStatus(booking, "CONFIRMED"), "CONFIRMED");
+  EXPECT_EQ(json::parse(Call("GET", Seats()).body)["seats"][0]["status"], "BOOKED");
+}
+
+// A signed callback naming our booking but another session confirms nothing: recorded,
+// refunded, and the booking's own session can still be paid.
+TEST_P(GatewayCallbacks, ACallbackForAnotherSessionNeverConfirms) {
+  auto [booking, session] = Checkout(54);
+  auto stray = Signed(json{{"paymentId", "pay_stray_54"},
+                           {"sessionId", "ses_not_this_one"},
+                           {"reference", std::to_string(booking.id)},
+                           {"status", "SUCCEEDED"},
+                           {"amount", 2900},
+                           {"currency", "EUR"}}
+                          .dump());
+  ASSERT_EQ(stray.status, 200) << stray.body;
+  EXPECT_EQ(json::parse(stray.body)["outcome"], "other_session_refunded");
+  EXPECT_EQ(AwaitStatus(booking, "PENDING"), "PENDING");
+  EXPECT_NE(json::parse(Call("GET", Seats()).body)["seats"][0]["status"], "BOOKED");
+  ASSERT_EQ(Pay(session, "SUCCEEDED", "normal").status, 200);
+  EXPECT_EQ(AwaitStatus(booking, "CONFIRMED"), "CONFIRMED");
+}
+
 TEST_P(GatewayCallbacks, ALateCallbackIsRefundedOnceAndTheNewHolderKeepsTheSeats) {
   StartServe({"--hold-ttl", "2s", "--hold-max-lifetime", "4s", "--payment-ttl", "1s"});
   auto [booking, session] = Checkout(34);

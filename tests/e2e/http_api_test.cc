@@ -53,7 +53,7 @@ TEST_P(HttpApi, KeepAlivePipeliningAndMalformedRequests) {
   EXPECT_EQ(garbage.rfind("HTTP/1.1 400", 0), 0u) << garbage;
   // Methods outside the known set are one bounded metrics label, whatever the client sends.
   const std::string odd = testing::RawExchange(
-      service_->port(), "BREW7 /healthz HTTP/1.1\r\nConnection: close\r\n\r\n");
+      service_->port(), "BREW7 /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(odd.rfind("HTTP/1.1 405", 0), 0u) << odd;
   const std::string metrics = Call("GET", "/metrics").body;
   EXPECT_NE(metrics.find("method=\"OTHER\""), std::string::npos);
@@ -67,13 +67,13 @@ TEST_P(HttpApi, UnknownRoutesAndWrongMethods) {
   ExpectError(Call("GET", "/nowhere"), 404, "NOT_FOUND");
   auto r = Call("PUT", Seats());
   ExpectError(r, 405, "METHOD_NOT_ALLOWED");
-  EXPECT_EQ(r.Header("allow"), "GET");
+  EXPECT_EQ(r.Header("allow"), "GET, HEAD");
   auto h = Call("GET", Holds());
   EXPECT_EQ(h.status, 405);
   EXPECT_EQ(h.Header("allow"), "POST");
   auto hold = Call("PATCH", "/holds/" + NewUuid());
   EXPECT_EQ(hold.status, 405);
-  EXPECT_EQ(hold.Header("allow"), "GET, DELETE");
+  EXPECT_EQ(hold.Header("allow"), "GET, HEAD, DELETE");
 }
 
 TEST_P(HttpApi, ShowtimesAndTheSeatMap) {
@@ -251,6 +251,61 @@ TEST_P(HttpApi, BadRequestsGetClearErrorsAndChangeNothing) {
   EXPECT_EQ(Call("GET", "/healthz").status, 200);
 }
 
+// What a hostile-input probe found, each refused with a clear error and nothing changed: a
+// body with bytes after its JSON value (after a NUL, which the JSON parser took for the end),
+// strings holding U+0000 (PostgreSQL cuts them there), query text that is not UTF-8 (which
+// PostgreSQL refused with its own error text, shown to the client), and unknown seats
+// named in the error.
+TEST_P(HttpApi, HostileInputIsRefusedAndChangesNothing) {
+  const std::string before = SeatState();
+  const std::string tok = Token(9);
+  const std::string nul_tail = std::string(R"({"seats":["E1"]})") + '\0' + "garbage";
+  ExpectError(Call("POST", Holds(), nul_tail, {Bearer(tok)}), 400, "BAD_JSON");
+  ExpectError(Call("POST", Holds(), R"({"seats":["E1"]} {"seats":["E2"]})", {Bearer(tok)}), 400,
+              "BAD_JSON");
+  ExpectError(Call("POST", Holds(), R"({"seats":["E1"]}x)", {Bearer(tok)}), 400, "BAD_JSON");
+  ExpectError(Call("POST", Holds(), R"({"seats":["E1\u0000"]})", {Bearer(tok)}), 400,
+              "VALIDATION_FAILED");
+  ExpectError(Call("POST", Holds(), R"({"seats":["E1"],"x\u0000":1})", {Bearer(tok)}), 400,
+              "VALIDATION_FAILED");
+  EXPECT_EQ(SeatState(), before);
+  for (const char* query : {"cinema=%ff", "cinema=a%00b", "cinema=%C0%AF", "from=%ff"}) {
+    auto r = Call("GET", std::string("/showtimes?") + query);
+    ExpectError(r, 400, "VALIDATION_FAILED");
+    EXPECT_EQ(r.body.find("ERROR"), std::string::npos) << r.body;
+    EXPECT_EQ(r.body.find("byte sequence"), std::string::npos) << r.body;
+  }
+  EXPECT_EQ(Call("GET", "/showtimes?cinema=Od%C3%A9on").status, 200);
+  auto unknown = Call("POST", Holds(), R"({"seats": ["E1", "Z9", "E12"]})", {Bearer(tok)});
+  ExpectError(unknown, 400, "UNKNOWN_SEATS");
+  EXPECT_EQ(json::parse(unknown.body)["seats"], json::array({"E12", "Z9"})) << unknown.body;
+  EXPECT_NE(json::parse(unknown.body)["error"].get<std::string>().find("Z9"), std::string::npos)
+      << unknown.body;
+  const std::string title_nul =
+      R"({"title": "A\u0000B", "cinema": "C", "hall": "H", "startsAt": "2026-12-18T19:30:00.000Z",)"
+      R"( "rows": [{"row": "A", "seats": 2, "category": "standard"}],)"
+      R"( "prices": {"standard": {"amount": 100, "currency": "EUR"}}})";
+  ExpectError(Call("POST", "/admin/showtimes", title_nul, {Bearer(Token(1, true))}), 400,
+              "VALIDATION_FAILED");
+}
+
+// HEAD works on the GET routes and If-None-Match understands lists, weak tags and *.
+TEST_P(HttpApi, HeadAndConditionalRequestsOnTheSeatMap) {
+  auto get = Call("GET", Seats());
+  ASSERT_EQ(get.status, 200);
+  const std::string etag = get.Header("etag");
+  auto head = Call("HEAD", Seats());
+  EXPECT_EQ(head.status, 200);
+  EXPECT_EQ(head.Header("etag"), etag);
+  EXPECT_EQ(head.body, "");
+  for (const std::string& inm : {etag, "W/" + etag, "\"nope\", " + etag, std::string("*")}) {
+    EXPECT_EQ(Call("GET", Seats(), "", {{"If-None-Match", inm}}).status, 304) << inm;
+  }
+  EXPECT_EQ(Call("GET", Seats(), "", {{"If-None-Match", "\"nope\""}}).status, 200);
+  ASSERT_EQ(Hold(3, R"(["E1"])").status, 201);
+  EXPECT_EQ(Call("GET", Seats(), "", {{"If-None-Match", etag}}).status, 200) << "the map changed";
+}
+
 TEST_P(HttpApi, TokensAreCheckedStrictly) {
   const std::string before = SeatState();
   const std::string body = R"({"seats": ["E1"]})";
@@ -304,6 +359,16 @@ TEST_P(HttpApi, AdminShowtimeValidation) {
        "VALIDATION_FAILED"},
       {layout(R"([{"row": "A", "seats": 10, "category": "standard"}])",
               R"({"standard": {"amount": 100, "currency": "euro"}})"),
+       "VALIDATION_FAILED"},
+      {layout(R"([{"row": "A", "seats": 10, "category": "standard"}])",
+              R"({"standard": {"amount": 9223372036854775807, "currency": "EUR"}})"),
+       "VALIDATION_FAILED"},
+      {layout(R"([{"row": "A", "seats": 10, "category": "standard"}])",
+              R"({"standard": {"amount": 10000001, "currency": "EUR"}})"),
+       "VALIDATION_FAILED"},
+      {layout(
+           R"([{"row": "A", "seats": 10, "category": "standard"}, {"row": "B", "seats": 5, "category": "vip"}])",
+           R"({"standard": {"amount": 100, "currency": "EUR"}, "vip": {"amount": 100, "currency": "USD"}})"),
        "VALIDATION_FAILED"},
   };
   const std::string before = Call("GET", "/showtimes").body;

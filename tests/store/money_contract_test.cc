@@ -282,6 +282,73 @@ TEST_P(MoneyContract, APaymentOfTheWrongAmountIsRefunded) {
   EXPECT_EQ(Refunds().size(), 1u);
 }
 
+TEST_P(MoneyContract, APaymentInAnotherCurrencyIsRefunded) {
+  const Booking b = CheckedOut();
+  PaymentReport dollars = Paid(b, "pay_usd");
+  dollars.currency = "USD";
+  EXPECT_EQ(store_->SettlePayment(dollars).value(), Settlement::kMismatchRefunded);
+  EXPECT_EQ(Owners(st_)["E1"].status, SeatStatus::kHeld);
+  EXPECT_EQ(Refunds().size(), 1u);
+}
+
+// A signed report that names the right booking but another session is not this booking's
+// payment: recorded and refunded, it confirms nothing and leaves the booking as it was, so
+// its own session can still be paid.
+TEST_P(MoneyContract, AReportForAnotherSessionNeverConfirms) {
+  const Booking b = CheckedOut();
+  ASSERT_TRUE(
+      store_->AttachPaymentSession(b.id, "ses_own", "https://pay/own", clock_.Now() + kTtl).ok());
+  PaymentReport stray = Paid(b, "pay_stray");
+  stray.session_id = "ses_other";
+  EXPECT_EQ(store_->SettlePayment(stray).value(), Settlement::kOtherSession);
+  EXPECT_EQ(store_->GetBooking(b.id, 1)->status, BookingStatus::kPending);
+  EXPECT_EQ(Owners(st_)["E1"].status, SeatStatus::kHeld);
+  ASSERT_EQ(Refunds().size(), 1u);
+  EXPECT_EQ(Refunds()[0].payment_id, "pay_stray");
+  PaymentReport failed_stray = Paid(b, "pay_stray_failed", false);
+  failed_stray.session_id = "ses_other";
+  EXPECT_EQ(store_->SettlePayment(failed_stray).value(), Settlement::kOtherSession);
+  EXPECT_EQ(store_->GetBooking(b.id, 1)->status, BookingStatus::kPending);
+  // The booking's own session still settles it.
+  PaymentReport own = Paid(b, "pay_own");
+  own.session_id = "ses_own";
+  EXPECT_EQ(store_->SettlePayment(own).value(), Settlement::kConfirmed);
+  EXPECT_EQ(Owners(st_)["E1"].status, SeatStatus::kBooked);
+  EXPECT_EQ(Refunds().size(), 1u);
+}
+
+// Prices are bounded and share one currency, asserted by the database as well as the API,
+// and a hold's price is summed with checked arithmetic: a price row written around both
+// makes checkout fail, never wrap or saturate.
+TEST_P(MoneyContract, PricesAreBoundedAndSumExactly) {
+  NewShowtime s;
+  s.title = "t";
+  s.cinema = "c";
+  s.hall = "h";
+  s.starts_at = kStart;
+  s.rows = {{"A", 2, "standard"}, {"B", 2, "premium"}};
+  s.prices = {{"standard", {10'000'001, "EUR"}}, {"premium", {1, "EUR"}}};
+  EXPECT_FALSE(store_->CreateShowtime(s).ok()) << "over 10,000,000 minor units";
+  s.prices = {{"standard", {100, "EUR"}}, {"premium", {100, "USD"}}};
+  EXPECT_FALSE(store_->CreateShowtime(s).ok()) << "two currencies";
+  s.prices = {{"standard", {10'000'000, "EUR"}}, {"premium", {0, "EUR"}}};
+  auto id = store_->CreateShowtime(s);
+  ASSERT_TRUE(id.ok()) << id.status().message();
+  // Behind the API's and the database's back: a price near 2^62.
+  if (GetParam() == Engine::kSqlite) {
+    RawSql("DROP TRIGGER price_amount_range");
+  } else {
+    RawSql("ALTER TABLE price DROP CONSTRAINT price_amount_range");
+  }
+  RawSql("UPDATE price SET amount = 4611686018427387904 WHERE showtime_id = " +
+         std::to_string(id.value()) + " AND category = 'standard'");
+  auto hold = TryHold(id.value(), 1, {"A1", "A2"});
+  ASSERT_TRUE(hold.ok());
+  auto b = store_->StartCheckout(hold->hold_id, 1, kTtl, kMaxLifetime);
+  EXPECT_FALSE(b.ok()) << "summed to " << (b.ok() ? b->amount.amount : 0);
+  EXPECT_EQ(store_->GetHold(hold->hold_id, 1)->state, HoldState::kHeld) << "nothing half-done";
+}
+
 TEST_P(MoneyContract, StaleCheckoutsAreClaimedByOneReconcilerAtATime) {
   st_ = MakePricedShowtime();
   std::vector<int64_t> ids;

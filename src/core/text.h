@@ -1,0 +1,15 @@
+// Text that may enter the service from outside (query parameters, JSON strings): API.md asks
+// for valid UTF-8 without U+0000. PostgreSQL cuts a string at U+0000 and refuses invalid
+// UTF-8 with its own error text, so both are refused at the edge, where the client can be
+// told which field is wrong, instead of in a store.
+#pragma once
+
+#include <string_view>
+
+namespace boxoffice {
+
+// True for well-formed UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF)
+// without any NUL.
+bool IsCleanText(std::string_view text);
+
+}  // namespace boxoffice

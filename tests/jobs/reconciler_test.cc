@@ -1,0 +1,140 @@
+// The reconciler on both stores, with a scripted gateway (a stand-in for the external
+// service, not for a database) on the store's clock: it asks as soon as a payment session
+// has ended, so a payment whose callback was lost confirms its seats while the hold's
+// margin still keeps them; and a gateway answer without a payment id is never taken for a
+// duplicate (nor recorded), so no booking stays PENDING for ever.
+#include "jobs/reconciler.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+
+#include "store/store_fixture.h"
+
+namespace boxoffice {
+namespace {
+
+class ScriptedGateway final : public Gateway {
+ public:
+  Result<GatewaySession> CreateSession(int64_t, const std::string&, const std::string&,
+                                       const std::string&, Instant, const std::string&) override {
+    return Status(Code::kUnavailable, "not used");
+  }
+  Result<GatewaySessionStatus> GetSession(const std::string& session_id) override {
+    std::lock_guard lock(mu_);
+    ++asked_;
+    auto it = answers_.find(session_id);
+    if (it == answers_.end()) return Status(Code::kNotFound, "no such session");
+    return it->second;
+  }
+  Result<std::string> Refund(const std::string&, int64_t, const std::string&) override {
+    return Status(Code::kUnavailable, "not used");
+  }
+  void Answer(const std::string& session_id, GatewaySessionStatus status) {
+    std::lock_guard lock(mu_);
+    answers_[session_id] = std::move(status);
+  }
+  int asked() {
+    std::lock_guard lock(mu_);
+    return asked_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, GatewaySessionStatus> answers_;
+  int asked_ = 0;
+};
+
+class ReconcilerTest : public StoreContract {
+ protected:
+  void SetUp() override {
+    StoreContract::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    showtime_ = MakePricedShowtime();
+    ReconcilerOptions o;
+    o.older_than = Millis(15 * 60'000);
+    o.lease = Millis(1'000);
+    reconciler_ = std::make_unique<Reconciler>(store_.get(), &gateway_, o, &metrics_);
+  }
+  // A checkout of `seats` whose payment session ends 8 minutes from now (the hold 10).
+  Booking CheckedOut(int64_t customer, const std::string& seat, const std::string& session) {
+    auto hold = TryHold(showtime_, customer, {seat});
+    EXPECT_TRUE(hold.ok());
+    auto booking = store_->StartCheckout(hold->hold_id, customer, kTtl, kMaxLifetime);
+    EXPECT_TRUE(booking.ok()) << booking.status().message();
+    EXPECT_TRUE(store_->AttachPaymentSession(booking->id, session, "https://pay/" + session,
+                                             clock_.Now() + Millis(8 * 60'000))
+                    .ok());
+    return booking.value();
+  }
+  BookingStatus StatusOf(const Booking& b) {
+    return store_->GetBooking(b.id, Store::kAnyCustomer)->status;
+  }
+
+  int64_t showtime_ = 0;
+  ScriptedGateway gateway_;
+  Metrics metrics_;
+  std::unique_ptr<Reconciler> reconciler_;
+};
+
+TEST_P(ReconcilerTest, ALostCallbackConfirmsOnceTheSessionHasEnded) {
+  const Booking b = CheckedOut(5, "E1", "ses_a");
+  gateway_.Answer("ses_a", {"PAID", "pay_a"});
+  // While the session runs, nobody asks: the customer may be paying right now.
+  clock_.Advance(Millis(7 * 60'000));
+  ASSERT_TRUE(reconciler_->RunOnce().ok());
+  EXPECT_EQ(gateway_.asked(), 0);
+  // The session ended at 8 minutes; the hold lasts until 10: the payment confirms the seats.
+  clock_.Advance(Millis(61'000));
+  auto round = reconciler_->RunOnce();
+  ASSERT_TRUE(round.ok());
+  EXPECT_EQ(round.value(), 1);
+  EXPECT_EQ(StatusOf(b), BookingStatus::kConfirmed);
+  EXPECT_EQ(Owners(showtime_)["E1"].status, SeatStatus::kBooked);
+  EXPECT_TRUE(store_->PendingRefunds(10)->empty()) << "nothing to refund";
+}
+
+TEST_P(ReconcilerTest, APaidAnswerWithoutAPaymentIdIsAskedAgainNeverADuplicate) {
+  const Booking first = CheckedOut(5, "E1", "ses_a");
+  const Booking second = CheckedOut(6, "E2", "ses_b");
+  gateway_.Answer("ses_a", {"PAID", ""});
+  gateway_.Answer("ses_b", {"PAID", ""});
+  clock_.Advance(Millis(8 * 60'000 + 1'000));
+  ASSERT_TRUE(reconciler_->RunOnce().ok());
+  // Nothing recorded, nothing confirmed without a payment to name.
+  EXPECT_EQ(StatusOf(first), BookingStatus::kPending);
+  EXPECT_EQ(StatusOf(second), BookingStatus::kPending);
+  EXPECT_NE(metrics_.Render().find("boxoffice_reconciled_total{outcome=\"malformed_answer\"} 2"),
+            std::string::npos)
+      << metrics_.Render();
+  // The gateway names the payments later: both confirm, neither is a duplicate.
+  gateway_.Answer("ses_a", {"PAID", "pay_a"});
+  gateway_.Answer("ses_b", {"PAID", "pay_b"});
+  clock_.Advance(Millis(2'000));  // the claims' lease ran out
+  auto round = reconciler_->RunOnce();
+  ASSERT_TRUE(round.ok());
+  EXPECT_EQ(round.value(), 2);
+  EXPECT_EQ(StatusOf(first), BookingStatus::kConfirmed);
+  EXPECT_EQ(StatusOf(second), BookingStatus::kConfirmed);
+  // A failed session without a payment id simply ends the checkout.
+  const Booking third = CheckedOut(7, "E3", "ses_c");
+  gateway_.Answer("ses_c", {"FAILED", ""});
+  clock_.Advance(Millis(8 * 60'000 + 1'000));
+  ASSERT_TRUE(reconciler_->RunOnce().ok());
+  EXPECT_EQ(StatusOf(third), BookingStatus::kFailed);
+}
+
+TEST_P(ReconcilerTest, TheStoreRefusesAPaymentWithoutAnId) {
+  const Booking b = CheckedOut(5, "E1", "ses_a");
+  auto settled =
+      store_->SettlePayment(PaymentReport{"", "ses_a", std::to_string(b.id), true, 1250, "EUR"});
+  EXPECT_EQ(settled.status().code(), Code::kInvalid);
+  EXPECT_EQ(StatusOf(b), BookingStatus::kPending);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, ReconcilerTest,
+                         ::testing::Values(Engine::kSqlite, Engine::kPostgres), EngineName);
+
+}  // namespace
+}  // namespace boxoffice
