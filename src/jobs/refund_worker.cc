@@ -13,7 +13,20 @@ RefundWorker::RefundWorker(Store* store, Gateway* gateway, Millis interval, int 
       issued_(metrics->GetCounter("boxoffice_refunds_issued_total",
                                   "Refunds accepted by the gateway.")),
       failed_(metrics->GetCounter("boxoffice_refund_attempts_failed_total",
-                                  "Refund attempts the gateway did not accept (retried).")) {}
+                                  "Refund attempts the gateway did not accept (retried).")) {
+  backlog_gauge_ = metrics->AddCollector(
+      "boxoffice_refunds_backlog", "Refunds the gateway has yet to accept, by state.",
+      [this](Metrics::Samples* out) {
+        out->emplace_back("state=\"retrying\"", static_cast<double>(retrying_.load()));
+        out->emplace_back("state=\"refused\"", static_cast<double>(refused_.load()));
+      });
+}
+
+Millis RefundWorker::Backoff(int attempts) {
+  Millis wait = kFirstRetry;
+  for (int i = 1; i < attempts && wait < kMaxRetry; ++i) wait *= 2;
+  return std::min(wait, kMaxRetry);
+}
 
 RefundWorker::~RefundWorker() { Stop(); }
 
@@ -25,8 +38,20 @@ Result<int> RefundWorker::RunOnce() {
     auto accepted = gateway_->Refund(r.payment_id, r.amount.amount, r.refund_id);
     if (!accepted.ok()) {
       failed_.Inc();
-      LogWarn("refund not accepted yet",
-              {{"refundId", r.refund_id}, {"error", accepted.status().message()}});
+      // kUnavailable: the gateway did not answer or failed (5xx); anything else is its
+      // refusal, which it will not take back by itself.
+      const bool refused = accepted.status().code() != Code::kUnavailable;
+      const Millis wait = Backoff(r.attempts + 1);
+      LogWarn(refused ? "refund refused by the gateway" : "refund not accepted yet",
+              {{"refundId", r.refund_id},
+               {"attempt", r.attempts + 1},
+               {"nextAttemptInMs", wait.count()},
+               {"error", accepted.status().message()}});
+      if (Status s = store_->RefundAttemptFailed(r.refund_id, refused,
+                                                 accepted.status().message(), wait);
+          !s.ok()) {
+        LogWarn("refund attempt not recorded", {{"refundId", r.refund_id}, {"error", s.message()}});
+      }
       continue;
     }
     if (Status s = store_->CompleteRefund(r.refund_id, accepted.value()); !s.ok()) {
@@ -38,6 +63,10 @@ Result<int> RefundWorker::RunOnce() {
     LogInfo("refund issued",
             {{"refundId", r.refund_id}, {"paymentId", r.payment_id}, {"bookingId", r.booking_id}});
     ++done;
+  }
+  if (auto backlog = store_->CountRefundBacklog(); backlog.ok()) {
+    retrying_ = backlog->retrying;
+    refused_ = backlog->refused;
   }
   return done;
 }

@@ -2,10 +2,20 @@
 //
 // Refund intents are rows written in the transaction that decided them (a late or
 // mismatched payment, a payment for nothing we sold). Each round asks the gateway to
-// refund up to batch_limit of them, with the refund id as idempotency key, so a refund
-// retried after a crash or a timeout is never issued twice; each accepted one is completed
-// in the store (booking REFUNDED, BookingRefunded event). Failures wait for the next round.
+// refund up to batch_limit of those due, with the refund id as idempotency key, so a
+// refund retried after a crash or a timeout is never issued twice; each accepted one is
+// completed in the store (booking REFUNDED, BookingRefunded event).
+//
+// Each refund the gateway does not accept waits its own exponential backoff (kFirstRetry,
+// doubled per attempt, capped at kMaxRetry), recorded in the store on its clock, so a
+// refund the gateway keeps refusing never takes a later one's turn and is asked (and
+// logged) once per backoff step, not every round. A refusal (a 4xx answer: the gateway
+// will not change its mind by itself) is kept aside: counted in /metrics
+// (boxoffice_refunds_backlog{state="refused"}) for an operator, and still retried every
+// kMaxRetry, because money must go back.
 #pragma once
+
+#include <atomic>
 
 #include "core/metrics.h"
 #include "jobs/periodic.h"
@@ -16,6 +26,11 @@ namespace boxoffice {
 
 class RefundWorker {
  public:
+  static constexpr Millis kFirstRetry{1'000};
+  static constexpr Millis kMaxRetry{600'000};  // API.md: backoff capped at 10 minutes
+  // The wait after `attempts` failed attempts.
+  static Millis Backoff(int attempts);
+
   RefundWorker(Store* store, Gateway* gateway, Millis interval, int batch_limit, Metrics* metrics);
   ~RefundWorker();  // stops and joins
 
@@ -31,6 +46,9 @@ class RefundWorker {
   int batch_limit_;
   Counter& issued_;
   Counter& failed_;
+  std::atomic<int64_t> retrying_{0};  // as of the last round, for /metrics
+  std::atomic<int64_t> refused_{0};
+  Metrics::CollectorHandle backlog_gauge_;
   Periodic periodic_;
 };
 

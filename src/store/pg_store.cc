@@ -253,8 +253,9 @@ constexpr Sql kUpdateBooking{
         "$3") " WHERE booking_id = $4"};
 constexpr Sql kInsertRefund{
     "insert_refund",
-    "INSERT INTO refund (refund_id, payment_id, booking_id, amount, currency, status, created_at)"
-    " VALUES ($1::uuid, $2, $3, $4, $5, 'PENDING', " BOX_TS("$6") ")"};
+    "INSERT INTO refund (refund_id, payment_id, booking_id, amount, currency, status, created_at,"
+    " next_attempt_at) VALUES ($1::uuid, $2, $3, $4, $5, 'PENDING', " BOX_TS("$6") ", " BOX_TS(
+        "$6") ")"};
 constexpr Sql kInsertEvent{"insert_event",
                            "INSERT INTO outbox (event_id, type, key, payload, created_at)"
                            " VALUES ($1::uuid, $2, $3, $4, " BOX_TS("$5") ")"};
@@ -330,8 +331,18 @@ constexpr Sql kAcquireLease{
     " WHERE relay_lease.owner = excluded.owner OR relay_lease.until < " BOX_NOW " RETURNING owner"};
 constexpr Sql kPendingRefunds{
     "pending_refunds",
-    "SELECT refund_id::text, payment_id, booking_id, amount, currency FROM refund"
-    " WHERE status = 'PENDING' ORDER BY created_at LIMIT $1"};
+    "SELECT refund_id::text, payment_id, booking_id, amount, currency, attempts FROM refund"
+    " WHERE status = 'PENDING' AND next_attempt_at <= " BOX_NOW
+    " ORDER BY next_attempt_at LIMIT $2"};
+constexpr Sql kRefundAttemptFailed{
+    "refund_attempt_failed",
+    "UPDATE refund SET attempts = attempts + 1, refused = $2, last_error = $3,"
+    "       next_attempt_at = " BOX_NOW " + $4::bigint * interval '1 ms'"
+    " WHERE refund_id = $5::uuid AND status = 'PENDING'"};
+constexpr Sql kRefundBacklog{
+    "refund_backlog",
+    "SELECT count(*) FILTER (WHERE NOT refused), count(*) FILTER (WHERE refused)"
+    "  FROM refund WHERE status = 'PENDING'"};
 constexpr Sql kSetHoldExpiry{"set_hold_expiry", "UPDATE seat_hold SET expires_at = " BOX_TS(
                                                     "$1") " WHERE hold_id = $2::uuid"};
 // The seeds' sweeper, batched; SKIP LOCKED means it never waits, on any number of instances.
@@ -1234,17 +1245,39 @@ Status PgStore::MarkEventsPublished(const std::vector<int64_t>& ids) {
 Result<std::vector<Refund>> PgStore::PendingRefunds(int limit) {
   return impl_->Run<std::vector<Refund>>(
       &retried_, [&](PgConnection& c) -> Result<std::vector<Refund>> {
-        auto res = c.Exec(kPendingRefunds, {P(int64_t{limit})});
+        auto res = c.Exec(kPendingRefunds, {impl_->Now(), P(int64_t{limit})});
         if (!res.ok()) return res.status();
         const PGresult* r = res.value().get();
         std::vector<Refund> out;
         for (int i = 0; i < PQntuples(r); ++i) {
           out.push_back(Refund{Text(r, i, 0), Text(r, i, 1),
                                PQgetisnull(r, i, 2) ? 0 : Int(r, i, 2),
-                               Price{Int(r, i, 3), Text(r, i, 4)}, false});
+                               Price{Int(r, i, 3), Text(r, i, 4)}, false,
+                               static_cast<int>(Int(r, i, 5))});
         }
         return out;
       });
+}
+
+Status PgStore::RefundAttemptFailed(const std::string& refund_id, bool refused,
+                                    const std::string& error, Millis retry_after) {
+  if (!IsUuid(refund_id)) return Status(Code::kNotFound, "refund " + refund_id + " not found");
+  auto r = impl_->Run<bool>(&retried_, [&](PgConnection& c) -> Result<bool> {
+    auto res = c.Exec(kRefundAttemptFailed, {impl_->Now(), refused ? "true" : "false",
+                                             error.substr(0, 500), P(retry_after.count()),
+                                             refund_id});
+    if (!res.ok()) return res.status();
+    return true;
+  });
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+Result<RefundBacklog> PgStore::CountRefundBacklog() {
+  return impl_->Run<RefundBacklog>(&retried_, [&](PgConnection& c) -> Result<RefundBacklog> {
+    auto res = c.Exec(kRefundBacklog, {});
+    if (!res.ok()) return res.status();
+    return RefundBacklog{Int(res.value().get(), 0, 0), Int(res.value().get(), 0, 1)};
+  });
 }
 
 Result<int> PgStore::SweepExpired(int batch_limit, std::vector<SeatRef>* freed) {

@@ -160,8 +160,8 @@ constexpr const char* kUpdateBooking =
     "UPDATE booking SET status = ?1, payment_id = COALESCE(?2, payment_id), updated_at = ?3"
     " WHERE booking_id = ?4";
 constexpr const char* kInsertRefund =
-    "INSERT INTO refund (refund_id, payment_id, booking_id, amount, currency, status, created_at)"
-    " VALUES (?, ?, ?, ?, ?, 'PENDING', ?)";
+    "INSERT INTO refund (refund_id, payment_id, booking_id, amount, currency, status, created_at,"
+    " next_attempt_at) VALUES (?1, ?2, ?3, ?4, ?5, 'PENDING', ?6, ?6)";
 constexpr const char* kInsertEvent =
     "INSERT INTO outbox (event_id, type, key, payload, created_at) VALUES (?, ?, ?, ?, ?)";
 constexpr const char* kPendingEvents =
@@ -211,8 +211,14 @@ constexpr const char* kAcquireLease =
     " WHERE relay_lease.owner = excluded.owner OR relay_lease.until < ?4"
     " RETURNING owner";
 constexpr const char* kPendingRefunds =
-    "SELECT refund_id, payment_id, booking_id, amount, currency FROM refund"
-    " WHERE status = 'PENDING' ORDER BY created_at LIMIT ?";
+    "SELECT refund_id, payment_id, booking_id, amount, currency, attempts FROM refund"
+    " WHERE status = 'PENDING' AND next_attempt_at <= ?1 ORDER BY next_attempt_at LIMIT ?2";
+constexpr const char* kRefundAttemptFailed =
+    "UPDATE refund SET attempts = attempts + 1, refused = ?1, last_error = ?2,"
+    "       next_attempt_at = ?3 WHERE refund_id = ?4 AND status = 'PENDING'";
+constexpr const char* kRefundBacklog =
+    "SELECT count(*) FILTER (WHERE NOT refused), count(*) FILTER (WHERE refused)"
+    "  FROM refund WHERE status = 'PENDING'";
 
 }  // namespace
 
@@ -1110,13 +1116,32 @@ Result<std::vector<Refund>> SqliteStore::PendingRefunds(int limit) {
   auto conn = pools_->readers.Acquire();
   if (!conn.ok()) return conn.status();
   std::vector<Refund> out;
-  Query q(*conn.value(), kPendingRefunds, {int64_t{limit}});
+  Query q(*conn.value(), kPendingRefunds, {ToEpochMs(clock_->Now()), int64_t{limit}});
   while (q.Next()) {
     out.push_back(Refund{q.Text(0), q.Text(1), q.IsNull(2) ? 0 : q.Int(2),
-                         Price{q.Int(3), q.Text(4)}, false});
+                         Price{q.Int(3), q.Text(4)}, false, static_cast<int>(q.Int(5))});
   }
   if (!q.status().ok()) return q.status();
   return out;
+}
+
+Status SqliteStore::RefundAttemptFailed(const std::string& refund_id, bool refused,
+                                        const std::string& error, Millis retry_after) {
+  auto conn = pools_->writer.Acquire();
+  if (!conn.ok()) return conn.status();
+  auto r = Query(*conn.value(), kRefundAttemptFailed,
+                 {int64_t{refused ? 1 : 0}, error.substr(0, 500),
+                  ToEpochMs(clock_->Now() + retry_after), refund_id})
+               .Exec();
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+Result<RefundBacklog> SqliteStore::CountRefundBacklog() {
+  auto conn = pools_->readers.Acquire();
+  if (!conn.ok()) return conn.status();
+  Query q(*conn.value(), kRefundBacklog, {});
+  if (!q.Next()) return q.status().ok() ? Status(Code::kInternal, "no count") : q.status();
+  return RefundBacklog{q.Int(0), q.Int(1)};
 }
 
 Result<int> SqliteStore::SweepExpired(int batch_limit, std::vector<SeatRef>* freed) {

@@ -83,6 +83,9 @@ class SqliteStore final : public Store {
   Result<std::vector<std::pair<int64_t, WaitingRoomConfig>>> EnabledWaitingRooms() override;
   Status MarkEventsPublished(const std::vector<int64_t>& ids) override;
   Result<std::vector<Refund>> PendingRefunds(int limit) override;
+  Status RefundAttemptFailed(const std::string& refund_id, bool refused, const std::string& error,
+                             Millis retry_after) override;
+  Result<RefundBacklog> CountRefundBacklog() override;
   Status CompleteRefund(const std::string& refund_id,
                         const std::string& gateway_refund_id) override;
 

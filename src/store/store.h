@@ -181,6 +181,14 @@ struct Refund {
   int64_t booking_id = 0;  // 0: the payment matched no booking
   Price amount;
   bool issued = false;
+  int attempts = 0;  // attempts the gateway did not accept so far
+};
+
+// Refunds the gateway has yet to accept (for /metrics): retrying after a transport error
+// or 5xx, and refused (a 4xx answer: kept aside, still retried at the longest backoff).
+struct RefundBacklog {
+  int64_t retrying = 0;
+  int64_t refused = 0;
 };
 
 // An Idempotency-Key as a customer sent it, and what the request was about (for checkout:
@@ -383,8 +391,14 @@ class Store {
 
   // Marks delivered outbox rows published; they are not returned by PendingEvents again.
   virtual Status MarkEventsPublished(const std::vector<int64_t>& ids) = 0;
-  // Refunds not yet accepted by the gateway, oldest first.
+  // Refunds not yet accepted by the gateway whose next attempt is due, the longest due
+  // first (a refund just written is due at once).
   virtual Result<std::vector<Refund>> PendingRefunds(int limit) = 0;
+  // The gateway did not accept refund_id: its next attempt is retry_after from now (the
+  // store's clock); refused marks a 4xx answer (kept aside in RefundBacklog).
+  virtual Status RefundAttemptFailed(const std::string& refund_id, bool refused,
+                                     const std::string& error, Millis retry_after) = 0;
+  virtual Result<RefundBacklog> CountRefundBacklog() = 0;
   // The gateway accepted refund_id: it becomes ISSUED and its booking (if any) REFUNDED,
   // with a BookingRefunded event, in one transaction. Repeating it changes nothing.
   virtual Status CompleteRefund(const std::string& refund_id,
