@@ -437,7 +437,9 @@ void RegisterRoutes(http::Router* router, const ApiDeps& deps) {
   router->Add("PUT", "/admin/showtimes/{showtimeId}/waiting-room", bind(&Api::SetWaitingRoom));
   router->Add("POST", "/showtimes/{showtimeId}/queue", bind(&Api::JoinQueue));
   router->Add("GET", "/showtimes/{showtimeId}/queue/{queueToken}", bind(&Api::QueueStatus));
-  router->Add("POST", "/holds/{holdId}/checkout", bind(&Api::Checkout));
+  // Checkout waits on the payment gateway: its own pool (API.md: a slow gateway never slows
+  // holds, seat maps or other customers' requests).
+  router->AddGatewayRoute("POST", "/holds/{holdId}/checkout", bind(&Api::Checkout));
   router->Add("GET", "/bookings/{bookingId}", bind(&Api::GetBooking));
   router->Add("POST", "/payments/callback", bind(&Api::PaymentCallback));
 }

@@ -161,6 +161,7 @@ struct ServeFlags {
   Millis sweep_interval{15'000};
   size_t io_threads = std::max(1u, std::thread::hardware_concurrency());
   size_t workers = 8;
+  size_t gateway_workers = 16;
   size_t max_connections = 10'000;
   size_t max_streams = 1'000;
   Millis sse_heartbeat{15'000};
@@ -217,13 +218,15 @@ int Serve(const ServeFlags& f) {
       LogError("--redis must be redis://HOST:PORT");
       return 2;
     }
-    redis->pool_size = f.workers;  // one connection per worker: no worker waits for one
+    // One connection per worker of either pool: no worker waits for one.
+    redis->pool_size = f.workers + f.gateway_workers;
     redis->connect_timeout = redis->command_timeout = redis->acquire_timeout = f.redis_timeout;
   }
   http::ServerOptions options;
   if (!ParseListen(f.listen, &options)) return 2;
   options.io_threads = f.io_threads;
   options.worker_threads = f.workers;
+  options.gateway_threads = f.gateway_workers;
   options.max_connections = f.max_connections;
   options.stream_heartbeat = f.sse_heartbeat;
 
@@ -498,6 +501,9 @@ void AddCommands(CLI::App* app, int* exit_code) {
       ->check(CLI::Range(1, 64));
   Flag(serve, "workers", &serve_flags->workers, "Threads for database work")
       ->check(CLI::Range(1, 256));
+  Flag(serve, "gateway-workers", &serve_flags->gateway_workers,
+       "Threads for requests that wait on the payment gateway (checkout), apart from --workers")
+      ->check(CLI::Range(1, 1024));
   Flag(serve, "max-connections", &serve_flags->max_connections, "Open connections at most")
       ->check(CLI::Range(1, 1'000'000));
   Flag(serve, "max-streams", &serve_flags->max_streams,
@@ -605,6 +611,7 @@ void AddCommands(CLI::App* app, int* exit_code) {
     int port = 0;
     std::string secret;
     std::string public_url;
+    Millis answer_delay{0};
   };
   auto* gateway_flags = new GatewayFlags();
   auto* gateway =
@@ -615,6 +622,8 @@ void AddCommands(CLI::App* app, int* exit_code) {
   Flag(gateway, "secret", &gateway_flags->secret, "Secret to sign callbacks with")->required();
   Flag(gateway, "public-url", &gateway_flags->public_url,
        "Base URL of its payment pages (default: its address)");
+  DurationFlag(gateway, "answer-delay", &gateway_flags->answer_delay, "0s",
+               "Test control: answer session requests this long late, like a slow gateway");
   gateway->callback([=] {
     http::ServerOptions options;
     if (gateway_flags->port)
@@ -626,12 +635,14 @@ void AddCommands(CLI::App* app, int* exit_code) {
     if (gateway_flags->public_url.empty())
       gateway_flags->public_url = "http://" + gateway_flags->listen;
     options.io_threads = 1;
-    options.worker_threads = 2;
+    // A slow gateway still answers many callers at once, each late.
+    options.worker_threads = gateway_flags->answer_delay > Millis(0) ? 64 : 2;
     const sigset_t signals = BlockStopSignals();
     SystemClock clock;
     Metrics metrics;
     http::Router router;
-    FakeGateway fake(FakeGatewayOptions{gateway_flags->secret, gateway_flags->public_url}, &clock);
+    FakeGateway fake(FakeGatewayOptions{gateway_flags->secret, gateway_flags->public_url}, &clock,
+                     gateway_flags->answer_delay);
     fake.Register(&router);
     http::Server server(options, &router, &metrics);
     if (!server.Start()) {

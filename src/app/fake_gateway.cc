@@ -242,6 +242,11 @@ FakeGateway::FakeGateway(FakeGatewayOptions options, const Clock* clock)
   state_->clock = clock;
 }
 
+FakeGateway::FakeGateway(FakeGatewayOptions options, const Clock* clock, Millis answer_delay)
+    : FakeGateway(std::move(options), clock) {
+  answer_delay_ = std::clamp(answer_delay, Millis(0), Millis(kMaxDelayMs));
+}
+
 FakeGateway::~FakeGateway() {
   std::unique_lock lock(state_->mu);
   state_->stopping = true;
@@ -251,10 +256,18 @@ FakeGateway::~FakeGateway() {
 
 void FakeGateway::Register(http::Router* router) {
   State* s = state_.get();
+  // Test control: a slow gateway answers session requests this long late.
+  const Millis delay = answer_delay_;
   auto bind = [s](Response (State::*method)(Request&)) {
     return [s, method](Request& r) { return (s->*method)(r); };
   };
-  router->Add("POST", "/v1/sessions", bind(&State::CreateSession));
+  auto slow = [s, delay](Response (State::*method)(Request&)) {
+    return [s, method, delay](Request& r) {
+      std::this_thread::sleep_for(delay);
+      return (s->*method)(r);
+    };
+  };
+  router->Add("POST", "/v1/sessions", slow(&State::CreateSession));
   router->Add("GET", "/v1/sessions", bind(&State::ListSessions));
   router->Add("GET", "/v1/sessions/{sessionId}", bind(&State::GetSession));
   router->Add("POST", "/v1/sessions/{sessionId}/pay", bind(&State::Pay));

@@ -20,12 +20,15 @@ struct FakeGatewayOptions {
 class FakeGateway {
  public:
   FakeGateway(FakeGatewayOptions options, const Clock* clock);
+  // answer_delay (test control): session requests are answered this long late.
+  FakeGateway(FakeGatewayOptions options, const Clock* clock, Millis answer_delay);
   ~FakeGateway();  // waits for callback deliveries in flight
   void Register(http::Router* router);
 
  private:
   struct State;
   std::unique_ptr<State> state_;
+  Millis answer_delay_{0};
 };
 
 }  // namespace boxoffice::app

@@ -173,6 +173,11 @@ void Router::Add(std::string method, std::string pattern, Handler handler, bool 
   routes_.push_back(std::move(r));
 }
 
+void Router::AddGatewayRoute(std::string method, std::string pattern, Handler handler) {
+  Add(std::move(method), std::move(pattern), std::move(handler), /*blocking=*/true);
+  routes_.back().gateway = true;
+}
+
 void Router::AddWithFastPath(std::string method, std::string pattern, FastPath fast,
                              Handler handler) {
   Add(std::move(method), std::move(pattern), std::move(handler), /*blocking=*/true);

@@ -2,8 +2,10 @@
 //
 // A path that matches no pattern is 404; a path that matches with another method is 405
 // with the Allow header, as API.md asks. Each route carries its pattern (the bounded
-// metrics label) and whether its handler may block on the database, in which case the
-// server runs it on the worker pool instead of an I/O thread.
+// metrics label) and where its handler runs: on the I/O thread (it never waits), on the
+// worker pool (it waits on the database), or on the gateway pool (it waits on the payment
+// gateway, for seconds at worst: kept apart so a slow gateway never takes the workers of
+// holds and seat maps).
 #pragma once
 
 #include <functional>
@@ -26,6 +28,7 @@ struct Route {
   Handler handler;
   std::vector<std::string> segments;  // pattern split on '/'
   FastPath fast;                      // optional, for blocking routes
+  bool gateway = false;               // blocking on the payment gateway: the gateway pool
 };
 
 struct Match {
@@ -36,6 +39,8 @@ struct Match {
 class Router {
  public:
   void Add(std::string method, std::string pattern, Handler handler, bool blocking = true);
+  // A route whose handler waits on the payment gateway (see RouteKind).
+  void AddGatewayRoute(std::string method, std::string pattern, Handler handler);
   // A blocking route with a non-blocking fast path.
   void AddWithFastPath(std::string method, std::string pattern, FastPath fast, Handler handler);
   // Finds the route and fills request.params. Thread-safe after setup.

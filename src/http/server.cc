@@ -53,10 +53,12 @@ struct Server::Impl {
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;
   std::vector<std::thread> threads;
   asio::thread_pool workers;
+  asio::thread_pool gateway_workers;
   std::unique_ptr<tcp::acceptor> acceptor;
   std::atomic<size_t> next_context{0};
   std::atomic<size_t> connections{0};
   std::atomic<size_t> pending_jobs{0};
+  std::atomic<size_t> pending_gateway_jobs{0};
   std::atomic<size_t> active_requests{0};
   std::atomic<bool> stopping{false};
   Counter& rejected_connections;
@@ -70,6 +72,7 @@ struct Server::Impl {
         router(r),
         metrics(m),
         workers(options.worker_threads),
+        gateway_workers(std::max<size_t>(1, options.gateway_threads)),
         rejected_connections(m->GetCounter("boxoffice_http_rejected_connections_total",
                                            "Connections closed at once: max_connections reached.")),
         overloaded(m->GetCounter("boxoffice_http_overloaded_total",
@@ -168,16 +171,18 @@ asio::awaitable<Response> Server::Impl::Dispatch(Request& request, std::string* 
       LogError("fast path threw", {{"route", route.pattern}, {"error", e.what()}});
     }
   }
-  if (pending_jobs.fetch_add(1) >= options.max_pending_jobs) {
-    pending_jobs.fetch_sub(1);
+  std::atomic<size_t>& pending = route.gateway ? pending_gateway_jobs : pending_jobs;
+  const size_t limit = route.gateway ? options.max_pending_gateway_jobs : options.max_pending_jobs;
+  if (pending.fetch_add(1) >= limit) {
+    pending.fetch_sub(1);
     overloaded.Inc();
     co_return ErrorResponse(503, "UNAVAILABLE", "server busy, retry shortly")
         .Header("Retry-After", "1");
   }
   co_return co_await asio::co_spawn(
-      workers,
-      [this, &route, &request]() -> asio::awaitable<Response> {
-        pending_jobs.fetch_sub(1);
+      route.gateway ? gateway_workers : workers,
+      [&route, &request, &pending]() -> asio::awaitable<Response> {
+        pending.fetch_sub(1);
         co_return Invoke(route, request);
       },
       asio::use_awaitable);
@@ -509,6 +514,7 @@ void Server::Stop() {
   for (auto& ctx : impl_->contexts) ctx->stop();
   for (auto& t : impl_->threads) t.join();
   impl_->workers.join();
+  impl_->gateway_workers.join();
 }
 
 }  // namespace boxoffice::http

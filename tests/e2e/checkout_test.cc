@@ -2,6 +2,7 @@
 // processes, the purchase made through POST /holds/{id}/checkout, the gateway's signed
 // callbacks in every misfortune (twice, never, late, failed), the idempotency contract of
 // API.md, and the process killed with SIGKILL at each recovery point of checkout.
+#include <iostream>
 #include <barrier>
 #include <future>
 #include <set>
@@ -429,6 +430,50 @@ TEST_P(GatewayCallbacks, ACallbackForAnotherSessionNeverConfirms) {
   EXPECT_NE(json::parse(Call("GET", Seats()).body)["seats"][0]["status"], "BOOKED");
   ASSERT_EQ(Pay(session, "SUCCEEDED", "normal").status, 200);
   EXPECT_EQ(AwaitStatus(booking, "CONFIRMED"), "CONFIRMED");
+}
+
+// A gateway that answers after 5 s (longer than the client's timeout: every attempt fails)
+// while checkouts pile up: they wait on a pool of their own, and holds and showtime reads,
+// which need the database workers, keep being answered all along. The check is an order,
+// not a timing: every hold is answered before the first checkout is.
+TEST_P(GatewayCallbacks, ASlowGatewayNeverStallsHoldsOrReads) {
+  Service slow(std::vector<std::string>{"fake-gateway", "--listen", "127.0.0.1:0", "--secret",
+                                        kGatewaySecret, "--answer-delay", "5s"});
+  Start(db_, {"--gateway-url", "http://127.0.0.1:" + std::to_string(slow.port()), "--workers",
+              "2"});
+  constexpr int kCheckouts = 8;
+  std::vector<std::string> holds;
+  for (int i = 0; i < kCheckouts; ++i) {
+    holds.push_back(HoldId(60 + i, "[\"E" + std::to_string(i + 1) + "\"]"));
+  }
+  std::atomic<int> checkouts_answered{0};
+  std::vector<std::thread> checkouts;
+  for (int i = 0; i < kCheckouts; ++i) {
+    checkouts.emplace_back([&, i] {
+      CheckoutCall(60 + i, holds[i], "slow-" + std::to_string(i));
+      checkouts_answered.fetch_add(1);
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // they are at the gateway now
+  std::vector<double> hold_ms;
+  int answered_while_checkouts_waited = 0;
+  for (int i = 0; i < 10; ++i) {
+    const auto started = std::chrono::steady_clock::now();
+    auto hold = Hold(80 + i, "[\"F" + std::to_string(i + 1) + "\"]");
+    auto read = Call("GET", "/showtimes/" + std::to_string(showtime_));
+    hold_ms.push_back(
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+            .count());
+    EXPECT_EQ(hold.status, 201) << hold.body;
+    EXPECT_EQ(read.status, 200);
+    if (checkouts_answered.load() == 0) ++answered_while_checkouts_waited;
+  }
+  for (auto& t : checkouts) t.join();
+  EXPECT_EQ(answered_while_checkouts_waited, 10)
+      << "holds waited behind checkouts stuck at a slow gateway";
+  std::sort(hold_ms.begin(), hold_ms.end());
+  std::cout << "hold + read while " << kCheckouts << " checkouts wait on a 5 s gateway: max "
+            << hold_ms.back() << " ms\n";
 }
 
 TEST_P(GatewayCallbacks, ALateCallbackIsRefundedOnceAndTheNewHolderKeepsTheSeats) {
