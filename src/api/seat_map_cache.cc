@@ -70,6 +70,19 @@ std::shared_ptr<const SeatMapCache::Entry> SeatMapCache::Peek(int64_t showtime_i
   return Servable(*slot);
 }
 
+bool SeatMapCache::ShowsAvailable(int64_t showtime_id, const std::vector<std::string>& seats) {
+  auto entry = Peek(showtime_id);
+  if (!entry || !entry->map || seats.empty()) return false;
+  size_t available = 0;
+  for (const SeatView& seat : entry->map->seats) {
+    if (seat.status == SeatStatus::kAvailable &&
+        std::find(seats.begin(), seats.end(), seat.code) != seats.end()) {
+      ++available;
+    }
+  }
+  return available == seats.size();
+}
+
 Result<std::shared_ptr<const SeatMapCache::Entry>> SeatMapCache::Get(int64_t showtime_id) {
   std::shared_ptr<Slot> slot = SlotFor(showtime_id);
   std::unique_lock lock(slot->mu);

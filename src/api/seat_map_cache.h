@@ -61,6 +61,10 @@ class SeatMapCache {
   static constexpr size_t kMaxChangesDuringLoad = 1024;
   static constexpr int kApplyAttempts = 4;  // then the entry is reloaded instead
 
+  // Whether the servable cached map (no store query) shows every one of the seats
+  // AVAILABLE; false when there is none or a seat is not in it.
+  bool ShowsAvailable(int64_t showtime_id, const std::vector<std::string>& seats);
+
   // The next reader loads the map afresh.
   void Invalidate(int64_t showtime_id);
   // A seat change heard through SeatEvents:

@@ -286,6 +286,9 @@ int Serve(const ServeFlags& f) {
       kSeatMapMaxAge, &metrics);
   const uint64_t cache_subscription =
       seat_events->Subscribe([&seat_maps](const SeatChange& change) { seat_maps.Hear(change); });
+  holds.SetSeatView([&seat_maps](int64_t showtime_id, const std::vector<std::string>& seats) {
+    return seat_maps.ShowsAvailable(showtime_id, seats);
+  });
   api::SeatStreams seat_streams(seat_events.get(), f.max_streams, &metrics);
   http::Router router;
   api::ApiDeps deps;

@@ -50,6 +50,14 @@ end
 return n
 )lua");
 
+// The store gave the seats to ARGV[1]: every key carries it for ARGV[2] ms.
+const RedisScript kRepair(R"lua(
+for _, key in ipairs(KEYS) do
+  redis.call('SET', key, ARGV[1], 'PX', ARGV[2])
+end
+return #KEYS
+)lua");
+
 int64_t NowMs() { return ToEpochMs(SystemClock().Now()); }
 
 }  // namespace
@@ -138,6 +146,12 @@ void RedisSeatGate::Rearm(int64_t showtime_id, const std::vector<std::string>& s
                           const std::string& hold_id, Millis ttl) {
   if (ttl <= Millis(0)) return;
   (void)Run(kRearm, showtime_id, seats, {hold_id, std::to_string(ttl.count())});
+}
+
+void RedisSeatGate::Repair(int64_t showtime_id, const std::vector<std::string>& seats,
+                           const std::string& hold_id, Millis ttl) {
+  if (ttl <= Millis(0)) return;
+  (void)Run(kRepair, showtime_id, seats, {hold_id, std::to_string(ttl.count())});
 }
 
 }  // namespace boxoffice

@@ -9,6 +9,17 @@
 // stale hold can never release or extend someone else's seat. Never a plain DEL of another
 // hold's key, never SETNX followed by EXPIRE.
 //
+// Clocks: a key's TTL is relative (PX), counted by Redis from when it is set, and the hold's
+// real end is the store's (DESIGN.md invariant 7). A TTL derived with another clock than
+// the store's can only make a key end earlier than its hold (the store then refuses the
+// seat: slower) or later (a free seat turned away: stricter, and repaired, below); neither
+// lets a seat go twice, so the gate does not need the store's clock.
+//
+// Keys a lost release left behind would turn a free seat away until their TTL. So when the
+// gate says "taken" while the instance's own seat map shows every such seat AVAILABLE, the
+// hold goes to the store, and if the store gives the seats, Repair sets their keys to the
+// new hold (HoldService).
+//
 // When Redis is down, slow (past its timeout) or was wiped, holds go straight to the
 // store: slower, never wrong. After a failure the gate stays out of the way for
 // `retry_after`, then tries Redis again by itself. A claim whose answer timed out may still
@@ -58,6 +69,11 @@ class SeatGate {
   // of another hold is left alone.
   virtual void KeepUntil(int64_t showtime_id, const std::vector<std::string>& seats,
                          const std::string& hold_id, Instant until) = 0;
+  // The store has just given these seats to hold_id although the gate said they were taken
+  // (keys a lost release left behind): every key now carries hold_id for ttl, whatever it
+  // carried. Only the store's yes may call this.
+  virtual void Repair(int64_t showtime_id, const std::vector<std::string>& seats,
+                      const std::string& hold_id, Millis ttl) = 0;
   // Whether the last call reached Redis (for /metrics).
   virtual bool Up() const = 0;
   // A round trip to Redis now (for /readyz).
@@ -80,6 +96,8 @@ class RedisSeatGate final : public SeatGate {
              Millis ttl) override;
   void KeepUntil(int64_t showtime_id, const std::vector<std::string>& seats,
                  const std::string& hold_id, Instant until) override;
+  void Repair(int64_t showtime_id, const std::vector<std::string>& seats,
+              const std::string& hold_id, Millis ttl) override;
   bool Up() const override { return up_.load(); }
   Status Ping() override;
 

@@ -20,7 +20,10 @@ HoldService::HoldService(Store* store, HoldPolicy policy, Metrics* metrics, Seat
       rate_limited_(metrics->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.",
                                         "outcome=\"rate_limited\"")),
       hold_limited_(metrics->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.",
-                                        "outcome=\"hold_limit\"")) {}
+                                        "outcome=\"hold_limit\"")),
+      gate_disputed_(metrics->GetCounter(
+          "boxoffice_gate_disputed_total",
+          "Gate refusals of seats this instance's map showed free, asked of the store.")) {}
 
 Result<Hold> HoldService::HoldSeats(int64_t showtime_id, int64_t customer_id,
                                     const std::vector<std::string>& seats,
@@ -42,12 +45,17 @@ Result<Hold> HoldService::HoldSeats(int64_t showtime_id, int64_t customer_id,
   if (!sorted.ok()) return sorted.status();
   HoldRequest request{NewUuid(), showtime_id, customer_id, std::move(sorted.value()), policy_.ttl};
   bool claimed = false;
+  bool disputed = false;  // the gate said taken, this instance's map says free
   if (gate_) {
     auto decision = gate_->Claim(showtime_id, request.seats, request.hold_id,
                                  std::min(policy_.gate_claim_ttl, request.ttl));
     if (decision.verdict == SeatGate::Verdict::kTaken) {
-      lost_.Inc();
-      return SeatsUnavailable(request, std::move(decision.taken));
+      disputed = shown_free_ && shown_free_(showtime_id, decision.taken);
+      if (!disputed) {
+        lost_.Inc();
+        return SeatsUnavailable(request, std::move(decision.taken));
+      }
+      gate_disputed_.Inc();
     }
     // A claim whose answer was lost may have set the keys: treated as ours on a refusal.
     claimed = decision.verdict == SeatGate::Verdict::kClaimed ||
@@ -57,6 +65,7 @@ Result<Hold> HoldService::HoldSeats(int64_t showtime_id, int64_t customer_id,
   if (result.ok()) {
     won_.Inc();
     if (claimed) gate_->Rearm(showtime_id, request.seats, request.hold_id, request.ttl);
+    if (disputed) gate_->Repair(showtime_id, request.seats, request.hold_id, request.ttl);
     SeatsChanged(SeatChange::Type::kHeld, showtime_id, result->seats);
   } else {
     if (result.status().code() == Code::kConflict) lost_.Inc();

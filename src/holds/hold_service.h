@@ -1,8 +1,7 @@
-// HoldService: carries a customer's hold request across the parts that decide it.
-//
-// Today the path is validation (core/seats.h) then the store's conditional UPDATE; the rate
-// limit, the waiting room and the Redis gate slot in here, in front of the store, without
-// the HTTP layer changing. It owns the hold policy (TTL, lifetime cap) and counts outcomes.
+// HoldService: carries a customer's hold request across the parts that decide it: the rate
+// limit, the waiting room, validation (core/seats.h), the Redis gate, and the store's
+// conditional UPDATE, which alone decides. It owns the hold policy (TTL, lifetime cap) and
+// counts outcomes.
 #pragma once
 
 #include <functional>
@@ -35,8 +34,9 @@ class HoldService {
   // In order: the rate limit (kRateLimited), the waiting room (kNotAdmitted without a
   // running admission when the showtime has a room), validation (kInvalid, nothing
   // touched), the gate (a seat it knows to be taken is refused, kConflict, without asking
-  // the store; else its keys are claimed for gate_claim_ttl), then Store::HoldSeats. The
-  // gate's keys are then rearmed for the hold's TTL, or released if the store refused.
+  // the store, unless this instance's map shows it free; else its keys are claimed for
+  // gate_claim_ttl), then Store::HoldSeats. The gate's keys are then rearmed for the hold's
+  // TTL (repaired, when the gate had called them taken), or released if the store refused.
   Result<Hold> HoldSeats(int64_t showtime_id, int64_t customer_id,
                          const std::vector<std::string>& seats,
                          const std::string* admission_token = nullptr);
@@ -62,6 +62,12 @@ class HoldService {
   void SetSeatEvents(SeatEvents* events) { events_ = events; }
   // The waiting rooms holds must pass (null: none). Set before serving.
   void SetAdmission(Admission* admission) { admission_ = admission; }
+  // Whether this instance's seat map (its cache, no store query) shows every one of the
+  // seats AVAILABLE. When the gate calls such seats taken, the gate may hold keys a lost
+  // release left behind: the store is asked, and its yes repairs the keys. Set before
+  // serving; without it, the gate's "taken" is final.
+  using SeatView = std::function<bool(int64_t showtime_id, const std::vector<std::string>& seats)>;
+  void SetSeatView(SeatView shown_free) { shown_free_ = std::move(shown_free); }
 
   const HoldPolicy& policy() const { return policy_; }
   SeatGate* gate() const { return gate_; }
@@ -75,6 +81,7 @@ class HoldService {
   SeatGate* gate_;
   SeatEvents* events_ = nullptr;
   Admission* admission_ = nullptr;
+  SeatView shown_free_;
   RateLimiter* limiter_ = nullptr;
   int per_minute_ = 0;
   HoldPolicy policy_;
@@ -83,6 +90,7 @@ class HoldService {
   Counter& released_;
   Counter& rate_limited_;
   Counter& hold_limited_;
+  Counter& gate_disputed_;
 };
 
 }  // namespace boxoffice

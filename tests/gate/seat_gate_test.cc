@@ -229,6 +229,10 @@ class LostAnswers final : public SeatGate {
                  Instant until) override {
     real_->KeepUntil(st, seats, hold_id, until);
   }
+  void Repair(int64_t st, const std::vector<std::string>& seats, const std::string& hold_id,
+              Millis ttl) override {
+    real_->Repair(st, seats, hold_id, ttl);
+  }
   bool Up() const override { return real_->Up(); }
   Status Ping() override { return real_->Ping(); }
 
