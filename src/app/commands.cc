@@ -133,9 +133,14 @@ int Fail(const std::string& what, const Status& s) {
 }
 
 // The outbox's destination: Kafka when brokers are given, else the events file.
-Result<std::unique_ptr<EventSink>> OpenSink(const std::string& kafka, const std::string& file) {
+// The sink a relay holding `lease` delivers to: a Kafka delivery gets two thirds of the lease
+// (10 s for the default 15 s), so it always ends while the lease runs.
+Result<std::unique_ptr<EventSink>> OpenSink(const std::string& kafka, const std::string& file,
+                                            Millis lease) {
   if (kafka.empty()) return std::unique_ptr<EventSink>(std::make_unique<FileSink>(file));
-  auto sink = KafkaSink::Create(KafkaOptions{kafka});
+  KafkaOptions options{kafka};
+  options.delivery_timeout = std::min(Millis(10'000), lease * 2 / 3);
+  auto sink = KafkaSink::Create(options);
   if (!sink.ok()) return sink.status();
   return std::unique_ptr<EventSink>(std::move(sink.value()));
 }
@@ -199,8 +204,8 @@ int Serve(const ServeFlags& f) {
     LogError("--sse-heartbeat must be at least 100ms");
     return 2;
   }
-  if (f.outbox_lease < Millis(1'000)) {
-    LogError("--outbox-lease must be at least 1s");
+  if (f.outbox_lease < Millis(2'000)) {
+    LogError("--outbox-lease must be at least 2s");
     return 2;
   }
   if (f.checkout_lease < Millis(1'000)) {
@@ -318,7 +323,7 @@ int Serve(const ServeFlags& f) {
                                           std::move(seats), SystemClock().Now()});
                   });
   sweeper.Start();
-  auto sink = OpenSink(f.kafka, f.events_file);
+  auto sink = OpenSink(f.kafka, f.events_file, f.outbox_lease);
   if (!sink.ok()) return Fail("cannot open the event sink", sink.status());
   OutboxRelay relay(store.value().get(), sink.value().get(), kRelayInterval, kRelayBatchLimit,
                     &metrics, nullptr, f.outbox_lease);
@@ -360,15 +365,15 @@ int Serve(const ServeFlags& f) {
 // `boxoffice relay`: the outbox relay alone, until SIGTERM.
 int Relay(const Common& common, const std::string& kafka, const std::string& events_file,
           Millis lease, int batch) {
-  if (lease < Millis(1'000)) {
-    LogError("--outbox-lease must be at least 1s");
+  if (lease < Millis(2'000)) {
+    LogError("--outbox-lease must be at least 2s");
     return 2;
   }
   const sigset_t signals = BlockStopSignals();
   SystemClock clock;
   auto store = OpenAndMigrate(common.store, &clock);
   if (!store.ok()) return Fail("cannot open the database", store.status());
-  auto sink = OpenSink(kafka, events_file);
+  auto sink = OpenSink(kafka, events_file, lease);
   if (!sink.ok()) return Fail("cannot open the event sink", sink.status());
   Metrics metrics;
   OutboxRelay relay(store.value().get(), sink.value().get(), kRelayInterval, batch, &metrics,

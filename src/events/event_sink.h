@@ -8,6 +8,7 @@
 
 #include <vector>
 
+#include "core/clock.h"
 #include "core/status.h"
 #include "store/store.h"
 
@@ -16,8 +17,12 @@ namespace boxoffice {
 class EventSink {
  public:
   virtual ~EventSink() = default;
-  // Delivers events in the given order. Not called concurrently.
+  // Delivers events in the given order. Not called concurrently. Returns within
+  // MaxDeliveryTime(), whatever the sink does.
   virtual Status Deliver(const std::vector<OutboxEvent>& events) = 0;
+  // The longest one Deliver call may take. The relay's lease must outlast it, so a relay
+  // never delivers after another has taken the outbox over.
+  virtual Millis MaxDeliveryTime() const = 0;
 };
 
 }  // namespace boxoffice

@@ -14,6 +14,8 @@ class FileSink final : public EventSink {
   ~FileSink() override;
   // kUnavailable when the file cannot be opened or written (the relay retries later).
   Status Deliver(const std::vector<OutboxEvent>& events) override;
+  // A local write and fsync: a second is far more than it takes.
+  Millis MaxDeliveryTime() const override { return Millis(1'000); }
 
  private:
   std::string path_;

@@ -120,10 +120,8 @@ Status KafkaSink::Deliver(const std::vector<OutboxEvent>& events) {
       break;
     }
   }
-  const int timeout_ms = static_cast<int>(options_.delivery_timeout.count()) + 2'000;
-  for (int round = 0; round < 3 && batch->pending.load() > 0; ++round) {
-    rd_kafka_flush(rk_, timeout_ms);
-  }
+  // One flush, bounded by MaxDeliveryTime(): the relay's lease must outlast this call.
+  rd_kafka_flush(rk_, static_cast<int>(MaxDeliveryTime().count()));
   if (batch->pending.load() > 0) {
     // librdkafka still owes reports past message.timeout.ms; they will point at this batch,
     // so it is kept aside rather than freed under them, until they came.

@@ -38,6 +38,11 @@ class KafkaSink final : public EventSink {
   ~KafkaSink() override;
 
   Status Deliver(const std::vector<OutboxEvent>& events) override;
+  // delivery_timeout (librdkafka's message.timeout.ms) and a fifth more: the reports of
+  // messages that timed out may come that long after.
+  Millis MaxDeliveryTime() const override {
+    return options_.delivery_timeout + options_.delivery_timeout / 5;
+  }
 
   static constexpr size_t kMaxOverdueBatches = 16;
 

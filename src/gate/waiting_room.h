@@ -10,6 +10,12 @@
 // the room advances it first, and the service also advances every open room each second,
 // so admission moves even when nobody asks.
 //
+// Clocks: `now` is the calling instance's clock, not the store's (DESIGN.md invariant 7).
+// With Redis, instances whose clocks differ by d may end an admission up to d early or late
+// and admit the next in line as much sooner or later. That changes only who may try to hold
+// and for how long, never who gets a seat (the store's conditional UPDATE decides, on its
+// own clock), so the room keeps the callers' clocks, which tests can move.
+//
 // InProcessWaitingRoom keeps it in memory (embedded profile: one instance).
 // RedisWaitingRoom keeps it in Redis (two sorted sets per showtime, changed only by Lua
 // scripts), so every instance shares one queue.

@@ -20,6 +20,8 @@ OutboxRelay::OutboxRelay(Store* store, EventSink* sink, Millis interval, int bat
       owner_(NewUuid()),
       lease_(lease),
       oldest_pending_ms_(std::make_shared<std::atomic<int64_t>>(0)) {
+  // A delivery must end while its lease runs (fenced marks catch what slips through).
+  BOX_ASSERT(lease_ > sink_->MaxDeliveryTime());
   metrics->AddGauge(
       "boxoffice_outbox_lag_seconds",
       "Age of the oldest outbox event not yet delivered as of the relay's last round (0: none).",
@@ -34,11 +36,11 @@ OutboxRelay::OutboxRelay(Store* store, EventSink* sink, Millis interval, int bat
 OutboxRelay::~OutboxRelay() {
   Stop();
   // A relay that stops cleanly hands the outbox over at once rather than after kLease.
-  (void)store_->AcquireLease("outbox", owner_, Millis(-1));
+  (void)store_->AcquireLease(kLeaseName, owner_, Millis(-1));
 }
 
 Result<int> OutboxRelay::RunOnce() {
-  auto leased = store_->AcquireLease("outbox", owner_, lease_);
+  auto leased = store_->AcquireLease(kLeaseName, owner_, lease_);
   if (!leased.ok()) return leased.status();
   if (!leased.value()) return 0;  // another instance's relay drains the outbox
   auto events = store_->PendingEvents(0, batch_limit_);
@@ -51,7 +53,13 @@ Result<int> OutboxRelay::RunOnce() {
   if (Status s = sink_->Deliver(events.value()); !s.ok()) return s;
   std::vector<int64_t> ids;
   for (const auto& e : events.value()) ids.push_back(e.id);
-  if (Status s = store_->MarkEventsPublished(ids); !s.ok()) return s;
+  if (Status s = store_->MarkEventsPublished(ids, kLeaseName, owner_); !s.ok()) {
+    if (s.code() == Code::kNotActive) {
+      LogWarn("outbox lease lost during delivery: the rows are left to its new holder",
+              {{"events", ids.size()}});
+    }
+    return s;
+  }
   published_.Inc(ids.size());
   if (ids.size() < static_cast<size_t>(batch_limit_)) oldest_pending_ms_->store(0);
   return static_cast<int>(ids.size());

@@ -7,8 +7,11 @@
 //
 // Several instances may run a relay: each round first takes or renews the store lease
 // "outbox" (kLease), so one relay at a time drains it, in order; when its instance dies,
-// another takes over once the lease runs out. kLease exceeds a sink's delivery timeout, so
-// a live relay keeps it; were it ever lost mid-batch, the cost is duplicates, never loss.
+// another takes over once the lease runs out. The lease must outlast the sink's longest
+// delivery (EventSink::MaxDeliveryTime, asserted), so a live relay delivers only within its
+// lease; and the mark is fenced by the lease (Store::MarkEventsPublished): a relay that
+// lost its lease anyway (paused, its clock behind) marks nothing and stops, leaving the
+// rows to the new holder. The cost of such a loss is duplicates, never loss.
 #pragma once
 
 #include <atomic>
@@ -24,6 +27,7 @@ namespace boxoffice {
 class OutboxRelay {
  public:
   static constexpr Millis kLease{15'000};
+  static constexpr const char* kLeaseName = "outbox";
 
   // clock: what the lag gauge measures against (the system clock when null).
   // lease: how long a round's claim on the outbox lasts (kLease by default).

@@ -263,9 +263,16 @@ constexpr Sql kPendingEvents{
     "pending_events",
     "SELECT id, event_id::text, type, key, payload, " BOX_MS("created_at") " FROM outbox"
     " WHERE published_at IS NULL AND id > $1 ORDER BY id LIMIT $2"};
-constexpr Sql kMarkPublished{"mark_published",
-                             "UPDATE outbox SET published_at = " BOX_NOW
-                             " WHERE published_at IS NULL AND id = ANY($2::bigint[])"};
+// Fenced: the lease row is share-locked by the mark, so a takeover waits for it, and the
+// mark happens only while the lease is this owner's and unexpired. Returns 1 if it was.
+constexpr Sql kMarkPublished{
+    "mark_published",
+    "WITH fence AS MATERIALIZED (SELECT 1 FROM relay_lease"
+    "  WHERE name = $3 AND owner = $4 AND until >= " BOX_NOW " FOR SHARE),"
+    " upd AS (UPDATE outbox SET published_at = " BOX_NOW
+    "  WHERE published_at IS NULL AND id = ANY($2::bigint[]) AND EXISTS (SELECT 1 FROM fence)"
+    "  RETURNING 1)"
+    " SELECT (SELECT count(*) FROM fence), (SELECT count(*) FROM upd)"};
 constexpr Sql kRefundBooking{"refund_booking",
                              "SELECT booking_id FROM refund WHERE refund_id = $1::uuid"};
 constexpr Sql kMarkRefundIssued{
@@ -1232,14 +1239,17 @@ Result<bool> PgStore::AcquireLease(const std::string& name, const std::string& o
   });
 }
 
-Status PgStore::MarkEventsPublished(const std::vector<int64_t>& ids) {
+Status PgStore::MarkEventsPublished(const std::vector<int64_t>& ids, const std::string& lease_name,
+                                    const std::string& owner) {
   if (ids.empty()) return Status::Ok();
   auto r = impl_->Run<bool>(&retried_, [&](PgConnection& c) -> Result<bool> {
-    auto res = c.Exec(kMarkPublished, {impl_->Now(), IntArrayLiteral(ids)});
+    auto res = c.Exec(kMarkPublished, {impl_->Now(), IntArrayLiteral(ids), lease_name, owner});
     if (!res.ok()) return res.status();
-    return true;
+    return Int(res.value().get(), 0, 0) == 1;
   });
-  return r.ok() ? Status::Ok() : r.status();
+  if (!r.ok()) return r.status();
+  if (!r.value()) return Status(Code::kNotActive, "the lease " + lease_name + " was lost");
+  return Status::Ok();
 }
 
 Result<std::vector<Refund>> PgStore::PendingRefunds(int limit) {

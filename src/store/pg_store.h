@@ -83,7 +83,8 @@ class PgStore final : public Store {
   Result<AuditReport> Audit() override;
   Status SetWaitingRoom(int64_t showtime_id, const WaitingRoomConfig& config) override;
   Result<std::vector<std::pair<int64_t, WaitingRoomConfig>>> EnabledWaitingRooms() override;
-  Status MarkEventsPublished(const std::vector<int64_t>& ids) override;
+  Status MarkEventsPublished(const std::vector<int64_t>& ids, const std::string& lease_name,
+                             const std::string& owner) override;
   Result<std::vector<Refund>> PendingRefunds(int limit) override;
   Status RefundAttemptFailed(const std::string& refund_id, bool refused, const std::string& error,
                              Millis retry_after) override;

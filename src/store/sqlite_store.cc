@@ -167,9 +167,13 @@ constexpr const char* kInsertEvent =
 constexpr const char* kPendingEvents =
     "SELECT id, event_id, type, key, payload, created_at FROM outbox"
     " WHERE published_at IS NULL AND id > ? ORDER BY id LIMIT ?";
+// Fenced: one statement, so the lease is checked atomically with the mark.
 constexpr const char* kMarkPublished =
     "UPDATE outbox SET published_at = ?1 WHERE published_at IS NULL"
-    "   AND id IN (SELECT value FROM json_each(?2))";
+    "   AND id IN (SELECT value FROM json_each(?2))"
+    "   AND EXISTS (SELECT 1 FROM relay_lease WHERE name = ?3 AND owner = ?4 AND until >= ?1)";
+constexpr const char* kLeaseHeld =
+    "SELECT 1 FROM relay_lease WHERE name = ?1 AND owner = ?2 AND until >= ?3";
 constexpr const char* kRefundBooking = "SELECT booking_id FROM refund WHERE refund_id = ?";
 constexpr const char* kMarkRefundIssued =
     "UPDATE refund SET status = 'ISSUED', gateway_refund_id = ?1, issued_at = ?2"
@@ -1102,14 +1106,21 @@ Result<std::vector<std::pair<int64_t, WaitingRoomConfig>>> SqliteStore::EnabledW
   return out;
 }
 
-Status SqliteStore::MarkEventsPublished(const std::vector<int64_t>& ids) {
+Status SqliteStore::MarkEventsPublished(const std::vector<int64_t>& ids,
+                                        const std::string& lease_name, const std::string& owner) {
   if (ids.empty()) return Status::Ok();
   auto conn = pools_->writer.Acquire();
   if (!conn.ok()) return conn.status();
-  auto r =
-      Query(*conn.value(), kMarkPublished, {ToEpochMs(clock_->Now()), nlohmann::json(ids).dump()})
-          .Exec();
-  return r.ok() ? Status::Ok() : r.status();
+  const int64_t now = ToEpochMs(clock_->Now());
+  auto r = Query(*conn.value(), kMarkPublished, {now, nlohmann::json(ids).dump(), lease_name, owner})
+               .Exec();
+  if (!r.ok()) return r.status();
+  if (r.value() > 0) return Status::Ok();
+  // Nothing marked: published before, or fenced out. Tell which.
+  Query held(*conn.value(), kLeaseHeld, {lease_name, owner, now});
+  if (held.Next()) return Status::Ok();
+  if (!held.status().ok()) return held.status();
+  return Status(Code::kNotActive, "the lease " + lease_name + " was lost");
 }
 
 Result<std::vector<Refund>> SqliteStore::PendingRefunds(int limit) {

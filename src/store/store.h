@@ -390,7 +390,11 @@ class Store {
   virtual Result<std::vector<std::pair<int64_t, WaitingRoomConfig>>> EnabledWaitingRooms() = 0;
 
   // Marks delivered outbox rows published; they are not returned by PendingEvents again.
-  virtual Status MarkEventsPublished(const std::vector<int64_t>& ids) = 0;
+  // Fenced by the lease `lease_name`: only while `owner` still holds it, unexpired (checked
+  // in the same atomic step as the mark); otherwise kNotActive and nothing is marked, so a
+  // relay whose lease ran out mid-delivery leaves the rows to the one that took over.
+  virtual Status MarkEventsPublished(const std::vector<int64_t>& ids, const std::string& lease_name,
+                                     const std::string& owner) = 0;
   // Refunds not yet accepted by the gateway whose next attempt is due, the longest due
   // first (a refund just written is due at once).
   virtual Result<std::vector<Refund>> PendingRefunds(int limit) = 0;

@@ -236,7 +236,7 @@ TEST(RelayProcess, KilledMidBacklogLosesNothing) {
         BOXOFFICE_BINARY, "relay",
         "--db",           "sqlite:" + path,
         "--kafka",        kafka.bootstraps(),
-        "--outbox-lease", "1s",
+        "--outbox-lease", "2s",
         "--batch",        "20"};  // 100 deliveries: time to kill it midway
     return testing::Spawn(args);
   };
@@ -250,7 +250,7 @@ TEST(RelayProcess, KilledMidBacklogLosesNothing) {
   const size_t left = pending();
   EXPECT_LT(left, events.size());
   EXPECT_GT(left, 0u) << "the relay finished before it could be killed; no crash was tested";
-  relay = spawn();  // takes over once the dead relay's 1 s lease has run out
+  relay = spawn();  // takes over once the dead relay's 2 s lease has run out
   for (int i = 0; i < 3'000 && pending() > 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   kill(relay, SIGTERM);

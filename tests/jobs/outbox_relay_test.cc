@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "events/file_sink.h"
@@ -20,22 +21,38 @@ class FailingSink final : public EventSink {
     ++calls;
     return Status(Code::kUnavailable, "sink down");
   }
+  Millis MaxDeliveryTime() const override { return Millis(1'000); }
   int calls = 0;
+};
+
+// Delivers, but while it does, `during` runs (the clock moves, another relay takes over).
+class SlowSink final : public EventSink {
+ public:
+  Status Deliver(const std::vector<OutboxEvent>& events) override {
+    delivered += static_cast<int>(events.size());
+    if (during) during();
+    return Status::Ok();
+  }
+  Millis MaxDeliveryTime() const override { return Millis(1'000); }
+  std::function<void()> during;
+  int delivered = 0;
 };
 
 class Relay : public StoreContract {
  protected:
   // Two events: a failed payment, then a confirmation after a second checkout.
-  void MakeEvents() {
+  void MakeEvents(const std::string& tag = "") {
     const int64_t st = MakeShowtime({{"A", 4}});
     auto hold = TryHold(st, 1, {"A1"});
     auto first = store_->StartCheckout(hold->hold_id, 1, kTtl, kMaxLifetime).value();
     ASSERT_EQ(
-        store_->SettlePayment({"pay_1", "", std::to_string(first.id), false, 1250, "EUR"}).value(),
+        store_->SettlePayment({"pay_1" + tag, "", std::to_string(first.id), false, 1250, "EUR"})
+            .value(),
         Settlement::kPaymentFailed);
     auto second = store_->StartCheckout(hold->hold_id, 1, kTtl, kMaxLifetime).value();
     ASSERT_EQ(
-        store_->SettlePayment({"pay_2", "", std::to_string(second.id), true, 1250, "EUR"}).value(),
+        store_->SettlePayment({"pay_2" + tag, "", std::to_string(second.id), true, 1250, "EUR"})
+            .value(),
         Settlement::kConfirmed);
   }
   std::vector<nlohmann::json> Lines(const std::string& path) {
@@ -106,6 +123,54 @@ TEST_P(Relay, OneRelayAtATimeDrainsTheOutbox) {
   EXPECT_EQ(second.RunOnce().value(), 1);
   EXPECT_EQ(first.RunOnce().value(), 0);
   EXPECT_EQ(Lines(path).size(), 2u);
+}
+
+// A relay that lost its lease during a delivery (its process paused past the lease) marks
+// nothing: the mark is fenced by the lease, and the relay that took over carries on. The
+// rows are delivered twice (at least once is the contract), never marked by a relay that
+// no longer owns the outbox.
+TEST_P(Relay, AMarkAfterTheLeaseWasLostIsFencedOut) {
+  MakeEvents();
+  SlowSink paused;
+  OutboxRelay stale(store_.get(), &paused, Millis(10), 100, &metrics_, &clock_);
+  const std::string path = testing::TempDir() + "/events.jsonl";
+  FileSink sink(path);
+  OutboxRelay successor(store_.get(), &sink, Millis(10), 100, &metrics_, &clock_);
+  Result<int> taken_over = 0;
+  paused.during = [&] {
+    clock_.Advance(OutboxRelay::kLease + Millis(1));
+    // The successor takes the lease, but the rows are not marked yet: it delivers them too.
+    taken_over = successor.RunOnce();
+  };
+  auto stale_round = stale.RunOnce();
+  ASSERT_TRUE(taken_over.ok());
+  EXPECT_EQ(taken_over.value(), 2);
+  EXPECT_EQ(stale_round.status().code(), Code::kNotActive) << "the stale relay's mark was fenced";
+  EXPECT_TRUE(store_->PendingEvents(0, 10)->empty()) << "the successor marked them";
+  // The stale relay stays out while the successor holds the lease.
+  EXPECT_EQ(stale.RunOnce().value(), 0);
+  MakeEvents("b");
+  EXPECT_EQ(successor.RunOnce().value(), 2);
+  EXPECT_EQ(paused.delivered, 2);
+  EXPECT_EQ(Lines(path).size(), 4u);
+}
+
+// The fence itself: only the lease's owner, while it runs, marks rows.
+TEST_P(Relay, OnlyTheLeaseOwnerMarksRows) {
+  MakeEvents();
+  auto pending = store_->PendingEvents(0, 10).value();
+  std::vector<int64_t> ids;
+  for (const auto& e : pending) ids.push_back(e.id);
+  EXPECT_EQ(store_->MarkEventsPublished(ids, "outbox", "nobody").code(), Code::kNotActive);
+  ASSERT_TRUE(store_->AcquireLease("outbox", "me", Millis(1'000)).value());
+  EXPECT_EQ(store_->MarkEventsPublished(ids, "outbox", "someone-else").code(), Code::kNotActive);
+  clock_.Advance(Millis(1'001));
+  EXPECT_EQ(store_->MarkEventsPublished(ids, "outbox", "me").code(), Code::kNotActive)
+      << "a lease that ran out fences its owner too";
+  EXPECT_EQ(store_->PendingEvents(0, 10)->size(), 2u);
+  ASSERT_TRUE(store_->AcquireLease("outbox", "me", Millis(1'000)).value());
+  EXPECT_TRUE(store_->MarkEventsPublished(ids, "outbox", "me").ok());
+  EXPECT_TRUE(store_->PendingEvents(0, 10)->empty());
 }
 
 TEST_P(Relay, BookingStatsShowTheLastDaysBookingsByStatus) {
