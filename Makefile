@@ -3,7 +3,7 @@
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build run test bench bench-full clean format
+.PHONY: all deps build run test test-asan test-tsan fuzz chaos check bench bench-full clean format
 
 all: build
 
@@ -19,6 +19,29 @@ run: build
 
 test: build
 	scripts/test.sh
+
+# Every test again under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/).
+test-asan: deps
+	scripts/sanitize.sh address
+
+# The in-process race and concurrency suites under ThreadSanitizer (build-tsan/).
+test-tsan: deps
+	scripts/sanitize.sh thread
+
+# libFuzzer targets (fuzz/), FUZZ_SECONDS each, from the committed seed corpora.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# Engine faults under a randomized history (bench/chaos.sh), CHAOS_SECONDS long.
+CHAOS_SECONDS ?= 120
+chaos: build
+	scripts/deps.sh chaos
+	scripts/chaos.sh $(CHAOS_SECONDS)
+
+# What CI runs: every test, both sanitizer runs, 30 s of fuzzing per target.
+check: test test-asan test-tsan
+	scripts/fuzz.sh 30
 
 # Benchmarks against reference engines measured in the same run (bench/all.sh).
 bench: build

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages boxoffice builds, runs and tests with, if any is missing.
 # `scripts/deps.sh bench` also installs what the benchmarks compare against (nginx) and
-# drive with (curl).
+# drive with (curl); `scripts/deps.sh fuzz` clang and libFuzzer; `scripts/deps.sh chaos` faketime.
 set -euo pipefail
 
 packages=(
@@ -13,6 +13,14 @@ packages=(
 )
 if [ "${1:-}" = bench ]; then
   packages+=(nginx-light curl)
+fi
+# libFuzzer ships with clang's runtime libraries (make fuzz).
+if [ "${1:-}" = fuzz ]; then
+  packages+=(clang libclang-rt-14-dev)
+fi
+# An instance with its clock moved (make chaos).
+if [ "${1:-}" = chaos ]; then
+  packages+=(faketime)
 fi
 missing=()
 for p in "${packages[@]}"; do

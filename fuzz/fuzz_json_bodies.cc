@@ -1,0 +1,79 @@
+// Fuzz target: the JSON bodies of every route (holds, the admin layout, the gateway's
+// callback, the waiting room, checkout's empty body). The first byte picks the parser, the
+// rest is the body. Whatever the input: no crash, and what a parser accepts obeys API.md
+// (clean text, bounded prices and layouts, one currency).
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "api/json_io.h"
+#include "core/seats.h"
+#include "core/text.h"
+
+using namespace boxoffice;
+
+namespace {
+
+void Require(bool condition) {
+  if (!condition) std::abort();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  const std::string body(reinterpret_cast<const char*>(data) + 1, size - 1);
+  switch (data[0] % 5) {
+    case 0: {
+      std::vector<std::string> seats;
+      if (!api::ParseHoldBody(body, &seats)) {
+        Require(seats.size() <= kMaxSeatsPerHold);
+        for (const auto& s : seats) Require(IsCleanText(s));
+        if (auto valid = ValidateHoldSeats(seats); valid.ok()) {
+          for (const auto& s : valid.value()) Require(ParseSeatCode(s).has_value());
+        }
+      }
+      break;
+    }
+    case 1: {
+      NewShowtime showtime;
+      if (!api::ParseNewShowtime(body, &showtime)) {
+        Require(IsCleanText(showtime.title) && IsCleanText(showtime.cinema) &&
+                IsCleanText(showtime.hall));
+        int seats = 0;
+        for (const auto& row : showtime.rows) {
+          Require(IsValidRowLabel(row.row) && showtime.prices.count(row.category));
+          seats += row.seats;
+        }
+        Require(seats >= 1 && seats <= api::kMaxSeatsPerShowtime);
+        const std::string& currency = showtime.prices.begin()->second.currency;
+        for (const auto& [category, price] : showtime.prices) {
+          Require(price.amount >= 0 && price.amount <= api::kMaxPriceAmount);
+          Require(price.currency == currency);
+        }
+      }
+      break;
+    }
+    case 2: {
+      PaymentReport report;
+      if (!api::ParsePaymentReport(body, &report)) {
+        Require(!report.payment_id.empty() && !report.session_id.empty());
+        Require(IsCleanText(report.payment_id) && IsCleanText(report.session_id) &&
+                IsCleanText(report.reference));
+        Require(report.amount >= 0);
+      }
+      break;
+    }
+    case 3: {
+      WaitingRoomConfig config;
+      (void)api::ParseWaitingRoom(body, &config);
+      break;
+    }
+    case 4:
+      if (!api::ParseEmptyObject(body)) {
+        Require(body.find('\0') == std::string::npos);
+      }
+      break;
+  }
+  return 0;
+}

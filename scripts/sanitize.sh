@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Builds the tests with a sanitizer in a build folder of their own and runs them on a
+# throwaway PostgreSQL (scripts/with-postgres.sh), as `make test` does.
+#
+#   scripts/sanitize.sh address   AddressSanitizer + UndefinedBehaviorSanitizer, every test
+#                                 (the end-to-end suites start the sanitized binary too)
+#   scripts/sanitize.sh thread    ThreadSanitizer on the suites that race threads in one
+#                                 process (core, http, store contract, gate, admission and
+#                                 seat-map cache, jobs); the end-to-end suites run their
+#                                 threads in other processes, which TSan cannot watch
+#
+# Any report fails the run (halt_on_error). Suppressions are in scripts/sanitizers/, each
+# with its reason.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode=${1:?usage: scripts/sanitize.sh address|thread}
+jobs=$(nproc 2>/dev/null || echo 2)
+here=$(pwd)
+case "$mode" in
+  address)
+    dir=build-asan
+    targets=(all)
+    export ASAN_OPTIONS="abort_on_error=0:halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=0:strict_string_checks=1"
+    export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+    export LSAN_OPTIONS="suppressions=$here/scripts/sanitizers/lsan.supp:print_suppressions=0"
+    ;;
+  thread)
+    dir=build-tsan
+    targets=(core_test http_test store_contract_test gate_test api_test jobs_test)
+    export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$here/scripts/sanitizers/tsan.supp"
+    ;;
+  *)
+    echo "usage: scripts/sanitize.sh address|thread" >&2
+    exit 2
+    ;;
+esac
+
+# -O1: sanitizers need no more, and it keeps the build within CI's time on 2 cores.
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1" \
+  -DBOX_SANITIZE="$mode" >/dev/null
+cmake --build "$dir" -j "$jobs" --target "${targets[@]}"
+
+export BOXOFFICE_TEST_REQUIRE_PG=1
+# Sanitized code runs several times slower: each test gets longer before ctest gives up.
+exec scripts/with-postgres.sh ctest --test-dir "$dir" --output-on-failure -j "$jobs" --timeout 900
