@@ -86,10 +86,13 @@ struct Metrics::CollectorSlot {
   std::function<void(Samples*)> collect;
 };
 
-Metrics::CollectorHandle::~CollectorHandle() {
+void Metrics::CollectorHandle::Reset() {
   if (!slot_) return;
-  std::lock_guard lock(slot_->mu);  // waits for a scrape running it
-  slot_->alive = false;
+  {
+    std::lock_guard lock(slot_->mu);  // waits for a scrape running it
+    slot_->alive = false;
+  }
+  slot_.reset();
 }
 
 Metrics::CollectorHandle Metrics::AddCollector(const std::string& name, const std::string& help,

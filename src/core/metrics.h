@@ -74,8 +74,16 @@ class Metrics {
     CollectorHandle() = default;
     explicit CollectorHandle(std::shared_ptr<CollectorSlot> slot) : slot_(std::move(slot)) {}
     CollectorHandle(CollectorHandle&&) = default;
-    CollectorHandle& operator=(CollectorHandle&&) = default;
-    ~CollectorHandle();
+    CollectorHandle& operator=(CollectorHandle&& other) {
+      if (this != &other) {
+        Reset();
+        slot_ = std::move(other.slot_);
+      }
+      return *this;
+    }
+    ~CollectorHandle() { Reset(); }
+    // Unregisters now (waiting for a scrape running it).
+    void Reset();
 
    private:
     std::shared_ptr<CollectorSlot> slot_;

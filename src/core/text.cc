@@ -1,38 +1,62 @@
 #include "core/text.h"
 
+#include <algorithm>
+
 namespace boxoffice {
+namespace {
+
+// The length of the well-formed UTF-8 character (never NUL) that text starts with, or 0.
+size_t CharLength(std::string_view text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const unsigned char c = p[0];
+  if (c == 0) return 0;
+  if (c < 0x80) return 1;
+  size_t n = 0;
+  unsigned min = 0;
+  unsigned cp = 0;
+  if (c >= 0xC2 && c <= 0xDF) {
+    n = 1, min = 0x80, cp = c & 0x1F;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    n = 2, min = 0x800, cp = c & 0x0F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    n = 3, min = 0x10000, cp = c & 0x07;
+  } else {
+    return 0;  // a continuation byte first, C0/C1 (overlong), or F5..FF
+  }
+  if (text.size() <= n) return 0;
+  for (size_t i = 1; i <= n; ++i) {
+    if ((p[i] & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (p[i] & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  return n + 1;
+}
+
+}  // namespace
 
 bool IsCleanText(std::string_view text) {
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  const auto* end = p + text.size();
-  while (p < end) {
-    const unsigned char c = *p;
-    if (c == 0) return false;
-    if (c < 0x80) {
-      ++p;
-      continue;
-    }
-    size_t n = 0;
-    unsigned min = 0;
-    unsigned cp = 0;
-    if (c >= 0xC2 && c <= 0xDF) {
-      n = 1, min = 0x80, cp = c & 0x1F;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      n = 2, min = 0x800, cp = c & 0x0F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      n = 3, min = 0x10000, cp = c & 0x07;
-    } else {
-      return false;  // a continuation byte first, C0/C1 (overlong), or F5..FF
-    }
-    if (static_cast<size_t>(end - p) <= n) return false;
-    for (size_t i = 1; i <= n; ++i) {
-      if ((p[i] & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (p[i] & 0x3F);
-    }
-    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    p += n + 1;
+  while (!text.empty()) {
+    const size_t n = CharLength(text);
+    if (n == 0) return false;
+    text.remove_prefix(n);
   }
   return true;
+}
+
+std::string CleanTextPrefix(std::string_view text, size_t max_bytes) {
+  std::string out;
+  while (!text.empty()) {
+    const size_t n = CharLength(text);
+    if (out.size() + std::max<size_t>(n, 1) > max_bytes) break;
+    if (n == 0) {
+      out += '?';
+      text.remove_prefix(1);
+    } else {
+      out.append(text.substr(0, n));
+      text.remove_prefix(n);
+    }
+  }
+  return out;
 }
 
 }  // namespace boxoffice

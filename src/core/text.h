@@ -4,6 +4,7 @@
 // told which field is wrong, instead of in a store.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace boxoffice {
@@ -11,5 +12,10 @@ namespace boxoffice {
 // True for well-formed UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF)
 // without any NUL.
 bool IsCleanText(std::string_view text);
+
+// At most max_bytes of text as clean text: bytes that are not part of well-formed UTF-8, and
+// NULs, become '?', and a character cut by the limit is dropped. For messages from outside
+// (a gateway's error body) that go into a database column or a log.
+std::string CleanTextPrefix(std::string_view text, size_t max_bytes);
 
 }  // namespace boxoffice

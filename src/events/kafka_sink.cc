@@ -2,7 +2,9 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 
 #include "core/log.h"
 
@@ -99,10 +101,17 @@ Status KafkaSink::Deliver(const std::vector<OutboxEvent>& events) {
   // Owned here until every report arrived: flush waits for all of them (each message
   // times out after delivery_timeout at the latest).
   auto batch = std::make_unique<Batch>();
+  // Producing and flushing together stay within MaxDeliveryTime (the relay's lease).
+  const auto deadline = std::chrono::steady_clock::now() + MaxDeliveryTime();
+  auto left_ms = [&deadline] {
+    return static_cast<int>(std::max<int64_t>(
+        0, std::chrono::duration_cast<Millis>(deadline - std::chrono::steady_clock::now())
+               .count()));
+  };
   for (const OutboxEvent& e : events) {
     batch->pending.fetch_add(1);
-    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
-    for (int attempt = 0; attempt < 100; ++attempt) {
+    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__TIMED_OUT;
+    for (int attempt = 0; attempt < 100 && left_ms() > 0; ++attempt) {
       err = rd_kafka_producev(
           rk_, RD_KAFKA_V_TOPIC(options_.topic.c_str()), RD_KAFKA_V_KEY(e.key.data(), e.key.size()),
           RD_KAFKA_V_VALUE(const_cast<char*>(e.payload.data()), e.payload.size()),
@@ -111,7 +120,7 @@ Status KafkaSink::Deliver(const std::vector<OutboxEvent>& events) {
           RD_KAFKA_V_HEADER("type", e.type.data(), static_cast<ssize_t>(e.type.size())),
           RD_KAFKA_V_OPAQUE(batch.get()), RD_KAFKA_V_END);
       if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL) break;
-      rd_kafka_poll(rk_, 10);  // the local queue is full: let reports drain it
+      rd_kafka_poll(rk_, std::min(10, left_ms()));  // the local queue is full: let reports drain it
     }
     if (err) {
       batch->pending.fetch_sub(1);
@@ -121,7 +130,7 @@ Status KafkaSink::Deliver(const std::vector<OutboxEvent>& events) {
     }
   }
   // One flush, bounded by MaxDeliveryTime(): the relay's lease must outlast this call.
-  rd_kafka_flush(rk_, static_cast<int>(MaxDeliveryTime().count()));
+  rd_kafka_flush(rk_, left_ms());
   if (batch->pending.load() > 0) {
     // librdkafka still owes reports past message.timeout.ms; they will point at this batch,
     // so it is kept aside rather than freed under them, until they came.

@@ -50,7 +50,8 @@ Result<Hold> HoldService::HoldSeats(int64_t showtime_id, int64_t customer_id,
     auto decision = gate_->Claim(showtime_id, request.seats, request.hold_id,
                                  std::min(policy_.gate_claim_ttl, request.ttl));
     if (decision.verdict == SeatGate::Verdict::kTaken) {
-      disputed = shown_free_ && shown_free_(showtime_id, decision.taken);
+      disputed = shown_free_ && shown_free_(showtime_id, decision.taken) &&
+                 MayDispute(showtime_id);
       if (!disputed) {
         lost_.Inc();
         return SeatsUnavailable(request, std::move(decision.taken));
@@ -74,6 +75,17 @@ Result<Hold> HoldService::HoldSeats(int64_t showtime_id, int64_t customer_id,
     if (claimed) gate_->Release(showtime_id, request.seats, request.hold_id);
   }
   return result;
+}
+
+bool HoldService::MayDispute(int64_t showtime_id) {
+  const Instant now = SystemClock().Now();
+  std::lock_guard lock(dispute_mu_);
+  if (last_dispute_.size() >= kMaxDisputedShowtimes) last_dispute_.clear();
+  auto [it, fresh] = last_dispute_.try_emplace(showtime_id, now);
+  if (fresh) return true;
+  if (now - it->second < kDisputeInterval) return false;
+  it->second = now;
+  return true;
 }
 
 Result<Hold> HoldService::GetHold(const std::string& hold_id, int64_t customer_id) {

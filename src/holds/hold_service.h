@@ -5,6 +5,8 @@
 #pragma once
 
 #include <functional>
+#include <mutex>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -64,10 +66,15 @@ class HoldService {
   void SetAdmission(Admission* admission) { admission_ = admission; }
   // Whether this instance's seat map (its cache, no store query) shows every one of the
   // seats AVAILABLE. When the gate calls such seats taken, the gate may hold keys a lost
-  // release left behind: the store is asked, and its yes repairs the keys. Set before
-  // serving; without it, the gate's "taken" is final.
+  // release left behind: the store is asked, and its yes repairs the keys. The map also
+  // lags behind holds in flight and other instances' holds, so in a storm it would send
+  // every loser to the store: at most one such dispute per showtime per kDisputeInterval
+  // goes to the store, the others are refused as the gate says. Set before serving;
+  // without it, the gate's "taken" is final.
   using SeatView = std::function<bool(int64_t showtime_id, const std::vector<std::string>& seats)>;
   void SetSeatView(SeatView shown_free) { shown_free_ = std::move(shown_free); }
+  static constexpr Millis kDisputeInterval{1'000};
+  static constexpr size_t kMaxDisputedShowtimes = 10'000;  // then the table starts afresh
 
   const HoldPolicy& policy() const { return policy_; }
   SeatGate* gate() const { return gate_; }
@@ -82,6 +89,10 @@ class HoldService {
   SeatEvents* events_ = nullptr;
   Admission* admission_ = nullptr;
   SeatView shown_free_;
+  // Whether a dispute of the gate on this showtime may go to the store now.
+  bool MayDispute(int64_t showtime_id);
+  std::mutex dispute_mu_;
+  std::unordered_map<int64_t, Instant> last_dispute_;  // guarded by dispute_mu_ (a leaf)
   RateLimiter* limiter_ = nullptr;
   int per_minute_ = 0;
   HoldPolicy policy_;

@@ -37,6 +37,7 @@ struct StreamSignal : std::enable_shared_from_this<StreamSignal> {
   bool pending = false;
   bool closed = false;   // the client closed its side (or sent too much)
   bool reading = false;  // the reader is running
+  bool done = false;     // the stream ended: the reader must not read again
   void Wake() {
     asio::post(timer.get_executor(), [self = shared_from_this()] {
       self->pending = true;
@@ -389,13 +390,14 @@ asio::awaitable<void> Server::Impl::Stream(beast::tcp_stream& stream, Response& 
     }
     signal->pending = false;
   }
-  if (signal->reading) {
+  // Stop the reader before the socket may go: a read that already completed cannot be
+  // cancelled, so the reader also checks `done`, and each pass cancels again.
+  signal->done = true;
+  while (signal->reading) {
     beast::error_code ignored;
     stream.socket().cancel(ignored);
-    while (signal->reading) {
-      signal->reader_done.expires_after(std::chrono::seconds(1));
-      co_await signal->reader_done.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
-    }
+    signal->reader_done.expires_after(std::chrono::milliseconds(100));
+    co_await signal->reader_done.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
   }
   if (!ec && !signal->closed) {
     stream.expires_after(options.read_timeout);
@@ -414,12 +416,12 @@ asio::awaitable<void> Server::Impl::WatchClose(tcp::socket& socket,
   char buf[1024];
   size_t total = 0;
   beast::error_code ec;
-  while (total < kMaxIgnoredBytes) {
+  while (total < kMaxIgnoredBytes && !signal->done) {
     total += co_await socket.async_read_some(asio::buffer(buf),
                                              asio::redirect_error(asio::use_awaitable, ec));
     if (ec) break;
   }
-  if (ec != asio::error::operation_aborted) signal->closed = true;
+  if (!signal->done && ec != asio::error::operation_aborted) signal->closed = true;
   signal->reading = false;
   signal->timer.cancel();
   signal->reader_done.cancel();

@@ -1,6 +1,7 @@
 #include "jobs/refund_worker.h"
 
 #include "core/log.h"
+#include "core/text.h"
 
 namespace boxoffice {
 
@@ -21,6 +22,10 @@ RefundWorker::RefundWorker(Store* store, Gateway* gateway, Millis interval, int 
         out->emplace_back("state=\"refused\"", static_cast<double>(refused_.load()));
       });
 }
+
+namespace {
+constexpr size_t kMaxErrorBytes = 500;  // of a refusal's text kept with the refund
+}  // namespace
 
 Millis RefundWorker::Backoff(int attempts) {
   Millis wait = kFirstRetry;
@@ -47,8 +52,10 @@ Result<int> RefundWorker::RunOnce() {
                {"attempt", r.attempts + 1},
                {"nextAttemptInMs", wait.count()},
                {"error", accepted.status().message()}});
-      if (Status s = store_->RefundAttemptFailed(r.refund_id, refused,
-                                                 accepted.status().message(), wait);
+      // The gateway's words may be any bytes: stored as clean text, bounded.
+      if (Status s = store_->RefundAttemptFailed(
+              r.refund_id, refused, CleanTextPrefix(accepted.status().message(), kMaxErrorBytes),
+              wait);
           !s.ok()) {
         LogWarn("refund attempt not recorded", {{"refundId", r.refund_id}, {"error", s.message()}});
       }

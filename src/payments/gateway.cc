@@ -12,7 +12,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr size_t kMaxGatewayIdLength = 2'048;  // a payment page URL is the longest
+constexpr size_t kMaxGatewayIdLength = 200;    // ids, as a callback's (api/json_io.h)
+constexpr size_t kMaxGatewayUrlLength = 2'048;  // a payment page's URL
 
 // Calls the gateway; retries transport failures and 5xx answers (every call made here
 // is safe to repeat: reads, or writes with an idempotency key).
@@ -36,7 +37,7 @@ Result<json> Call(const HttpGatewayOptions& o, const std::string& method, const 
       // The gateway refused: retrying the same request will not change its mind.
       return Status(r->status == 404 ? Code::kNotFound : Code::kInvalid,
                     "gateway answered " + std::to_string(r->status) + " to " + path + ": " +
-                        r->body.substr(0, 200));
+                        CleanTextPrefix(r->body, 200));
     }
     last = r.ok() ? Status(Code::kUnavailable, "gateway answered " + std::to_string(r->status))
                   : r.status();
@@ -50,11 +51,11 @@ Result<json> Call(const HttpGatewayOptions& o, const std::string& method, const 
 
 // An id the gateway gave us, as we store it: short, clean text (PostgreSQL would cut one
 // at U+0000 and make two ids one), or empty when absent or not a string.
-std::string IdField(const json& body, const char* field) {
+std::string IdField(const json& body, const char* field, size_t max = kMaxGatewayIdLength) {
   auto it = body.find(field);
   if (it == body.end() || !it->is_string()) return "";
   const std::string& id = it->get_ref<const std::string&>();
-  return id.size() <= kMaxGatewayIdLength && IsCleanText(id) ? id : "";
+  return id.size() <= max && IsCleanText(id) ? id : "";
 }
 
 }  // namespace
@@ -75,7 +76,7 @@ Result<GatewaySession> HttpGateway::CreateSession(int64_t amount, const std::str
                     .dump(),
                 {{"Idempotency-Key", idempotency_key}}, 201);
   if (!r.ok()) return r.status();
-  GatewaySession session{IdField(*r, "sessionId"), IdField(*r, "url")};
+  GatewaySession session{IdField(*r, "sessionId"), IdField(*r, "url", kMaxGatewayUrlLength)};
   if (session.session_id.empty()) return Status(Code::kInternal, "gateway session without sessionId");
   return session;
 }

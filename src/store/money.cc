@@ -248,8 +248,10 @@ Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report) {
   // yet (the checkout is between the gateway call and its last phase) has exactly one
   // session, opened under the booking's idempotency key, so such a report is its own.
   if (!b.session_id.empty() && report.session_id != b.session_id) {
+    // Refunded as money for nothing we sold (booking 0): its completion must not mark this
+    // booking REFUNDED, whose own session may be paid or fail on its own.
     if (report.succeeded) {
-      if (Status s = WriteRefund(tx, report, b.id, now); !s.ok()) return s;
+      if (Status s = WriteRefund(tx, report, 0, now); !s.ok()) return s;
     }
     return Settlement::kOtherSession;
   }

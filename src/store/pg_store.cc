@@ -287,7 +287,7 @@ constexpr Sql kClaimStale{
     "        OR created_at < " BOX_NOW " - $2::bigint * interval '1 ms')"
     "    AND (claimed_until IS NULL OR claimed_until < " BOX_NOW
     ")"
-    "  ORDER BY created_at LIMIT $4 FOR UPDATE SKIP LOCKED) "
+    "  ORDER BY claimed_until NULLS FIRST, created_at LIMIT $4 FOR UPDATE SKIP LOCKED) "
     "UPDATE booking b SET claimed_until = " BOX_NOW
     " + $3::bigint * interval '1 ms'"
     "  FROM stale WHERE b.booking_id = stale.booking_id RETURNING b.booking_id"};
@@ -1274,7 +1274,7 @@ Status PgStore::RefundAttemptFailed(const std::string& refund_id, bool refused,
   if (!IsUuid(refund_id)) return Status(Code::kNotFound, "refund " + refund_id + " not found");
   auto r = impl_->Run<bool>(&retried_, [&](PgConnection& c) -> Result<bool> {
     auto res = c.Exec(kRefundAttemptFailed, {impl_->Now(), refused ? "true" : "false",
-                                             error.substr(0, 500), P(retry_after.count()),
+                                             error, P(retry_after.count()),
                                              refund_id});
     if (!res.ok()) return res.status();
     return true;

@@ -185,7 +185,7 @@ constexpr const char* kClaimStale =
     "                       WHERE status = 'PENDING'"
     "                         AND (payment_expires_at <= ?3 OR created_at < ?2)"
     "                         AND (claimed_until IS NULL OR claimed_until < ?3)"
-    "                       ORDER BY created_at LIMIT ?4)"
+    "                       ORDER BY claimed_until NULLS FIRST, created_at LIMIT ?4)"
     " RETURNING booking_id";
 constexpr const char* kSelectKey =
     "SELECT fingerprint, state, lock_token, locked_until, booking_id, hold_expiry_before,"
@@ -1141,7 +1141,7 @@ Status SqliteStore::RefundAttemptFailed(const std::string& refund_id, bool refus
   auto conn = pools_->writer.Acquire();
   if (!conn.ok()) return conn.status();
   auto r = Query(*conn.value(), kRefundAttemptFailed,
-                 {int64_t{refused ? 1 : 0}, error.substr(0, 500),
+                 {int64_t{refused ? 1 : 0}, error,
                   ToEpochMs(clock_->Now() + retry_after), refund_id})
                .Exec();
   return r.ok() ? Status::Ok() : r.status();

@@ -366,7 +366,8 @@ class Store {
   // Claims up to limit PENDING bookings whose payment session has ended (so the gateway's
   // answer is final while the hold's margin still keeps the seats), or older than
   // older_than, that no one has claimed (or whose claim ran out), for `lease`; safe with
-  // several instances claiming at once.
+  // several instances claiming at once. Those never claimed come first, then those claimed
+  // longest ago: bookings the gateway cannot settle yet never keep the others from a turn.
   virtual Result<std::vector<Booking>> ClaimStaleCheckouts(Millis older_than, Millis lease,
                                                            int limit) = 0;
   // A checkout whose payment never happened: PENDING → FAILED with a BookingFailed event.

@@ -205,6 +205,41 @@ TEST_P(GatedHolds, TheGateNeverChangesWhoWins) {
   EXPECT_GT(rejected_by_gate_before, 100) << "the gate should have turned most refusals away";
 }
 
+// A seat map that lags (every seat shown free, as a stale cache shows a hold in flight or
+// made on another instance) must not turn the gate off in a storm: losers go to the store
+// at most once per showtime per HoldService::kDisputeInterval, the rest are refused by the
+// gate as before. Every winner is still the store's.
+TEST_P(GatedHolds, ALaggingMapNeverSendsAStormToTheStore) {
+  START_REDIS(redis);
+  Metrics metrics;
+  auto gate = RedisFixture::Gate(*redis, &metrics, 16, Millis(5'000));
+  const int64_t st = MakePricedShowtime();
+  HoldService holds(store_.get(), HoldPolicy{}, &metrics, gate.get());
+  holds.SetSeatView([](int64_t, const std::vector<std::string>&) { return true; });
+  ASSERT_TRUE(holds.HoldSeats(st, 1, {"E1", "E2"}).ok());
+  constexpr int kLosers = 64;
+  std::barrier start(kLosers);
+  std::atomic<int> won{0};
+  std::vector<std::thread> threads;
+  const auto began = std::chrono::steady_clock::now();
+  for (int i = 0; i < kLosers; ++i) {
+    threads.emplace_back([&, i] {
+      start.arrive_and_wait();
+      for (int n = 0; n < 10; ++n) won += holds.HoldSeats(st, 100 + i, {"E1", "E2"}).ok();
+    });
+  }
+  for (auto& t : threads) t.join();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  EXPECT_EQ(won.load(), 0);
+  const std::string text = metrics.Render();
+  const std::string series = "\nboxoffice_gate_disputed_total ";
+  const double disputed = std::stod(text.substr(text.find(series) + series.size()));
+  EXPECT_GE(disputed, 1);
+  EXPECT_LE(disputed, 1 + seconds / std::chrono::duration<double>(HoldService::kDisputeInterval).count())
+      << "of " << kLosers * 10 << " refusals in " << seconds << " s";
+}
+
 // A gate whose answers are lost on the way back: Redis applies each claim (through the real
 // gate) but the caller hears kUncertain, as after a timeout; releases and rearms can be
 // lost too.

@@ -125,6 +125,31 @@ TEST_P(ReconcilerTest, APaidAnswerWithoutAPaymentIdIsAskedAgainNeverADuplicate) 
   EXPECT_EQ(StatusOf(third), BookingStatus::kFailed);
 }
 
+// Bookings the gateway cannot settle yet are asked again, but never take every turn: with
+// a batch of two, two such bookings do not keep a third, whose callback was lost, from
+// being asked while its hold still lives.
+TEST_P(ReconcilerTest, BookingsThatCannotSettleNeverStarveTheOthers) {
+  ReconcilerOptions o;
+  o.older_than = Millis(15 * 60'000);
+  o.lease = Millis(1'000);
+  o.batch_limit = 2;
+  Reconciler small(store_.get(), &gateway_, o, &metrics_);
+  const Booking stuck1 = CheckedOut(5, "E1", "ses_a");
+  const Booking stuck2 = CheckedOut(6, "E2", "ses_b");
+  clock_.Advance(Millis(1));
+  const Booking lost = CheckedOut(7, "E3", "ses_c");
+  gateway_.Answer("ses_a", {"PAID", ""});
+  gateway_.Answer("ses_b", {"PAID", ""});
+  gateway_.Answer("ses_c", {"PAID", "pay_c"});
+  clock_.Advance(Millis(8 * 60'000 + 1'000));
+  ASSERT_TRUE(small.RunOnce().ok());  // the two oldest: nothing to settle
+  clock_.Advance(Millis(1'001));      // their claims ran out
+  ASSERT_TRUE(small.RunOnce().ok());
+  EXPECT_EQ(StatusOf(lost), BookingStatus::kConfirmed);
+  EXPECT_EQ(StatusOf(stuck1), BookingStatus::kPending);
+  EXPECT_EQ(StatusOf(stuck2), BookingStatus::kPending);
+}
+
 TEST_P(ReconcilerTest, TheStoreRefusesAPaymentWithoutAnId) {
   const Booking b = CheckedOut(5, "E1", "ses_a");
   auto settled =

@@ -27,6 +27,10 @@ class RefundingGateway final : public Gateway {
   Result<std::string> Refund(const std::string& payment_id, int64_t, const std::string& key) override {
     std::lock_guard lock(mu_);
     ++asked_[payment_id];
+    if (payment_id.rfind("pay_latin1", 0) == 0 && !accept_all_) {
+      // A refusal whose text is not UTF-8 (a Latin-1 page), longer than what is kept.
+      return Status(Code::kInvalid, "gateway answered 403: refus\xe9 " + std::string(600, '\xe9'));
+    }
     if (payment_id.rfind("pay_bad", 0) == 0 && !accept_all_) {
       return Status(Code::kNotFound, "gateway answered 404: no such payment");
     }
@@ -105,6 +109,17 @@ TEST_P(RefundWorkerTest, RefusedRefundsBackOffAndNeverStallTheOthers) {
   EXPECT_EQ(store_->CountRefundBacklog()->refused, 0);
   EXPECT_TRUE(store_->PendingRefunds(1000)->empty());
   EXPECT_EQ(gateway_.Asked("pay_good"), 1) << "never refunded twice";
+}
+
+// The refusal's text is stored with the refund; text that is not UTF-8 (PostgreSQL refuses
+// it) must not keep the attempt from being recorded, or the refund is asked every round.
+TEST_P(RefundWorkerTest, ARefusalInAnyEncodingIsRecordedAndBacksOff) {
+  PaymentForNothing("pay_latin1_1");
+  RefundWorker worker(store_.get(), &gateway_, Millis(1'000), 100, &metrics_);
+  ASSERT_TRUE(worker.RunOnce().ok());
+  ASSERT_TRUE(worker.RunOnce().ok());
+  EXPECT_EQ(gateway_.Asked("pay_latin1_1"), 1);
+  EXPECT_EQ(store_->CountRefundBacklog()->refused, 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, RefundWorkerTest,

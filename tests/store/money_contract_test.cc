@@ -337,6 +337,7 @@ TEST_P(MoneyContract, PricesAreBoundedAndSumExactly) {
   // Behind the API's and the database's back: a price near 2^62.
   if (GetParam() == Engine::kSqlite) {
     RawSql("DROP TRIGGER price_amount_range");
+    RawSql("DROP TRIGGER price_amount_range_update");
   } else {
     RawSql("ALTER TABLE price DROP CONSTRAINT price_amount_range");
   }
