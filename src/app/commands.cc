@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include "api/handlers.h"
@@ -58,10 +60,22 @@ CLI::Option* Flag(CLI::App* cmd, const std::string& name, T* target, const std::
   return cmd->add_option("--" + name, *target, help)->envname(EnvName(name))->capture_default_str();
 }
 
+// Flag storage lives as long as the process, like the App that writes into it: kept here,
+// reachable to the end (so leak checkers see it as what it is, not as lost memory).
+template <class T, class... Args>
+T* ForTheProcess(Args&&... args) {
+  static std::mutex mu;
+  static std::vector<std::shared_ptr<void>> kept;
+  auto owned = std::make_shared<T>(std::forward<Args>(args)...);
+  std::lock_guard lock(mu);
+  kept.push_back(owned);
+  return owned.get();
+}
+
 // A duration flag ("500ms", "15s", "10m", "1h").
 CLI::Option* DurationFlag(CLI::App* cmd, const std::string& name, Millis* target,
                           const std::string& text, const std::string& help) {
-  auto* storage = new std::string(text);  // lives as long as the process, like the App
+  auto* storage = ForTheProcess<std::string>(text);
   return cmd
       ->add_option_function<std::string>(
           "--" + name,
@@ -465,7 +479,7 @@ int Seed(const SeedFlags& f) {
 }  // namespace
 
 void AddCommands(CLI::App* app, int* exit_code) {
-  auto* serve_flags = new ServeFlags();  // owned for the life of the process, like app
+  auto* serve_flags = ForTheProcess<ServeFlags>();
   auto* serve = app->add_subcommand("serve", "Run the HTTP service");
   AddDbFlag(serve, &serve_flags->common);
   Flag(serve, "listen", &serve_flags->listen, "HOST:PORT to listen on (port 0: any)");
@@ -521,7 +535,7 @@ void AddCommands(CLI::App* app, int* exit_code) {
                "A seat-change stream sends a comment after this much silence");
   serve->callback([=] { *exit_code = Serve(*serve_flags); });
 
-  auto* migrate_common = new Common();
+  auto* migrate_common = ForTheProcess<Common>();
   auto* migrate = app->add_subcommand("migrate", "Apply pending database migrations and exit");
   AddDbFlag(migrate, migrate_common);
   migrate->callback([=] {
@@ -531,7 +545,7 @@ void AddCommands(CLI::App* app, int* exit_code) {
     if (store.ok()) LogInfo("migrations up to date");
   });
 
-  auto* audit_common = new Common();
+  auto* audit_common = ForTheProcess<Common>();
   auto* audit = app->add_subcommand(
       "audit", "Check the invariants straight in the database (exit 1 on any violation)");
   AddDbFlag(audit, audit_common);
@@ -568,7 +582,7 @@ void AddCommands(CLI::App* app, int* exit_code) {
     Millis lease = OutboxRelay::kLease;
     int batch = kRelayBatchLimit;
   };
-  auto* relay_flags = new RelayFlags();
+  auto* relay_flags = ForTheProcess<RelayFlags>();
   auto* relay = app->add_subcommand(
       "relay", "Run the outbox relay alone (for deployments that keep it out of serve)");
   AddDbFlag(relay, &relay_flags->common);
@@ -585,7 +599,7 @@ void AddCommands(CLI::App* app, int* exit_code) {
                        relay_flags->lease, relay_flags->batch);
   });
 
-  auto* mock_brokers = new int(3);
+  auto* mock_brokers = ForTheProcess<int>(3);
   auto* kafka_mock = app->add_subcommand(
       "kafka-mock", "Run librdkafka's mock Kafka cluster with topic booking-events (development)");
   Flag(kafka_mock, "brokers", mock_brokers, "How many brokers")->check(CLI::Range(1, 9));
@@ -601,7 +615,7 @@ void AddCommands(CLI::App* app, int* exit_code) {
     LogInfo("stopped");
   });
 
-  auto* seed_flags = new SeedFlags();
+  auto* seed_flags = ForTheProcess<SeedFlags>();
   auto* seed =
       app->add_subcommand("seed", "Load showtimes: --demo, or chain scale with --cinemas …");
   AddDbFlag(seed, &seed_flags->common);
@@ -621,7 +635,7 @@ void AddCommands(CLI::App* app, int* exit_code) {
     std::string public_url;
     Millis answer_delay{0};
   };
-  auto* gateway_flags = new GatewayFlags();
+  auto* gateway_flags = ForTheProcess<GatewayFlags>();
   auto* gateway =
       app->add_subcommand("fake-gateway", "Run a stand-in payment gateway (development and tests)");
   Flag(gateway, "listen", &gateway_flags->listen, "HOST:PORT to listen on (port 0: any)");
@@ -670,7 +684,7 @@ void AddCommands(CLI::App* app, int* exit_code) {
     bool admin = false;
     Millis ttl{3'600'000};
   };
-  auto* token_flags = new TokenFlags();
+  auto* token_flags = ForTheProcess<TokenFlags>();
   auto* token = app->add_subcommand("token", "Print a customer token signed with the secret");
   Flag(token, "jwt-secret", &token_flags->secret, "HS256 secret")->required();
   Flag(token, "customer", &token_flags->customer, "Customer id (the sub claim)")
