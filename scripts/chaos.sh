@@ -39,10 +39,11 @@ trap cleanup EXIT
 
 # PostgreSQL, durable as in production (fsync on): a kill -9 must lose nothing committed.
 pg_port=$(free_port)
-mkdir "$work/pg" && [ "$(id -u)" != 0 ] || chown postgres: "$work/pg"
+mkdir "$work/pg" "$work/pgrun"
+if [ "$(id -u)" = 0 ]; then chown postgres: "$work/pg" "$work/pgrun"; fi
 "${as_pg[@]}" "$PG_BIN/initdb" -D "$work/pg" -U boxoffice -A trust -E UTF8 --no-locale >"$work/initdb.log"
-"${as_pg[@]}" "$PG_BIN/pg_ctl" -D "$work/pg" -l "$work/pg.log" -w \
-  -o "-p $pg_port -k $work -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null
+"${as_pg[@]}" "$PG_BIN/pg_ctl" -D "$work/pg" -l "$work/pgrun/pg.log" -w \
+  -o "-p $pg_port -k $work/pgrun -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null
 db="postgresql://boxoffice@127.0.0.1:$pg_port/boxoffice"
 "${as_pg[@]}" "$PG_BIN/createdb" -h 127.0.0.1 -p "$pg_port" -U boxoffice boxoffice
 
@@ -55,12 +56,14 @@ start_redis() {
 }
 start_redis
 
-# Prints the port (or bootstraps) a started process logged in its "listening" line.
+# Prints a field of the "listening" line a started process logged: its port (a number) or
+# its bootstraps (a string).
 listening() {
   local log=$1 field=$2
   for _ in $(seq 1 200); do
     local v
-    v=$(grep -o "\"$field\":\"\?[^,\"}]*" "$log" 2>/dev/null | head -1 | sed 's/.*:"\{0,1\}//') || true
+    v=$(grep '"msg":"listening"' "$log" 2>/dev/null | head -1 |
+      sed -n "s/.*\"$field\":\"\{0,1\}\([^\",}]*\(,[^\"}]*\)\{0,1\}\)\"\{0,1\}[,}].*/\1/p") || true
     [ -n "$v" ] && { echo "$v"; return 0; }
     sleep 0.05
   done
@@ -93,8 +96,8 @@ cat >"$work/fault.sh" <<FAULT
 pg_pids() { pgrep -f -- "-D $work/pg" ; pgrep -P "\$(head -1 $work/pg/postmaster.pid 2>/dev/null || echo 1)" 2>/dev/null; }
 start_pg() {
   for _ in \$(seq 1 100); do
-    ${as_pg[*]} $PG_BIN/pg_ctl -D $work/pg -l $work/pg.log -w \
-      -o "-p $pg_port -k $work -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null 2>&1 && return 0
+    ${as_pg[*]} $PG_BIN/pg_ctl -D $work/pg -l $work/pgrun/pg.log -w \
+      -o "-p $pg_port -k $work/pgrun -c listen_addresses=127.0.0.1 -c max_connections=200" start >/dev/null 2>&1 && return 0
     sleep 0.1
   done
   return 1
@@ -122,10 +125,16 @@ build/boxoffice-chaos --instance "$a_port" --instance "$b_port" --gateway-port "
   --jwt-secret "$secret" --fault-script "$work/fault.sh" --seconds "$seconds" \
   --min-ops "$min_ops" || status=$?
 
+# How the payments were settled, by each instance (callbacks and the reconciler).
+for port in "$a_port" "$b_port"; do
+  curl -s "http://127.0.0.1:$port/metrics" 2>/dev/null |
+    grep -E '^boxoffice_(payments_settled|reconciled|refunds_issued)_total' | sed "s/^/chaos: :$port /" || true
+done
+
 # The database's own account of the run.
 audit=$("$bin" audit --db "$db" 2>/dev/null | tail -n 1) || status=1
 echo "chaos: audit $audit"
-echo "$audit" | grep -q '"violations":0' || status=1
+echo "$audit" | grep -q ' violations=0 ' || status=1
 if [ "$status" != 0 ]; then
   echo "chaos: FAILED; the service logs:"
   for log in a b; do echo "== $log"; grep -E '"level":"(error|warn)"' "$work/$log.log" | tail -n 20; done

@@ -20,7 +20,7 @@ if [ "${1:-}" = fuzz ]; then
 fi
 # An instance with its clock moved (make chaos).
 if [ "${1:-}" = chaos ]; then
-  packages+=(faketime)
+  packages+=(faketime curl)
 fi
 missing=()
 for p in "${packages[@]}"; do

@@ -21,6 +21,7 @@ case "$mode" in
   address)
     dir=build-asan
     targets=(all)
+    exclude='^$'
     export ASAN_OPTIONS="abort_on_error=0:halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=0:strict_string_checks=1"
     export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
     export LSAN_OPTIONS="suppressions=$here/scripts/sanitizers/lsan.supp:print_suppressions=0"
@@ -29,6 +30,10 @@ case "$mode" in
     dir=build-tsan
     targets=(core_test http_test store_contract_test gate_test api_test jobs_test)
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$here/scripts/sanitizers/tsan.supp"
+    # Left out under TSan only (they run plain and under ASan): the Kafka relay suites, whose
+    # librdkafka mock cluster (not instrumented) crashes inside TSan's runtime at start
+    # (SEGV reading the zero page in a librdkafka thread, before any of our code runs).
+    exclude='KafkaRelay\.'
     ;;
   *)
     echo "usage: scripts/sanitize.sh address|thread" >&2
@@ -43,4 +48,6 @@ cmake --build "$dir" -j "$jobs" --target "${targets[@]}"
 
 export BOXOFFICE_TEST_REQUIRE_PG=1
 # Sanitized code runs several times slower: each test gets longer before ctest gives up.
-exec scripts/with-postgres.sh ctest --test-dir "$dir" --output-on-failure -j "$jobs" --timeout 900
+# (Suites of executables not built here show up as *_NOT_BUILT: not ours to run.)
+exec scripts/with-postgres.sh ctest --test-dir "$dir" --output-on-failure -j "$jobs" --timeout 900 \
+  -E "_NOT_BUILT\$|$exclude"
