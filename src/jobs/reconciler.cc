@@ -26,6 +26,9 @@ Result<int> Reconciler::RunOnce() {
       if (!session.ok()) {
         LogWarn("reconciler could not ask the gateway",
                 {{"bookingId", b.id}, {"error", session.status().message()}});
+        // The gateway is down or slow: every other question would wait out its timeouts
+        // too. The round ends; the claims run out and a later round asks again.
+        if (session.status().code() == Code::kUnavailable) break;
         continue;
       }
       if (session->status == "FAILED" && session->payment_id.empty()) {

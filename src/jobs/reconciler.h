@@ -8,7 +8,8 @@
 // as soon as the session ended matters: the hold outlives its payment session by a margin
 // (API.md, Checkout), so a payment whose callback was lost still confirms its seats. OPEN
 // sessions, gateway errors and a PAID answer without a payment id wait for the lease to
-// run out and a later round.
+// run out and a later round; a gateway that does not answer ends the round at once, so an
+// outage never holds the reconciler in timeouts, one booking after another.
 #pragma once
 
 #include <functional>

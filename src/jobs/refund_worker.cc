@@ -59,6 +59,8 @@ Result<int> RefundWorker::RunOnce() {
           !s.ok()) {
         LogWarn("refund attempt not recorded", {{"refundId", r.refund_id}, {"error", s.message()}});
       }
+      // The gateway is down or slow: the rest of the batch would only wait out timeouts.
+      if (!refused) break;
       continue;
     }
     if (Status s = store_->CompleteRefund(r.refund_id, accepted.value()); !s.ok()) {

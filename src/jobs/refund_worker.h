@@ -12,7 +12,7 @@
 // logged) once per backoff step, not every round. A refusal (a 4xx answer: the gateway
 // will not change its mind by itself) is kept aside: counted in /metrics
 // (boxoffice_refunds_backlog{state="refused"}) for an operator, and still retried every
-// kMaxRetry, because money must go back.
+// kMaxRetry, because money must go back. A gateway that does not answer ends the round.
 #pragma once
 
 #include <atomic>

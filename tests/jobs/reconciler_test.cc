@@ -24,6 +24,7 @@ class ScriptedGateway final : public Gateway {
   Result<GatewaySessionStatus> GetSession(const std::string& session_id) override {
     std::lock_guard lock(mu_);
     ++asked_;
+    if (down) return Status(Code::kUnavailable, "gateway timed out");
     auto it = answers_.find(session_id);
     if (it == answers_.end()) return Status(Code::kNotFound, "no such session");
     return it->second;
@@ -35,6 +36,7 @@ class ScriptedGateway final : public Gateway {
     std::lock_guard lock(mu_);
     answers_[session_id] = std::move(status);
   }
+  bool down = false;
   int asked() {
     std::lock_guard lock(mu_);
     return asked_;
@@ -148,6 +150,16 @@ TEST_P(ReconcilerTest, BookingsThatCannotSettleNeverStarveTheOthers) {
   EXPECT_EQ(StatusOf(lost), BookingStatus::kConfirmed);
   EXPECT_EQ(StatusOf(stuck1), BookingStatus::kPending);
   EXPECT_EQ(StatusOf(stuck2), BookingStatus::kPending);
+}
+
+// A gateway that does not answer ends the round at the first booking: a hundred bookings
+// would otherwise each wait out the client's timeouts.
+TEST_P(ReconcilerTest, AGatewayOutageEndsTheRoundAtOnce) {
+  for (int i = 0; i < 5; ++i) CheckedOut(10 + i, "E" + std::to_string(i + 1), "ses_down");
+  gateway_.down = true;
+  clock_.Advance(Millis(8 * 60'000 + 1'000));
+  ASSERT_TRUE(reconciler_->RunOnce().ok());
+  EXPECT_EQ(gateway_.asked(), 1);
 }
 
 TEST_P(ReconcilerTest, TheStoreRefusesAPaymentWithoutAnId) {
