@@ -54,10 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto& req = parser.get();
   http::Request request;
   request.method = std::string(req.method_string());
-  const std::string target(req.target());
-  const size_t q = target.find('?');
-  request.path = target.substr(0, q);
-  if (q != std::string::npos) request.query = target.substr(q + 1);
+  request.SetTarget(std::string_view(req.target().data(), req.target().size()));
   for (const auto& field : req)
     request.headers.Add(std::string(field.name_string()), std::string(field.value()));
   const std::string why = http::NonconformingHead(request.headers, req.version() == 10);

@@ -9,16 +9,11 @@
 #include "api/json_io.h"
 #include "core/seats.h"
 #include "core/text.h"
+#include "fuzz/fuzz_support.h"
 
 using namespace boxoffice;
 
-namespace {
-
-void Require(bool condition) {
-  if (!condition) std::abort();
-}
-
-}  // namespace
+using boxoffice::fuzz::Require;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;

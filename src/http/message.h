@@ -41,6 +41,8 @@ struct Request {
   std::optional<std::string> QueryParam(std::string_view name) const;
   // Whether every query parameter's name and value decode to valid UTF-8 without U+0000.
   bool QueryIsClean() const;
+  // Sets path and query from a request target ("/showtimes?cinema=Odeon").
+  void SetTarget(std::string_view target);
 };
 
 // Why a request's head breaks RFC 9110/9112 in a way API.md refuses with 400 (no or two

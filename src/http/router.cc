@@ -143,6 +143,12 @@ bool IfNoneMatchHits(std::string_view if_none_match, std::string_view etag) {
   return hit;
 }
 
+void Request::SetTarget(std::string_view target) {
+  const size_t q = target.find('?');
+  path = std::string(target.substr(0, q));
+  query = q == std::string_view::npos ? "" : std::string(target.substr(q + 1));
+}
+
 bool Request::QueryIsClean() const {
   size_t pos = 0;
   while (pos < query.size()) {

@@ -219,10 +219,7 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
       // The head as plain values, checked before any body byte is read.
       auto& req = parser.get();
       request.method = std::string(req.method_string());
-      const std::string target(req.target());
-      const size_t q = target.find('?');
-      request.path = target.substr(0, q);
-      if (q != std::string::npos) request.query = target.substr(q + 1);
+      request.SetTarget(std::string_view(req.target().data(), req.target().size()));
       for (const auto& field : req)
         request.headers.Add(std::string(field.name_string()), std::string(field.value()));
       request.request_id = RequestIdFor(request.headers);
