@@ -14,7 +14,9 @@
 //   2. nothing acknowledged is lost: a booking once seen CONFIRMED stays CONFIRMED;
 //   3. no money is kept without a seat: every session the gateway says PAID belongs to a
 //      CONFIRMED booking with that payment, or that payment was refunded exactly once; and
-//      no booking is still PENDING.
+//      no booking is still PENDING;
+//   4. no seat is stuck: once every hold has run out, each seat is BOOKED or can be held
+//      through each instance (neither the store nor a gate key keeps it).
 // `boxoffice audit` (run by scripts/chaos.sh) then checks the database itself.
 #include <sys/wait.h>
 
@@ -54,6 +56,7 @@ struct Options {
   int showtimes = 6;
   int rows = 3;  // of 20 seats each
   Millis settle{240'000};
+  Millis hold_lifetime{60'000};  // the instances' --hold-max-lifetime
 };
 
 int64_t NowMs() {
@@ -355,6 +358,49 @@ long CheckMoney(const Options& o, Shared* s, const std::string& secret) {
   return violations;
 }
 
+// Check 4, once every hold has run out (the longest lifetime after the last one was made):
+// no seat is stuck. Every seat is BOOKED or AVAILABLE, and every AVAILABLE seat can be held
+// (and is released again) through each instance: neither the store nor the gate keeps a
+// seat that nobody holds.
+long CheckNoSeatStuck(const Options& o, const std::vector<int64_t>& showtimes,
+                      const std::string& secret) {
+  const std::string auth =
+      "Bearer " + boxoffice::SignJwt(boxoffice::Principal{999'999, false},
+                                     boxoffice::SystemClock().Now() + Millis(3'600'000), secret);
+  long violations = 0, tried = 0;
+  for (unsigned short port : o.instances) {
+    for (int64_t showtime : showtimes) {
+      const std::string base = "/showtimes/" + std::to_string(showtime);
+      Call map = Do(port, "GET", base + "/seats");
+      if (map.status != 200) {
+        ++violations;
+        std::fprintf(stderr, "VIOLATION: no seat map for showtime %lld\n",
+                     static_cast<long long>(showtime));
+        continue;
+      }
+      for (const auto& seat : map.body["seats"]) {
+        const std::string status = seat.value("status", "");
+        const std::string code = seat.value("code", "");
+        if (status == "BOOKED") continue;
+        ++tried;
+        Call hold = Do(port, "POST", base + "/holds", json{{"seats", {code}}}.dump(),
+                       {{"Authorization", auth}});
+        if (status != "AVAILABLE" || hold.status != 201) {
+          ++violations;
+          std::fprintf(stderr, "VIOLATION: seat %s of showtime %lld is stuck (%s, hold %d)\n",
+                       code.c_str(), static_cast<long long>(showtime), status.c_str(),
+                       hold.status);
+          continue;
+        }
+        Do(port, "DELETE", "/holds/" + hold.body.value("holdId", ""), "",
+           {{"Authorization", auth}});
+      }
+    }
+  }
+  std::printf("chaos: %ld free seats held and released again after the run\n", tried);
+  return violations;
+}
+
 int Main(int argc, char** argv) {
   Options o;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -366,6 +412,7 @@ int Main(int argc, char** argv) {
     else if (flag == "--seconds") o.seconds = std::stoi(value);
     else if (flag == "--min-ops") o.min_ops = std::stol(value);
     else if (flag == "--threads") o.threads = std::stoi(value);
+    else if (flag == "--hold-lifetime-s") o.hold_lifetime = Millis(std::stol(value) * 1000);
     else {
       std::fprintf(stderr, "unknown flag %s\n", flag.c_str());
       return 2;
@@ -427,7 +474,12 @@ int Main(int argc, char** argv) {
   for (const auto& [fault, n] : s.faults) std::printf("  fault %-20s %ld\n", fault.c_str(), n);
   const long hold_violations = CheckHolds(s);
   const long money_violations = CheckMoney(o, &s, o.jwt_secret);
-  const long violations = hold_violations + money_violations;
+  // Every hold made before the stop has run out once its lifetime cap has passed.
+  const auto stopped = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - stopped < o.hold_lifetime + std::chrono::seconds(2))
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const long stuck = CheckNoSeatStuck(o, showtimes, o.jwt_secret);
+  const long violations = hold_violations + money_violations + stuck;
   std::printf("chaos: holds acknowledged %zu, violations %ld\n", s.holds.size(), violations);
   if (s.total_ops.load() < o.min_ops) {
     std::printf("chaos: fewer operations than --min-ops (%ld)\n", o.min_ops);

@@ -9,8 +9,8 @@
 # PostgreSQL (restarted: crash recovery), PostgreSQL stopped (SIGSTOP) past lock_timeout,
 # kill -9 of Redis (restarted empty), Redis stopped past its timeout, the Kafka broker
 # stopped for a minute, the gateway stopped for a minute. Afterwards it checks what clients
-# were told (bench/chaos.cc), and `boxoffice audit` checks the database: 0 violations, or
-# the run fails. Everything it started is stopped on exit.
+# were told (bench/chaos.cc), that the outbox drained into Kafka, and `boxoffice audit`
+# checks the database: 0 violations, or the run fails. Everything it started is stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -123,7 +123,18 @@ chmod +x "$work/fault.sh"
 status=0
 build/boxoffice-chaos --instance "$a_port" --instance "$b_port" --gateway-port "$gateway_port" \
   --jwt-secret "$secret" --fault-script "$work/fault.sh" --seconds "$seconds" \
-  --min-ops "$min_ops" || status=$?
+  --min-ops "$min_ops" --hold-lifetime-s 60 || status=$?
+
+# The outbox grew while Kafka was stopped: it drains once the broker is back.
+pending=-1
+for _ in $(seq 1 120); do
+  pending=$(psql -h 127.0.0.1 -p "$pg_port" -U boxoffice -d boxoffice -tAc \
+    "SELECT count(*) FROM outbox WHERE published_at IS NULL" 2>/dev/null || echo -1)
+  [ "$pending" = 0 ] && break
+  sleep 1
+done
+echo "chaos: outbox events not delivered to Kafka after the run: $pending"
+[ "$pending" = 0 ] || status=1
 
 # How the payments were settled, by each instance (callbacks and the reconciler).
 for port in "$a_port" "$b_port"; do
