@@ -33,8 +33,11 @@ Status VerifyGatewaySignature(std::string_view header, std::string_view body,
   if (t_text.empty() || ec != std::errc() || ptr != t_text.data() + t_text.size() || v1.empty()) {
     return Status(Code::kInvalid, "malformed signature");
   }
-  const int64_t skew_ms = ToEpochMs(now) - t * 1000;
-  if (skew_ms > kSignatureTolerance.count() || -skew_ms > kSignatureTolerance.count()) {
+  // Compared in seconds, so no t (any int64 a header can carry) overflows: |now - t| within
+  // the tolerance, rounded down to whole seconds.
+  const int64_t now_s = ToEpochMs(now) / 1000;
+  const int64_t tolerance_s = kSignatureTolerance.count() / 1000;
+  if (t < now_s - tolerance_s || t > now_s + tolerance_s) {
     return Status(Code::kInvalid, "signature timestamp outside the tolerance");
   }
   std::string message(t_text);
