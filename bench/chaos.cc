@@ -53,8 +53,8 @@ struct Options {
   int seconds = 120;
   long min_ops = 100'000;
   int threads = 12;
-  int showtimes = 6;
-  int rows = 3;  // of 20 seats each
+  int showtimes = 8;
+  int rows = 5;  // of 20 seats each: 800 seats in all, not sold out in a run
   Millis settle{240'000};
   Millis hold_lifetime{60'000};  // the instances' --hold-max-lifetime
 };
