@@ -33,11 +33,16 @@ Status VerifyGatewaySignature(std::string_view header, std::string_view body,
   if (t_text.empty() || ec != std::errc() || ptr != t_text.data() + t_text.size() || v1.empty()) {
     return Status(Code::kInvalid, "malformed signature");
   }
-  // Compared in seconds, so no t (any int64 a header can carry) overflows: |now - t| within
-  // the tolerance, rounded down to whole seconds.
-  const int64_t now_s = ToEpochMs(now) / 1000;
-  const int64_t tolerance_s = kSignatureTolerance.count() / 1000;
-  if (t < now_s - tolerance_s || t > now_s + tolerance_s) {
+  // |now - t| within the tolerance, exactly, compared in whole seconds so that no t (any
+  // int64 a header can carry) overflows: the earliest and latest t allowed are the tolerance
+  // bounds in milliseconds, rounded inwards.
+  const int64_t now_ms = ToEpochMs(now);
+  const int64_t earliest_ms = now_ms - kSignatureTolerance.count();
+  const int64_t latest_ms = now_ms + kSignatureTolerance.count();
+  auto floor_div = [](int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); };
+  const int64_t earliest_s = -floor_div(-earliest_ms, 1000);  // ceiling
+  const int64_t latest_s = floor_div(latest_ms, 1000);
+  if (t < earliest_s || t > latest_s) {
     return Status(Code::kInvalid, "signature timestamp outside the tolerance");
   }
   std::string message(t_text);

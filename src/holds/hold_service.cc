@@ -78,7 +78,7 @@ Result<Hold> HoldService::HoldSeats(int64_t showtime_id, int64_t customer_id,
 }
 
 bool HoldService::MayDispute(int64_t showtime_id) {
-  const Instant now = SystemClock().Now();
+  const auto now = std::chrono::steady_clock::now();
   std::lock_guard lock(dispute_mu_);
   if (last_dispute_.size() >= kMaxDisputedShowtimes) last_dispute_.clear();
   auto [it, fresh] = last_dispute_.try_emplace(showtime_id, now);

@@ -4,6 +4,7 @@
 // counts outcomes.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <mutex>
 #include <unordered_map>
@@ -92,7 +93,8 @@ class HoldService {
   // Whether a dispute of the gate on this showtime may go to the store now.
   bool MayDispute(int64_t showtime_id);
   std::mutex dispute_mu_;
-  std::unordered_map<int64_t, Instant> last_dispute_;  // guarded by dispute_mu_ (a leaf)
+  // guarded by dispute_mu_ (a leaf); a monotonic clock, which no clock step moves
+  std::unordered_map<int64_t, std::chrono::steady_clock::time_point> last_dispute_;
   RateLimiter* limiter_ = nullptr;
   int per_minute_ = 0;
   HoldPolicy policy_;

@@ -14,7 +14,9 @@ Result<int> Reconciler::RunOnce() {
       store_->ClaimStaleCheckouts(options_.older_than, options_.lease, options_.batch_limit);
   if (!claimed.ok()) return claimed.status();
   int settled = 0;
-  for (const Booking& b : claimed.value()) {
+  const std::vector<Booking>& batch = claimed.value();
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const Booking& b = batch[i];
     std::string outcome;
     if (b.session_id.empty()) {
       // The checkout died before its session was recorded; nobody can pay for it now.
@@ -27,8 +29,17 @@ Result<int> Reconciler::RunOnce() {
         LogWarn("reconciler could not ask the gateway",
                 {{"bookingId", b.id}, {"error", session.status().message()}});
         // The gateway is down or slow: every other question would wait out its timeouts
-        // too. The round ends; the claims run out and a later round asks again.
-        if (session.status().code() == Code::kUnavailable) break;
+        // too. The round ends, and the bookings not asked are given back, first in line
+        // for the next round, so one booking the gateway keeps failing on never holds the
+        // others back (its own claim runs out as usual).
+        if (session.status().code() == Code::kUnavailable) {
+          std::vector<int64_t> unasked;
+          for (size_t j = i + 1; j < batch.size(); ++j) unasked.push_back(batch[j].id);
+          if (Status s = store_->ReleaseCheckoutClaims(unasked); !s.ok()) {
+            LogWarn("reconciler claims not given back", {{"error", s.message()}});
+          }
+          break;
+        }
         continue;
       }
       if (session->status == "FAILED" && session->payment_id.empty()) {

@@ -291,6 +291,10 @@ constexpr Sql kClaimStale{
     "UPDATE booking b SET claimed_until = " BOX_NOW
     " + $3::bigint * interval '1 ms'"
     "  FROM stale WHERE b.booking_id = stale.booking_id RETURNING b.booking_id"};
+constexpr Sql kReleaseClaims{
+    "release_claims",
+    "UPDATE booking SET claimed_until = NULL WHERE booking_id = ANY($1::bigint[])"
+    " AND status = 'PENDING'"};
 constexpr Sql kLockKey{
     "lock_key",
     "SELECT fingerprint, state, lock_token::text, " BOX_MS("locked_until") ", booking_id, "
@@ -1197,6 +1201,16 @@ Result<std::vector<Booking>> PgStore::ClaimStaleCheckouts(Millis older_than, Mil
         }
         return out;
       });
+}
+
+Status PgStore::ReleaseCheckoutClaims(const std::vector<int64_t>& booking_ids) {
+  if (booking_ids.empty()) return Status::Ok();
+  auto r = impl_->Run<bool>(&retried_, [&](PgConnection& c) -> Result<bool> {
+    auto res = c.Exec(kReleaseClaims, {IntArrayLiteral(booking_ids)});
+    if (!res.ok()) return res.status();
+    return true;
+  });
+  return r.ok() ? Status::Ok() : r.status();
 }
 
 Result<bool> PgStore::AbandonCheckout(int64_t booking_id) {

@@ -76,6 +76,7 @@ class PgStore final : public Store {
   Result<std::vector<Booking>> ClaimStaleCheckouts(Millis older_than, Millis lease,
                                                    int limit) override;
   Result<bool> AbandonCheckout(int64_t booking_id) override;
+  Status ReleaseCheckoutClaims(const std::vector<int64_t>& booking_ids) override;
   Result<std::vector<OutboxEvent>> PendingEvents(int64_t after_id, int limit) override;
   Result<bool> AcquireLease(const std::string& name, const std::string& owner,
                             Millis lease) override;

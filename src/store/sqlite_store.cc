@@ -187,6 +187,9 @@ constexpr const char* kClaimStale =
     "                         AND (claimed_until IS NULL OR claimed_until < ?3)"
     "                       ORDER BY claimed_until NULLS FIRST, created_at LIMIT ?4)"
     " RETURNING booking_id";
+constexpr const char* kReleaseClaims =
+    "UPDATE booking SET claimed_until = NULL WHERE status = 'PENDING'"
+    "   AND booking_id IN (SELECT value FROM json_each(?1))";
 constexpr const char* kSelectKey =
     "SELECT fingerprint, state, lock_token, locked_until, booking_id, hold_expiry_before,"
     "       hold_expiry_after, response_status, response_body"
@@ -1034,6 +1037,14 @@ Result<std::vector<Booking>> SqliteStore::ClaimStaleCheckouts(Millis older_than,
     if (b.value()) out.push_back(*b.value());
   }
   return out;
+}
+
+Status SqliteStore::ReleaseCheckoutClaims(const std::vector<int64_t>& booking_ids) {
+  if (booking_ids.empty()) return Status::Ok();
+  auto conn = pools_->writer.Acquire();
+  if (!conn.ok()) return conn.status();
+  auto r = Query(*conn.value(), kReleaseClaims, {nlohmann::json(booking_ids).dump()}).Exec();
+  return r.ok() ? Status::Ok() : r.status();
 }
 
 Result<bool> SqliteStore::AbandonCheckout(int64_t booking_id) {

@@ -370,6 +370,9 @@ class Store {
   // longest ago: bookings the gateway cannot settle yet never keep the others from a turn.
   virtual Result<std::vector<Booking>> ClaimStaleCheckouts(Millis older_than, Millis lease,
                                                            int limit) = 0;
+  // Gives back claims taken by ClaimStaleCheckouts that were not asked about (the round
+  // ended early): those bookings are claimable again at once, first in line.
+  virtual Status ReleaseCheckoutClaims(const std::vector<int64_t>& booking_ids) = 0;
   // A checkout whose payment never happened: PENDING → FAILED with a BookingFailed event.
   // Returns whether it changed the booking. The hold is left to expire.
   virtual Result<bool> AbandonCheckout(int64_t booking_id) = 0;

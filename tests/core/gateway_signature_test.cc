@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/crypto.h"
+
 namespace boxoffice {
 namespace {
 
@@ -17,6 +19,21 @@ TEST(GatewaySignature, AcceptsWhatTheGatewaySigns) {
   EXPECT_TRUE(VerifyGatewaySignature(SignGatewayPayload("s3cret", kNow - Millis(299'000), kBody),
                                      kBody, "s3cret", kNow)
                   .ok());
+}
+
+// The 5 minutes are exact to the millisecond, whatever fraction of a second now is.
+TEST(GatewaySignature, TheToleranceIsExact) {
+  const Instant now = kNow + Millis(999);  // kNow is on a whole second
+  const int64_t now_s = ToEpochMs(kNow) / 1000;
+  auto header = [&](int64_t t) {
+    const std::string message = std::to_string(t) + "." + kBody;
+    return "t=" + std::to_string(t) + ",v1=" + HexEncode(HmacSha256("s3cret", message));
+  };
+  EXPECT_FALSE(VerifyGatewaySignature(header(now_s - 300), kBody, "s3cret", now).ok())
+      << "300.999 s old";
+  EXPECT_TRUE(VerifyGatewaySignature(header(now_s - 299), kBody, "s3cret", now).ok());
+  EXPECT_TRUE(VerifyGatewaySignature(header(now_s + 300), kBody, "s3cret", now).ok());
+  EXPECT_FALSE(VerifyGatewaySignature(header(now_s + 301), kBody, "s3cret", now).ok());
 }
 
 TEST(GatewaySignature, RefusesEverythingElse) {

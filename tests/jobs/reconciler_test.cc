@@ -24,7 +24,7 @@ class ScriptedGateway final : public Gateway {
   Result<GatewaySessionStatus> GetSession(const std::string& session_id) override {
     std::lock_guard lock(mu_);
     ++asked_;
-    if (down) return Status(Code::kUnavailable, "gateway timed out");
+    if (down || session_id == failing) return Status(Code::kUnavailable, "gateway timed out");
     auto it = answers_.find(session_id);
     if (it == answers_.end()) return Status(Code::kNotFound, "no such session");
     return it->second;
@@ -37,6 +37,7 @@ class ScriptedGateway final : public Gateway {
     answers_[session_id] = std::move(status);
   }
   bool down = false;
+  std::string failing;  // this session's answers always time out
   int asked() {
     std::lock_guard lock(mu_);
     return asked_;
@@ -160,6 +161,22 @@ TEST_P(ReconcilerTest, AGatewayOutageEndsTheRoundAtOnce) {
   clock_.Advance(Millis(8 * 60'000 + 1'000));
   ASSERT_TRUE(reconciler_->RunOnce().ok());
   EXPECT_EQ(gateway_.asked(), 1);
+}
+
+// A gateway that fails on one booking (its session's answer always times out) ends the
+// round there, but the bookings after it are given back: the next round asks them at once.
+TEST_P(ReconcilerTest, ABookingTheGatewayFailsOnNeverHoldsTheOthersBack) {
+  const Booking bad = CheckedOut(5, "E1", "ses_bad");
+  clock_.Advance(Millis(1));
+  const Booking good = CheckedOut(6, "E2", "ses_good");
+  gateway_.failing = "ses_bad";
+  gateway_.Answer("ses_good", {"PAID", "pay_good"});
+  clock_.Advance(Millis(8 * 60'000 + 1'000));
+  ASSERT_TRUE(reconciler_->RunOnce().ok());  // asks bad first, which fails
+  EXPECT_EQ(StatusOf(good), BookingStatus::kPending);
+  ASSERT_TRUE(reconciler_->RunOnce().ok());  // at the same instant: good is asked now
+  EXPECT_EQ(StatusOf(good), BookingStatus::kConfirmed);
+  EXPECT_EQ(StatusOf(bad), BookingStatus::kPending);
 }
 
 TEST_P(ReconcilerTest, TheStoreRefusesAPaymentWithoutAnId) {
