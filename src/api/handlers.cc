@@ -192,18 +192,20 @@ class Api {
     return r;
   }
 
-  Response CreateHold(Request& req) {
+  // On the I/O thread: Redis and the store are awaited, never waited for.
+  io::asio::awaitable<Response> CreateHold(Request& req) {
     auto auth = Authenticate(req);
-    if (auto* denied = std::get_if<Response>(&auth)) return std::move(*denied);
+    if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
     const Principal who = std::get<Principal>(auth);
     auto id = ParseId(req.params["showtimeId"]);
-    if (!id) return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
     std::vector<std::string> seats;
-    if (auto e = ParseHoldBody(req.body, &seats)) return BadBody(*e);
-    auto hold =
-        d_.holds->HoldSeats(*id, who.customer_id, seats, req.headers.Find("X-Admission-Token"));
-    if (!hold.ok()) return StatusResponse(hold.status());
-    return Json(201, HoldCreatedJson(hold.value())).Header("Location", "/holds/" + hold->hold_id);
+    if (auto e = ParseHoldBody(req.body, &seats)) co_return BadBody(*e);
+    auto hold = co_await d_.holds->HoldSeatsAsync(*id, who.customer_id, std::move(seats),
+                                                  req.headers.Find("X-Admission-Token"));
+    if (!hold.ok()) co_return StatusResponse(hold.status());
+    co_return Json(201, HoldCreatedJson(hold.value()))
+        .Header("Location", "/holds/" + hold->hold_id);
   }
 
   // Runs f(customer, holdId) for an authenticated request on a well-formed hold id.
@@ -429,7 +431,8 @@ void RegisterRoutes(http::Router* router, const ApiDeps& deps) {
       "GET", "/showtimes/{showtimeId}/seats", [api](Request& r) { return api->GetSeatsCached(r); },
       bind(&Api::GetSeats));
   router->Add("GET", "/showtimes/{showtimeId}/seats/stream", bind(&Api::StreamSeats));
-  router->Add("POST", "/showtimes/{showtimeId}/holds", bind(&Api::CreateHold));
+  router->AddAsync("POST", "/showtimes/{showtimeId}/holds",
+                   [api](Request& r) { return api->CreateHold(r); });
   router->Add("GET", "/holds/{holdId}", bind(&Api::GetHold));
   router->Add("DELETE", "/holds/{holdId}", bind(&Api::DeleteHold));
   router->Add("POST", "/holds/{holdId}/extend", bind(&Api::ExtendHold));

@@ -255,19 +255,20 @@ int Serve(const ServeFlags& f) {
   auto store = OpenAndMigrate(f.common.store, &clock);
   if (!store.ok()) return Fail("cannot open the database", store.status());
   Metrics metrics;
+  // One client for the hold path's Redis calls (the rate limit, the gate, the waiting room):
+  // on an I/O loop they share that loop's connection, so a hold's rate limit and claim
+  // leave in one write.
+  std::unique_ptr<RedisClient> hold_redis;
   std::unique_ptr<SeatGate> gate;
   if (redis) {
-    gate = std::make_unique<RedisSeatGate>(std::make_unique<RedisClient>(*redis),
-                                           RedisGateOptions{}, &metrics);
+    hold_redis = std::make_unique<RedisClient>(*redis);
+    gate = std::make_unique<RedisSeatGate>(hold_redis.get(), RedisGateOptions{}, &metrics);
   }
   HoldService holds(store.value().get(), HoldPolicy{f.hold_ttl, f.hold_max_lifetime}, &metrics,
                     gate.get());
-  std::unique_ptr<RedisClient> limiter_client;
   std::unique_ptr<RateLimiter> limiter;
   if (redis) {
-    limiter_client = std::make_unique<RedisClient>(*redis);
-    limiter =
-        std::make_unique<RedisRateLimiter>(f.holds_per_minute, limiter_client.get(), &metrics);
+    limiter = std::make_unique<RedisRateLimiter>(f.holds_per_minute, hold_redis.get(), &metrics);
   } else {
     limiter = std::make_unique<InProcessRateLimiter>(f.holds_per_minute, &clock);
   }
@@ -279,11 +280,9 @@ int Serve(const ServeFlags& f) {
     seat_events = std::make_unique<InProcessSeatEvents>();
   }
   holds.SetSeatEvents(seat_events.get());
-  std::unique_ptr<RedisClient> room_client;
   std::unique_ptr<WaitingRoom> room;
   if (redis) {
-    room_client = std::make_unique<RedisClient>(*redis);
-    room = std::make_unique<RedisWaitingRoom>(room_client.get());
+    room = std::make_unique<RedisWaitingRoom>(hold_redis.get());
   } else {
     room = std::make_unique<InProcessWaitingRoom>();
   }

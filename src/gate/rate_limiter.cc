@@ -46,9 +46,45 @@ RedisRateLimiter::RedisRateLimiter(int per_minute, RedisClient* client, Metrics*
                                   "Rate-limit checks Redis did not answer (attempts passed).")) {}
 
 RateLimiter::Decision RedisRateLimiter::Allow(int64_t customer_id) {
+  return io::RunSync(Await(Send(customer_id)));
+}
+
+RateLimiter::Pending RedisRateLimiter::Send(int64_t customer_id) {
+  Refused* refused = refused_.Get([](io::asio::io_context&) { return std::make_unique<Refused>(); });
+  if (refused) {
+    if (auto it = refused->find(customer_id); it != refused->end()) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now < it->second) {
+        return Pending{Decision{false, std::chrono::ceil<Millis>(it->second - now)}, nullptr,
+                       customer_id};
+      }
+      refused->erase(it);
+    }
+  }
   const int64_t interval = 60'000 / per_minute_;
-  auto r = client_->Eval(kGcra, {"rl:hold:{" + std::to_string(customer_id) + "}"},
-                         {std::to_string(interval), std::to_string(interval * (per_minute_ - 1))});
+  Pending pending;
+  pending.customer_id = customer_id;
+  pending.call = client_->SendEval(kGcra, {"rl:hold:{" + std::to_string(customer_id) + "}"},
+                                   {std::to_string(interval),
+                                    std::to_string(interval * (per_minute_ - 1))});
+  return pending;
+}
+
+io::asio::awaitable<RateLimiter::Decision> RedisRateLimiter::Await(Pending pending) {
+  if (pending.decided) co_return *pending.decided;
+  const Decision d = Decide(co_await client_->Await(std::move(pending.call)));
+  if (!d.allowed) {
+    Refused* refused =
+        refused_.Get([](io::asio::io_context&) { return std::make_unique<Refused>(); });
+    if (refused) {
+      if (refused->size() >= kMaxRemembered) refused->clear();
+      (*refused)[pending.customer_id] = std::chrono::steady_clock::now() + d.retry_after;
+    }
+  }
+  co_return d;
+}
+
+RateLimiter::Decision RedisRateLimiter::Decide(const Result<RedisReply>& r) {
   if (!r.ok() || r->type != RedisReply::Type::kArray || r->elements.size() != 2) {
     errors_.Inc();
     return Decision{true, Millis(0)};

@@ -9,7 +9,9 @@
 // protects the service from bots, it never decides a seat.
 #pragma once
 
+#include <chrono>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -25,8 +27,20 @@ class RateLimiter {
     bool allowed = true;
     Millis retry_after{0};
   };
+  // A check sent and not yet decided (see Send).
+  struct Pending {
+    std::optional<Decision> decided;  // known without asking anyone
+    RedisPending call;
+    int64_t customer_id = 0;
+  };
   virtual ~RateLimiter() = default;
   virtual Decision Allow(int64_t customer_id) = 0;
+  // The same check in two steps, so that it leaves in one write with the gate's claim:
+  // Send sends it (or decides at once), Await decides.
+  virtual Pending Send(int64_t customer_id) {
+    return Pending{Allow(customer_id), nullptr, customer_id};
+  }
+  virtual io::asio::awaitable<Decision> Await(Pending pending) { co_return *pending.decided; }
 };
 
 class InProcessRateLimiter final : public RateLimiter {
@@ -43,15 +57,26 @@ class InProcessRateLimiter final : public RateLimiter {
   std::unordered_map<int64_t, int64_t> tat_ms_;  // theoretical arrival time per customer
 };
 
+// On an I/O loop, a customer Redis turned away is remembered by that loop until his
+// retry time (at most kMaxRemembered customers per loop), and refused without asking Redis
+// again: a client hammering holds past its limit costs no round trip, and never gets a
+// gate claim sent beside its check.
 class RedisRateLimiter final : public RateLimiter {
  public:
+  static constexpr size_t kMaxRemembered = 100'000;  // per loop; then the table starts afresh
   RedisRateLimiter(int per_minute, RedisClient* client, Metrics* metrics);
   Decision Allow(int64_t customer_id) override;
+  Pending Send(int64_t customer_id) override;
+  io::asio::awaitable<Decision> Await(Pending pending) override;
 
  private:
+  using Refused = std::unordered_map<int64_t, std::chrono::steady_clock::time_point>;
+  Decision Decide(const Result<RedisReply>& r);
+
   const int per_minute_;
   RedisClient* client_;
   Counter& errors_;
+  io::PerLoop<Refused> refused_;
 };
 
 }  // namespace boxoffice

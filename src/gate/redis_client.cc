@@ -1,5 +1,6 @@
 #include "gate/redis_client.h"
 
+#include <hiredis/async.h>
 #include <hiredis/hiredis.h>
 #include <openssl/sha.h>
 
@@ -136,6 +137,230 @@ Result<RedisReply> RedisClient::Eval(const RedisScript& script,
   auto loaded = Command({"SCRIPT", "LOAD", script.body});
   if (!loaded.ok()) return loaded.status();
   return Command(argv);
+}
+
+}  // namespace boxoffice
+
+// ---------------------------------------------------------------------------------------
+// The loop transport: hiredis's async context on the loop.
+
+namespace boxoffice {
+
+// One loop's connection. Everything here runs on that loop's thread.
+//
+// hiredis drives the protocol and asks, through its ev hooks, to be told when the socket
+// is readable or writable; an Asio descriptor on the same socket waits for that and calls
+// redisAsyncHandleRead/Write. The descriptor never owns the socket (hiredis closes it): it
+// is released in the cleanup hook, which hiredis calls before freeing the context, on
+// every path (an error it read, a failed connect, our Drop). Each context gets a new
+// generation, so a wait armed for a context that is gone does nothing when it fires.
+class RedisLoopConnection {
+ public:
+  RedisLoopConnection(io::asio::io_context& context, const RedisOptions& options)
+      : context_(context), options_(options) {}
+  ~RedisLoopConnection() { Drop(generation_); }
+  RedisLoopConnection(const RedisLoopConnection&) = delete;
+  RedisLoopConnection& operator=(const RedisLoopConnection&) = delete;
+
+  io::asio::io_context& context() { return context_; }
+
+  // Queues the call on the connection (opening one if needed); its reply completes it.
+  void Send(const RedisPending& call) {
+    if (!ac_ && !Connect()) {
+      call->reply.Set(Status(Code::kUnavailable, "redis: cannot connect: " + last_error_));
+      return;
+    }
+    std::vector<const char*> args;
+    std::vector<size_t> lengths;
+    args.reserve(call->argv.size());
+    lengths.reserve(call->argv.size());
+    for (const auto& a : call->argv) {
+      args.push_back(a.data());
+      lengths.push_back(a.size());
+    }
+    auto* owner = new RedisPending(call);
+    call->connection = this;
+    call->generation = generation_;
+    if (redisAsyncCommandArgv(ac_, &RedisLoopConnection::OnReply, owner,
+                              static_cast<int>(args.size()), args.data(),
+                              lengths.data()) != REDIS_OK) {
+      delete owner;
+      call->reply.Set(Status(Code::kUnavailable, "redis: connection closing"));
+    }
+  }
+
+  // Drops the context that carried `generation`, if it is still the current one: every
+  // call on it fails with kUnavailable.
+  void Drop(uint64_t generation) {
+    if (ac_ && generation == generation_) redisAsyncFree(ac_);  // calls Cleanup
+  }
+
+ private:
+  bool Connect() {
+    // A refused connect is retried no sooner than the connect timeout, not on every call.
+    const auto now = std::chrono::steady_clock::now();
+    if (now < retry_at_) return false;
+    redisAsyncContext* ac = redisAsyncConnect(options_.host.c_str(), options_.port);
+    if (!ac || ac->err) {
+      last_error_ = ac ? ac->errstr : "out of memory";
+      if (ac) redisAsyncFree(ac);
+      retry_at_ = now + options_.connect_timeout;
+      return false;
+    }
+    ++generation_;
+    ac_ = ac;
+    ac->ev.data = this;
+    ac->ev.addRead = [](void* self) { static_cast<RedisLoopConnection*>(self)->Want(true, true); };
+    ac->ev.delRead = [](void* self) { static_cast<RedisLoopConnection*>(self)->Want(true, false); };
+    ac->ev.addWrite = [](void* self) { static_cast<RedisLoopConnection*>(self)->Want(false, true); };
+    ac->ev.delWrite = [](void* self) { static_cast<RedisLoopConnection*>(self)->Want(false, false); };
+    ac->ev.cleanup = [](void* self) { static_cast<RedisLoopConnection*>(self)->Cleanup(); };
+    redisAsyncSetConnectCallback(ac, [](const redisAsyncContext* c, int status) {
+      auto* self = static_cast<RedisLoopConnection*>(c->ev.data);
+      if (status != REDIS_OK) {
+        self->last_error_ = c->errstr;
+        self->retry_at_ = std::chrono::steady_clock::now() + self->options_.connect_timeout;
+      }
+    });
+    descriptor_ = std::make_unique<io::asio::posix::stream_descriptor>(context_, ac->c.fd);
+    want_read_ = want_write_ = read_armed_ = write_armed_ = false;
+    return true;
+  }
+
+  void Want(bool read, bool on) {
+    (read ? want_read_ : want_write_) = on;
+    if (on) Arm(read);
+  }
+
+  void Arm(bool read) {
+    bool& armed = read ? read_armed_ : write_armed_;
+    if (armed || !descriptor_) return;
+    armed = true;
+    const auto wait = read ? io::asio::posix::stream_descriptor::wait_read
+                           : io::asio::posix::stream_descriptor::wait_write;
+    descriptor_->async_wait(wait, [this, read, generation = generation_](
+                                      const boost::system::error_code& ec) {
+      if (generation != generation_) return;  // a context that is gone
+      (read ? read_armed_ : write_armed_) = false;
+      if (ec || !ac_) return;
+      if (read ? !want_read_ : !want_write_) return;
+      if (read) {
+        redisAsyncHandleRead(ac_);  // may free the context (Cleanup runs)
+      } else {
+        redisAsyncHandleWrite(ac_);
+      }
+      if (ac_ && generation == generation_ && (read ? want_read_ : want_write_)) Arm(read);
+    });
+  }
+
+  void Cleanup() {
+    if (descriptor_) {
+      descriptor_->release();  // hiredis closes the socket
+      descriptor_.reset();
+    }
+    ac_ = nullptr;
+    ++generation_;  // waits armed for this context do nothing now
+  }
+
+  static void OnReply(redisAsyncContext*, void* raw, void* privdata) {
+    std::unique_ptr<RedisPending> owner(static_cast<RedisPending*>(privdata));
+    const auto* reply = static_cast<const redisReply*>(raw);
+    RedisCall& call = **owner;
+    if (!reply) {
+      call.reply.Set(Status(Code::kUnavailable, "redis: connection lost"));
+    } else if (reply->type == REDIS_REPLY_ERROR) {
+      call.reply.Set(Status(Code::kInternal, std::string(reply->str, reply->len)));
+    } else {
+      call.reply.Set(Convert(reply));
+    }
+  }
+
+  io::asio::io_context& context_;
+  const RedisOptions options_;
+  redisAsyncContext* ac_ = nullptr;
+  std::unique_ptr<io::asio::posix::stream_descriptor> descriptor_;
+  uint64_t generation_ = 0;
+  bool want_read_ = false;
+  bool want_write_ = false;
+  bool read_armed_ = false;
+  bool write_armed_ = false;
+  std::chrono::steady_clock::time_point retry_at_{};
+  std::string last_error_;
+};
+
+RedisLoopConnection* RedisClient::LoopConnection() {
+  return loop_connections_.Get([this](io::asio::io_context& context) {
+    return std::make_unique<RedisLoopConnection>(context, options_);
+  });
+}
+
+RedisPending RedisClient::SendArgv(std::vector<std::string> argv, const RedisScript* script) {
+  auto call = std::make_shared<RedisCall>();
+  call->script = script;
+  call->argv = std::move(argv);
+  if (RedisLoopConnection* connection = LoopConnection()) {
+    connection->Send(call);
+  } else if (script) {
+    // Off the loops: the blocking Eval (which reloads a lost script itself).
+    const size_t nkeys = std::stoul(call->argv[2]);
+    std::vector<std::string> keys(call->argv.begin() + 3, call->argv.begin() + 3 + nkeys);
+    std::vector<std::string> args(call->argv.begin() + 3 + nkeys, call->argv.end());
+    call->reply.Set(Eval(*script, keys, args));
+  } else {
+    call->reply.Set(Command(call->argv));
+  }
+  return call;
+}
+
+RedisPending RedisClient::Send(std::vector<std::string> argv) {
+  return SendArgv(std::move(argv), nullptr);
+}
+
+RedisPending RedisClient::SendEval(const RedisScript& script, const std::vector<std::string>& keys,
+                                   const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"EVALSHA", script.sha1, std::to_string(keys.size())};
+  argv.insert(argv.end(), keys.begin(), keys.end());
+  argv.insert(argv.end(), args.begin(), args.end());
+  return SendArgv(std::move(argv), &script);
+}
+
+io::asio::awaitable<Result<RedisReply>> RedisClient::Await(RedisPending call) {
+  auto reply = co_await call->reply.Wait(options_.command_timeout);
+  if (!reply) {
+    // No answer in time: the connection's state is unknown, so it is never used again.
+    if (call->connection) call->connection->Drop(call->generation);
+    co_return Status(Code::kUnavailable, "redis: no answer within " +
+                                             std::to_string(options_.command_timeout.count()) +
+                                             " ms");
+  }
+  if (call->connection && call->script && !reply->ok() &&
+      reply->status().code() == Code::kInternal &&
+      reply->status().message().rfind("NOSCRIPT", 0) == 0) {
+    // Redis lost its script cache (restart, failover, SCRIPT FLUSH): load it, call again.
+    // Both go out in one write; the second runs after the first.
+    auto load = Send({"SCRIPT", "LOAD", call->script->body});
+    auto again = Send(call->argv);
+    if (auto loaded = co_await Await(load); !loaded.ok()) co_return loaded.status();
+    co_return co_await Await(again);
+  }
+  co_return std::move(*reply);
+}
+
+io::asio::awaitable<void> RedisClient::AwaitAside(
+    RedisPending call, std::function<void(Result<RedisReply>)> done) {
+  auto reply = co_await Await(std::move(call));
+  if (done) done(std::move(reply));
+}
+
+void RedisClient::Aside(RedisPending call, std::function<void(Result<RedisReply>)> done) {
+  io::Loop* loop = io::Loop::Current();
+  if (!loop) {  // answered already (the blocking transport)
+    auto reply = io::RunSync(Await(std::move(call)));
+    if (done) done(std::move(reply));
+    return;
+  }
+  io::asio::co_spawn(loop->context(), AwaitAside(std::move(call), std::move(done)),
+                     io::asio::detached);
 }
 
 }  // namespace boxoffice

@@ -1,19 +1,23 @@
-// RedisClient: the few Redis calls boxoffice makes, over a small pool of blocking hiredis
-// connections with short timeouts.
+// RedisClient: the few Redis calls boxoffice makes, in two transports behind one client.
 //
-// Why blocking connections in a pool rather than async hiredis on the Asio loop: every
-// Redis call boxoffice makes sits on the path of a hold, which already runs on a worker
-// thread (it goes on to the store's conditional UPDATE on the same thread). The worker
-// does one EVALSHA round trip (tens of microseconds on loopback) and continues; no thread
-// is added per request, and the pool is as large as the worker pool, so a worker never
-// waits for a connection. An async client would free the worker during that round trip
-// only to have it block on the database right after.
+// On an I/O loop (io/loop.h), calls go out on that loop's own connection: hiredis's async
+// context driven by the loop (an Asio descriptor on its socket), awaited by the request's
+// coroutine. Every call sent before the coroutine next waits leaves in the same write
+// (Redis pipelining): the hold path sends the rate limit and the gate claim together and
+// pays one round trip for both. One connection per loop multiplexes every request of it;
+// no thread waits on Redis.
+//
+// Off the loops (jobs, tests, command-line tools), calls use a small pool of blocking
+// hiredis connections, so code written against Send/Await runs there unchanged.
 //
 // Every call is bounded: connect and command timeouts (50 ms by default). A connection
-// that failed is discarded and a fresh one is opened by the next call.
+// that failed or let a call time out is dropped, failing what it carried with
+// kUnavailable, and a fresh one is opened by the next call.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +25,7 @@
 #include "core/clock.h"
 #include "core/pool.h"
 #include "core/status.h"
+#include "io/loop.h"
 
 struct redisContext;
 
@@ -56,23 +61,54 @@ struct RedisScript {
 };
 
 class RedisConnection;
+class RedisLoopConnection;
+
+// A call sent and not yet awaited.
+struct RedisCall {
+  io::Completion<Result<RedisReply>> reply;
+  const RedisScript* script = nullptr;  // an EVALSHA: sent again after NOSCRIPT
+  std::vector<std::string> argv;        // kept for that case only
+  RedisLoopConnection* connection = nullptr;  // null: answered by the blocking transport
+  uint64_t generation = 0;                    // of the connection's context that carries it
+};
+using RedisPending = std::shared_ptr<RedisCall>;
 
 class RedisClient {
  public:
   explicit RedisClient(RedisOptions options);
   ~RedisClient();
 
-  // A command; kUnavailable when Redis does not answer in time or the connection broke,
-  // kInternal for an error reply.
+  // Blocking: a command; kUnavailable when Redis does not answer in time or the connection
+  // broke, kInternal for an error reply.
   Result<RedisReply> Command(const std::vector<std::string>& argv);
   Result<RedisReply> Eval(const RedisScript& script, const std::vector<std::string>& keys,
                           const std::vector<std::string>& args);
 
+  // Sends now: on a loop, into this loop's connection (it leaves with whatever else is sent
+  // before the caller next waits); off the loops, the blocking call runs at once.
+  RedisPending Send(std::vector<std::string> argv);
+  RedisPending SendEval(const RedisScript& script, const std::vector<std::string>& keys,
+                        const std::vector<std::string>& args);
+  // The answer of a sent call, within the command timeout (then kUnavailable, and the
+  // connection is dropped: its state is unknown). A script Redis lost is loaded and run
+  // again.
+  io::asio::awaitable<Result<RedisReply>> Await(RedisPending call);
+  // Awaits a sent call on the side and hands its answer to `done` (on a loop, from a
+  // detached coroutine of that loop; off the loops, at once). For the calls that only tidy
+  // up (a gate key's release or rearm) and need not delay the answer.
+  void Aside(RedisPending call, std::function<void(Result<RedisReply>)> done);
+
   const RedisOptions& options() const { return options_; }
 
  private:
+  RedisPending SendArgv(std::vector<std::string> argv, const RedisScript* script);
+  io::asio::awaitable<void> AwaitAside(RedisPending call,
+                                       std::function<void(Result<RedisReply>)> done);
+  RedisLoopConnection* LoopConnection();
+
   RedisOptions options_;
   Pool<RedisConnection> pool_;
+  io::PerLoop<RedisLoopConnection> loop_connections_;
 };
 
 }  // namespace boxoffice

@@ -66,9 +66,9 @@ std::string RedisSeatGate::Key(int64_t showtime_id, const std::string& seat) {
   return "seat:{" + std::to_string(showtime_id) + "}:" + seat;
 }
 
-RedisSeatGate::RedisSeatGate(std::unique_ptr<RedisClient> client, RedisGateOptions options,
+RedisSeatGate::RedisSeatGate(RedisClient* client, RedisGateOptions options,
                              Metrics* metrics)
-    : client_(std::move(client)),
+    : client_(client),
       options_(options),
       rejected_(metrics->GetCounter("boxoffice_gate_total", "Seat gate decisions by outcome.",
                                     "outcome=\"rejected\"")),
@@ -81,38 +81,66 @@ RedisSeatGate::RedisSeatGate(std::unique_ptr<RedisClient> client, RedisGateOptio
                     [this] { return up_.load() ? 1.0 : 0.0; });
 }
 
-Result<RedisReply> RedisSeatGate::Run(const RedisScript& script, int64_t showtime_id,
-                                      const std::vector<std::string>& seats,
-                                      const std::vector<std::string>& args, bool even_resting,
-                                      bool* asked) {
-  if (!even_resting && NowMs() < resting_until_ms_.load()) {
-    return Status(Code::kUnavailable, "seat gate resting after a Redis failure");
-  }
-  if (asked) *asked = true;
+static std::vector<std::string> Keys(int64_t showtime_id, const std::vector<std::string>& seats) {
   std::vector<std::string> keys;
   keys.reserve(seats.size());
-  for (const auto& seat : seats) keys.push_back(Key(showtime_id, seat));
-  auto r = client_->Eval(script, keys, args);
+  for (const auto& seat : seats) keys.push_back(RedisSeatGate::Key(showtime_id, seat));
+  return keys;
+}
+
+bool RedisSeatGate::Resting() const { return NowMs() < resting_until_ms_.load(); }
+
+void RedisSeatGate::Record(const Result<RedisReply>& r) {
   if (!r.ok()) {
     errors_.Inc();
     resting_until_ms_.store(NowMs() + options_.retry_after.count());
     if (up_.exchange(false)) {
       LogWarn("seat gate down; holds go straight to the store", {{"error", r.status().message()}});
     }
-    return r.status();
+    return;
   }
   if (!up_.exchange(true)) LogInfo("seat gate back");
-  return r;
+}
+
+void RedisSeatGate::Tidy(const RedisScript& script, int64_t showtime_id,
+                         const std::vector<std::string>& seats,
+                         const std::vector<std::string>& args, bool even_resting) {
+  if (!even_resting && Resting()) return;
+  client_->Aside(client_->SendEval(script, Keys(showtime_id, seats), args),
+                 [this](Result<RedisReply> r) { Record(r); });
 }
 
 SeatGate::Decision RedisSeatGate::Claim(int64_t showtime_id, const std::vector<std::string>& seats,
                                         const std::string& hold_id, Millis ttl) {
-  bool asked = false;
-  auto r = Run(kClaim, showtime_id, seats, {hold_id, std::to_string(ttl.count())},
-               /*even_resting=*/false, &asked);
-  if (!r.ok() || r->type != RedisReply::Type::kArray) {
+  return io::RunSync(AwaitClaim(SendClaim(showtime_id, seats, hold_id, ttl)));
+}
+
+SeatGate::PendingClaim RedisSeatGate::SendClaim(int64_t showtime_id,
+                                                const std::vector<std::string>& seats,
+                                                const std::string& hold_id, Millis ttl) {
+  PendingClaim pending{nullptr, seats, std::nullopt};
+  if (Resting()) return pending;
+  pending.call = client_->SendEval(kClaim, Keys(showtime_id, seats),
+                                   {hold_id, std::to_string(ttl.count())});
+  return pending;
+}
+
+io::asio::awaitable<SeatGate::Decision> RedisSeatGate::AwaitClaim(PendingClaim pending) {
+  if (!pending.call) {
     skipped_.Inc();
-    return Decision{asked ? Verdict::kUncertain : Verdict::kSkipped, {}};
+    co_return Decision{Verdict::kSkipped, {}};
+  }
+  auto r = co_await client_->Await(std::move(pending.call));
+  Record(r);
+  co_return Decide(r, pending.seats);
+}
+
+SeatGate::Decision RedisSeatGate::Decide(const Result<RedisReply>& r,
+                                         const std::vector<std::string>& seats) {
+  if (!r.ok() || r->type != RedisReply::Type::kArray) {
+    // Asked, and no answer: the keys may have been set all the same.
+    skipped_.Inc();
+    return Decision{Verdict::kUncertain, {}};
   }
   if (r->elements.empty()) return Decision{Verdict::kClaimed, {}};
   Decision d{Verdict::kTaken, {}};
@@ -127,7 +155,7 @@ SeatGate::Decision RedisSeatGate::Claim(int64_t showtime_id, const std::vector<s
 void RedisSeatGate::KeepUntil(int64_t showtime_id, const std::vector<std::string>& seats,
                               const std::string& hold_id, Instant until) {
   if (until <= SystemClock().Now()) return;
-  (void)Run(kKeepUntil, showtime_id, seats, {hold_id, std::to_string(ToEpochMs(until))});
+  Tidy(kKeepUntil, showtime_id, seats, {hold_id, std::to_string(ToEpochMs(until))});
 }
 
 Status RedisSeatGate::Ping() {
@@ -139,19 +167,19 @@ void RedisSeatGate::Release(int64_t showtime_id, const std::vector<std::string>&
                             const std::string& hold_id) {
   // A failure leaves keys that expire with the hold's TTL: never wrong, but pessimistic
   // until then, so this is tried even while the gate rests.
-  (void)Run(kRelease, showtime_id, seats, {hold_id}, /*even_resting=*/true);
+  Tidy(kRelease, showtime_id, seats, {hold_id}, /*even_resting=*/true);
 }
 
 void RedisSeatGate::Rearm(int64_t showtime_id, const std::vector<std::string>& seats,
                           const std::string& hold_id, Millis ttl) {
   if (ttl <= Millis(0)) return;
-  (void)Run(kRearm, showtime_id, seats, {hold_id, std::to_string(ttl.count())});
+  Tidy(kRearm, showtime_id, seats, {hold_id, std::to_string(ttl.count())});
 }
 
 void RedisSeatGate::Repair(int64_t showtime_id, const std::vector<std::string>& seats,
                            const std::string& hold_id, Millis ttl) {
   if (ttl <= Millis(0)) return;
-  (void)Run(kRepair, showtime_id, seats, {hold_id, std::to_string(ttl.count())});
+  Tidy(kRepair, showtime_id, seats, {hold_id, std::to_string(ttl.count())});
 }
 
 }  // namespace boxoffice

@@ -29,6 +29,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,10 +54,30 @@ class SeatGate {
     std::vector<std::string> taken;
   };
 
+  // A claim sent and not yet decided (see SendClaim).
+  struct PendingClaim {
+    RedisPending call;  // sent, to be decided
+    std::vector<std::string> seats;
+    std::optional<Decision> decided;  // decided already (neither: the gate was resting)
+  };
+
   virtual ~SeatGate() = default;
   // All of the seats' keys or none, for ttl.
   virtual Decision Claim(int64_t showtime_id, const std::vector<std::string>& seats,
                          const std::string& hold_id, Millis ttl) = 0;
+  // The same claim in two steps, so that it leaves in one write with other Redis calls
+  // sent before the caller waits (the rate limit): SendClaim sends it, AwaitClaim decides.
+  // By default the claim is decided at once by Claim (a gate with no asynchronous form).
+  virtual PendingClaim SendClaim(int64_t showtime_id, const std::vector<std::string>& seats,
+                                 const std::string& hold_id, Millis ttl) {
+    return PendingClaim{nullptr, seats, Claim(showtime_id, seats, hold_id, ttl)};
+  }
+  virtual io::asio::awaitable<Decision> AwaitClaim(PendingClaim pending) {
+    co_return pending.decided ? std::move(*pending.decided) : Decision{Verdict::kSkipped, {}};
+  }
+  // Release, Rearm, KeepUntil and Repair only tidy up: on an I/O loop they are sent and
+  // their answers awaited on the side, so the caller's answer never waits for them.
+  //
   // Removes the keys that still carry hold_id. Tried even while the gate rests after a
   // failure: a key left behind would turn a free seat away until its TTL.
   virtual void Release(int64_t showtime_id, const std::vector<std::string>& seats,
@@ -86,10 +107,19 @@ struct RedisGateOptions {
 
 class RedisSeatGate final : public SeatGate {
  public:
-  RedisSeatGate(std::unique_ptr<RedisClient> client, RedisGateOptions options, Metrics* metrics);
+  // client: shared with the other Redis calls of the hold path; it outlives the gate.
+  RedisSeatGate(RedisClient* client, RedisGateOptions options, Metrics* metrics);
+  // A gate with a client of its own.
+  RedisSeatGate(std::unique_ptr<RedisClient> client, RedisGateOptions options, Metrics* metrics)
+      : RedisSeatGate(client.get(), options, metrics) {
+    owned_client_ = std::move(client);
+  }
 
   Decision Claim(int64_t showtime_id, const std::vector<std::string>& seats,
                  const std::string& hold_id, Millis ttl) override;
+  PendingClaim SendClaim(int64_t showtime_id, const std::vector<std::string>& seats,
+                         const std::string& hold_id, Millis ttl) override;
+  io::asio::awaitable<Decision> AwaitClaim(PendingClaim pending) override;
   void Release(int64_t showtime_id, const std::vector<std::string>& seats,
                const std::string& hold_id) override;
   void Rearm(int64_t showtime_id, const std::vector<std::string>& seats, const std::string& hold_id,
@@ -104,14 +134,16 @@ class RedisSeatGate final : public SeatGate {
   static std::string Key(int64_t showtime_id, const std::string& seat);
 
  private:
-  // Runs a script unless the gate is resting after a failure (or even then); records the
-  // outcome. *asked says whether Redis was sent the script.
-  Result<RedisReply> Run(const RedisScript& script, int64_t showtime_id,
-                         const std::vector<std::string>& seats,
-                         const std::vector<std::string>& args, bool even_resting = false,
-                         bool* asked = nullptr);
+  bool Resting() const;
+  // Records a call's outcome: a failure rests the gate for retry_after.
+  void Record(const Result<RedisReply>& r);
+  // Sends a tidying script (unless resting, or even then) and records its outcome aside.
+  void Tidy(const RedisScript& script, int64_t showtime_id, const std::vector<std::string>& seats,
+            const std::vector<std::string>& args, bool even_resting = false);
+  Decision Decide(const Result<RedisReply>& r, const std::vector<std::string>& seats);
 
-  std::unique_ptr<RedisClient> client_;
+  std::unique_ptr<RedisClient> owned_client_;  // null when the client is shared
+  RedisClient* client_;
   RedisGateOptions options_;
   std::atomic<bool> up_{true};
   std::atomic<int64_t> resting_until_ms_{0};

@@ -226,10 +226,21 @@ Result<QueuePlace> RedisWaitingRoom::Find(int64_t showtime_id, int64_t customer_
 }
 
 Result<bool> RedisWaitingRoom::Admitted(int64_t showtime_id, int64_t customer_id, Instant now) {
-  auto reply = client_->Command({"ZSCORE", RoomKeys(showtime_id)[1], std::to_string(customer_id)});
-  if (!reply.ok()) return Status(Code::kUnavailable, "waiting room: " + reply.status().message());
-  if (reply->type != RedisReply::Type::kString) return false;
-  return std::stoll(reply->text) > ToEpochMs(now);
+  return io::RunSync(AdmittedAsync(showtime_id, customer_id, now));
+}
+
+io::asio::awaitable<Result<bool>> RedisWaitingRoom::AdmittedAsync(int64_t showtime_id,
+                                                                  int64_t customer_id,
+                                                                  Instant now) {
+  // (The call is built before the co_await: g++ 12 miscompiles a braced list inside one.)
+  RedisPending call =
+      client_->Send({"ZSCORE", RoomKeys(showtime_id)[1], std::to_string(customer_id)});
+  auto reply = co_await client_->Await(std::move(call));
+  if (!reply.ok()) {
+    co_return Status(Code::kUnavailable, "waiting room: " + reply.status().message());
+  }
+  if (reply->type != RedisReply::Type::kString) co_return false;
+  co_return std::stoll(reply->text) > ToEpochMs(now);
 }
 
 Status RedisWaitingRoom::Leave(int64_t showtime_id, int64_t customer_id,

@@ -63,6 +63,11 @@ class WaitingRoom {
                                   const WaitingRoomConfig& config, Instant now) = 0;
   // Whether the customer's admission runs at `now` (the check on every hold).
   virtual Result<bool> Admitted(int64_t showtime_id, int64_t customer_id, Instant now) = 0;
+  // The same, awaited on an I/O loop without blocking it.
+  virtual io::asio::awaitable<Result<bool>> AdmittedAsync(int64_t showtime_id,
+                                                          int64_t customer_id, Instant now) {
+    co_return Admitted(showtime_id, customer_id, now);
+  }
   // Ends the customer's admission (their booking is confirmed) and advances.
   virtual Status Leave(int64_t showtime_id, int64_t customer_id, const WaitingRoomConfig& config,
                        Instant now) = 0;
@@ -124,6 +129,8 @@ class RedisWaitingRoom final : public WaitingRoom {
   Result<QueuePlace> Find(int64_t showtime_id, int64_t customer_id, const WaitingRoomConfig& config,
                           Instant now) override;
   Result<bool> Admitted(int64_t showtime_id, int64_t customer_id, Instant now) override;
+  io::asio::awaitable<Result<bool>> AdmittedAsync(int64_t showtime_id, int64_t customer_id,
+                                                  Instant now) override;
   Status Leave(int64_t showtime_id, int64_t customer_id, const WaitingRoomConfig& config,
                Instant now) override;
   Result<RoomSizes> Advance(int64_t showtime_id, const WaitingRoomConfig& config,

@@ -213,8 +213,8 @@ Result<QueueView> Admission::Find(int64_t showtime_id, const std::string& queue_
   return View(showtime_id, *customer, place.value(), *config);
 }
 
-Status Admission::CheckHold(int64_t showtime_id, int64_t customer_id,
-                            const std::string* admission_token) {
+Status Admission::CheckToken(int64_t showtime_id, int64_t customer_id,
+                             const std::string* admission_token) {
   if (!RoomOf(showtime_id)) return Status::Ok();
   const Status refused(Code::kNotAdmitted,
                        "showtime " + std::to_string(showtime_id) +
@@ -239,16 +239,31 @@ Status Admission::CheckHold(int64_t showtime_id, int64_t customer_id,
     refused_.Inc();
     return refused;
   }
-  auto admitted = room_->Admitted(showtime_id, customer_id, now);
+  return Status::Ok();
+}
+
+Status Admission::CheckHold(int64_t showtime_id, int64_t customer_id,
+                            const std::string* admission_token) {
+  return io::RunSync(CheckHoldAsync(showtime_id, customer_id, admission_token));
+}
+
+io::asio::awaitable<Status> Admission::CheckHoldAsync(int64_t showtime_id, int64_t customer_id,
+                                                      const std::string* admission_token,
+                                                      bool token_checked) {
+  if (!RoomOf(showtime_id)) co_return Status::Ok();
+  if (!token_checked) {
+    if (Status s = CheckToken(showtime_id, customer_id, admission_token); !s.ok()) co_return s;
+  }
+  auto admitted = co_await room_->AdmittedAsync(showtime_id, customer_id, clock_->Now());
   if (!admitted.ok()) {
     errors_.Inc();
-    return admitted.status();
+    co_return admitted.status();
   }
   if (!admitted.value()) {
     refused_.Inc();
-    return Status(Code::kNotAdmitted, "the admission has ended: join the queue again");
+    co_return Status(Code::kNotAdmitted, "the admission has ended: join the queue again");
   }
-  return Status::Ok();
+  co_return Status::Ok();
 }
 
 void Admission::BookingConfirmed(int64_t showtime_id, int64_t customer_id) {

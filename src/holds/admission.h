@@ -64,6 +64,16 @@ class Admission {
   // Ok when the showtime has no room on, or the token is a running admission of this
   // customer to this showtime; kNotAdmitted or kUnavailable otherwise.
   Status CheckHold(int64_t showtime_id, int64_t customer_id, const std::string* admission_token);
+  // The same, awaited on an I/O loop without blocking it; token_checked: CheckToken already
+  // passed for this request.
+  io::asio::awaitable<Status> CheckHoldAsync(int64_t showtime_id, int64_t customer_id,
+                                             const std::string* admission_token,
+                                             bool token_checked = false);
+  // The part of CheckHold that asks nobody: Ok when the showtime has no room on, or the
+  // token is well signed, this customer's and this showtime's, and unexpired. The hold path
+  // sends a gate claim only for requests that pass it.
+  Status CheckToken(int64_t showtime_id, int64_t customer_id,
+                    const std::string* admission_token);
   // The customer's booking of the showtime is confirmed: their admission ends now.
   void BookingConfirmed(int64_t showtime_id, int64_t customer_id);
 

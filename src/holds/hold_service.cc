@@ -1,6 +1,7 @@
 #include "holds/hold_service.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/crypto.h"
 #include "core/seats.h"
@@ -28,33 +29,63 @@ HoldService::HoldService(Store* store, HoldPolicy policy, Metrics* metrics, Seat
 Result<Hold> HoldService::HoldSeats(int64_t showtime_id, int64_t customer_id,
                                     const std::vector<std::string>& seats,
                                     const std::string* admission_token) {
-  if (limiter_) {
-    auto d = limiter_->Allow(customer_id);
+  return io::RunSync(HoldSeatsAsync(showtime_id, customer_id, seats, admission_token));
+}
+
+io::asio::awaitable<Result<Hold>> HoldService::HoldSeatsAsync(int64_t showtime_id, int64_t customer_id,
+                                                    std::vector<std::string> seats,
+                                                    const std::string* admission_token) {
+  // What asks nobody comes first: it decides whether a gate claim may be sent.
+  auto sorted = ValidateHoldSeats(seats);
+  Status token = admission_ ? admission_->CheckToken(showtime_id, customer_id, admission_token)
+                            : Status::Ok();
+  HoldRequest request{NewUuid(), showtime_id, customer_id,
+                      sorted.ok() ? std::move(sorted.value()) : std::vector<std::string>{},
+                      policy_.ttl};
+  // The rate limit and the claim leave in one write.
+  std::optional<RateLimiter::Pending> limit;
+  if (limiter_) limit = limiter_->Send(customer_id);
+  std::optional<SeatGate::PendingClaim> claim;
+  if (gate_ && sorted.ok() && token.ok() && !(limit && limit->decided && !limit->decided->allowed)) {
+    claim = gate_->SendClaim(showtime_id, request.seats, request.hold_id,
+                             std::min(policy_.gate_claim_ttl, request.ttl));
+  }
+  // A refusal after the claim was sent gives its keys back (token-checked: only ours go).
+  auto give_back = [&] {
+    if (claim && (claim->call || claim->decided)) {
+      gate_->Release(showtime_id, request.seats, request.hold_id);
+    }
+  };
+  if (limit) {
+    const auto d = co_await limiter_->Await(std::move(*limit));
     if (!d.allowed) {
       rate_limited_.Inc();
-      return Status(Code::kRateLimited,
-                    "more than " + std::to_string(per_minute_) + " hold attempts in a minute")
+      give_back();
+      co_return Status(Code::kRateLimited,
+                       "more than " + std::to_string(per_minute_) + " hold attempts in a minute")
           .WithRetryAfter(d.retry_after.count());
     }
   }
+  if (!token.ok()) co_return token;
   if (admission_) {
-    if (Status s = admission_->CheckHold(showtime_id, customer_id, admission_token); !s.ok())
-      return s;
+    Status s = co_await admission_->CheckHoldAsync(showtime_id, customer_id, admission_token,
+                                                   /*token_checked=*/true);
+    if (!s.ok()) {
+      give_back();
+      co_return s;
+    }
   }
-  auto sorted = ValidateHoldSeats(seats);
-  if (!sorted.ok()) return sorted.status();
-  HoldRequest request{NewUuid(), showtime_id, customer_id, std::move(sorted.value()), policy_.ttl};
+  if (!sorted.ok()) co_return sorted.status();
   bool claimed = false;
   bool disputed = false;  // the gate said taken, this instance's map says free
-  if (gate_) {
-    auto decision = gate_->Claim(showtime_id, request.seats, request.hold_id,
-                                 std::min(policy_.gate_claim_ttl, request.ttl));
+  if (claim) {
+    auto decision = co_await gate_->AwaitClaim(std::move(*claim));
     if (decision.verdict == SeatGate::Verdict::kTaken) {
       disputed = shown_free_ && shown_free_(showtime_id, decision.taken) &&
                  MayDispute(showtime_id);
       if (!disputed) {
         lost_.Inc();
-        return SeatsUnavailable(request, std::move(decision.taken));
+        co_return SeatsUnavailable(request, std::move(decision.taken));
       }
       gate_disputed_.Inc();
     }
@@ -62,7 +93,7 @@ Result<Hold> HoldService::HoldSeats(int64_t showtime_id, int64_t customer_id,
     claimed = decision.verdict == SeatGate::Verdict::kClaimed ||
               decision.verdict == SeatGate::Verdict::kUncertain;
   }
-  auto result = store_->HoldSeats(request);
+  auto result = co_await store_->HoldSeatsAsync(request);
   if (result.ok()) {
     won_.Inc();
     if (claimed) gate_->Rearm(showtime_id, request.seats, request.hold_id, request.ttl);
@@ -74,7 +105,7 @@ Result<Hold> HoldService::HoldSeats(int64_t showtime_id, int64_t customer_id,
     // The store said no: this hold's keys must not turn anyone else away.
     if (claimed) gate_->Release(showtime_id, request.seats, request.hold_id);
   }
-  return result;
+  co_return result;
 }
 
 bool HoldService::MayDispute(int64_t showtime_id) {

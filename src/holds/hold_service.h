@@ -40,9 +40,17 @@ class HoldService {
   // the store, unless this instance's map shows it free; else its keys are claimed for
   // gate_claim_ttl), then Store::HoldSeats. The gate's keys are then rearmed for the hold's
   // TTL (repaired, when the gate had called them taken), or released if the store refused.
+  //
+  // On an I/O loop nothing here blocks: the rate limit and the gate claim leave in one
+  // Redis write (the claim only for a request that passed every check that asks nobody),
+  // and a claim made for a request refused afterwards is released aside.
+  io::asio::awaitable<Result<Hold>> HoldSeatsAsync(int64_t showtime_id, int64_t customer_id,
+                                         std::vector<std::string> seats,
+                                         const std::string* admission_token = nullptr);
+  // HoldSeatsAsync, run to its end on the calling thread (jobs, tests; never an I/O loop).
   Result<Hold> HoldSeats(int64_t showtime_id, int64_t customer_id,
-                         const std::vector<std::string>& seats,
-                         const std::string* admission_token = nullptr);
+                                    const std::vector<std::string>& seats,
+                                    const std::string* admission_token = nullptr);
   Result<Hold> GetHold(const std::string& hold_id, int64_t customer_id);
   Status ReleaseHold(const std::string& hold_id, int64_t customer_id);
   Result<Hold> ExtendHold(const std::string& hold_id, int64_t customer_id);

@@ -175,13 +175,19 @@ std::optional<std::string> Request::QueryParam(std::string_view name) const {
 }
 
 void Router::Add(std::string method, std::string pattern, Handler handler, bool blocking) {
-  Route r{std::move(method), pattern, blocking, std::move(handler), Split(pattern), nullptr};
+  Route r{std::move(method), pattern,  blocking, std::move(handler), Split(pattern),
+          nullptr,           false,    nullptr};
   routes_.push_back(std::move(r));
 }
 
 void Router::AddGatewayRoute(std::string method, std::string pattern, Handler handler) {
   Add(std::move(method), std::move(pattern), std::move(handler), /*blocking=*/true);
   routes_.back().gateway = true;
+}
+
+void Router::AddAsync(std::string method, std::string pattern, AsyncHandler handler) {
+  Add(std::move(method), std::move(pattern), nullptr, /*blocking=*/false);
+  routes_.back().async = std::move(handler);
 }
 
 void Router::AddWithFastPath(std::string method, std::string pattern, FastPath fast,

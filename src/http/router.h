@@ -2,8 +2,8 @@
 //
 // A path that matches no pattern is 404; a path that matches with another method is 405
 // with the Allow header, as API.md asks. Each route carries its pattern (the bounded
-// metrics label) and where its handler runs: on the I/O thread (it never waits), on the
-// worker pool (it waits on the database), or on the gateway pool (it waits on the payment
+// metrics label) and where its handler runs: on the I/O thread (it never waits, or it is
+// a coroutine that awaits without blocking), on the worker pool (it waits on the database), or on the gateway pool (it waits on the payment
 // gateway, for seconds at worst: kept apart so a slow gateway never takes the workers of
 // holds and seat maps).
 #pragma once
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "http/message.h"
+#include "io/loop.h"
 
 namespace boxoffice::http {
 
@@ -20,6 +21,9 @@ using Handler = std::function<Response(Request&)>;
 // Tried on the I/O thread before a blocking route goes to the worker pool: an answer it can
 // give without waiting (a cache hit), or nullopt to let the handler run on a worker.
 using FastPath = std::function<std::optional<Response>(Request&)>;
+// A handler that runs on the I/O thread and awaits what it waits on (Redis, PostgreSQL in
+// pipeline mode, io::Offload for what still blocks): it never blocks the thread.
+using AsyncHandler = std::function<io::asio::awaitable<Response>(Request&)>;
 
 struct Route {
   std::string method;
@@ -29,6 +33,7 @@ struct Route {
   std::vector<std::string> segments;  // pattern split on '/'
   FastPath fast;                      // optional, for blocking routes
   bool gateway = false;               // blocking on the payment gateway: the gateway pool
+  AsyncHandler async;                 // set: a coroutine on the I/O thread (blocking unused)
 };
 
 struct Match {
@@ -41,6 +46,8 @@ class Router {
   void Add(std::string method, std::string pattern, Handler handler, bool blocking = true);
   // A route whose handler waits on the payment gateway (see RouteKind).
   void AddGatewayRoute(std::string method, std::string pattern, Handler handler);
+  // A route whose handler is a coroutine on the I/O thread.
+  void AddAsync(std::string method, std::string pattern, AsyncHandler handler);
   // A blocking route with a non-blocking fast path.
   void AddWithFastPath(std::string method, std::string pattern, FastPath fast, Handler handler);
   // Finds the route and fills request.params. Thread-safe after setup.

@@ -52,18 +52,17 @@ struct Server::Impl {
   Metrics* metrics;
   std::vector<std::unique_ptr<asio::io_context>> contexts;
   std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;
+  std::vector<std::unique_ptr<io::Loop>> loops;  // one per context
   std::vector<std::thread> threads;
-  asio::thread_pool workers;
-  asio::thread_pool gateway_workers;
+  Counter& rejected_connections;
+  Counter& overloaded;
+  io::BlockingPool workers;
+  io::BlockingPool gateway_workers;
   std::unique_ptr<tcp::acceptor> acceptor;
   std::atomic<size_t> next_context{0};
   std::atomic<size_t> connections{0};
-  std::atomic<size_t> pending_jobs{0};
-  std::atomic<size_t> pending_gateway_jobs{0};
   std::atomic<size_t> active_requests{0};
   std::atomic<bool> stopping{false};
-  Counter& rejected_connections;
-  Counter& overloaded;
   bool stopped = false;
   std::mutex streams_mu;
   std::set<std::shared_ptr<StreamSignal>> streams;  // open body streams, woken by Stop()
@@ -72,15 +71,17 @@ struct Server::Impl {
       : options(std::move(o)),
         router(r),
         metrics(m),
-        workers(options.worker_threads),
-        gateway_workers(std::max<size_t>(1, options.gateway_threads)),
         rejected_connections(m->GetCounter("boxoffice_http_rejected_connections_total",
                                            "Connections closed at once: max_connections reached.")),
         overloaded(m->GetCounter("boxoffice_http_overloaded_total",
-                                 "Requests answered 503: the worker queue was full.")) {
-    for (size_t i = 0; i < std::max<size_t>(1, options.io_threads); ++i) {
+                                 "Requests answered 503: the worker queue was full.")),
+        workers(options.worker_threads, options.max_pending_jobs, &overloaded),
+        gateway_workers(options.gateway_threads, options.max_pending_gateway_jobs, &overloaded) {
+    const size_t n = std::min(io::Loop::kMaxLoops, std::max<size_t>(1, options.io_threads));
+    for (size_t i = 0; i < n; ++i) {
       contexts.push_back(std::make_unique<asio::io_context>(1));
       guards.push_back(asio::make_work_guard(*contexts.back()));
+      loops.push_back(std::make_unique<io::Loop>(i, contexts.back().get(), &workers));
     }
   }
 
@@ -116,6 +117,18 @@ namespace {
 // A connection closed on a refused request is drained for at most this long and this much.
 constexpr std::chrono::milliseconds kLingerTimeout{1'000};
 constexpr size_t kLingerBytes = 256 * 1024;
+
+asio::awaitable<Response> InvokeAsync(const Route& route, Request& request) {
+  std::string error;
+  try {
+    co_return co_await route.async(request);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  LogError("handler threw",
+           {{"route", route.pattern}, {"error", error}, {"requestId", request.request_id}});
+  co_return ErrorResponse(500, "INTERNAL", "internal error");
+}
 
 Response Invoke(const Route& route, Request& request) {
   try {
@@ -164,6 +177,7 @@ asio::awaitable<Response> Server::Impl::Dispatch(Request& request, std::string* 
   }
   const Route& route = *match.route;
   *route_label = route.pattern;
+  if (route.async) co_return co_await InvokeAsync(route, request);
   if (!route.blocking) co_return Invoke(route, request);
   if (route.fast) {
     try {
@@ -172,18 +186,15 @@ asio::awaitable<Response> Server::Impl::Dispatch(Request& request, std::string* 
       LogError("fast path threw", {{"route", route.pattern}, {"error", e.what()}});
     }
   }
-  std::atomic<size_t>& pending = route.gateway ? pending_gateway_jobs : pending_jobs;
-  const size_t limit = route.gateway ? options.max_pending_gateway_jobs : options.max_pending_jobs;
-  if (pending.fetch_add(1) >= limit) {
-    pending.fetch_sub(1);
-    overloaded.Inc();
+  io::BlockingPool& pool = route.gateway ? gateway_workers : workers;
+  if (!pool.TryEnter()) {
     co_return ErrorResponse(503, "UNAVAILABLE", "server busy, retry shortly")
         .Header("Retry-After", "1");
   }
   co_return co_await asio::co_spawn(
-      route.gateway ? gateway_workers : workers,
-      [&route, &request, &pending]() -> asio::awaitable<Response> {
-        pending.fetch_sub(1);
+      pool.executor(),
+      [&route, &request, &pool]() -> asio::awaitable<Response> {
+        pool.Leave();
         co_return Invoke(route, request);
       },
       asio::use_awaitable);
@@ -480,8 +491,8 @@ bool Server::Start() {
     return false;
   }
   asio::co_spawn(*impl_->contexts[0], impl_->Accept(), asio::detached);
-  for (auto& ctx : impl_->contexts) {
-    impl_->threads.emplace_back([c = ctx.get()] { c->run(); });
+  for (auto& loop : impl_->loops) {
+    impl_->threads.emplace_back([l = loop.get()] { l->Run(); });
   }
   return true;
 }
@@ -512,8 +523,8 @@ void Server::Stop() {
   }
   for (auto& ctx : impl_->contexts) ctx->stop();
   for (auto& t : impl_->threads) t.join();
-  impl_->workers.join();
-  impl_->gateway_workers.join();
+  impl_->workers.Join();
+  impl_->gateway_workers.Join();
 }
 
 }  // namespace boxoffice::http

@@ -27,6 +27,7 @@
 
 #include "core/clock.h"
 #include "core/status.h"
+#include "io/loop.h"
 
 namespace boxoffice {
 
@@ -295,6 +296,9 @@ class Store {
   // kUnknownSeats naming codes not in the showtime, kNotFound for an unknown showtime. On
   // any error nothing is held.
   virtual Result<Hold> HoldSeats(const HoldRequest& request) = 0;
+  // The same decision, awaited on an I/O loop without blocking it. By default HoldSeats
+  // runs on the loop's blocking pool (io::Offload); off the loops, inline.
+  virtual io::asio::awaitable<Result<Hold>> HoldSeatsAsync(HoldRequest request);
   // kNotFound unless the hold exists and belongs to customer_id.
   virtual Result<Hold> GetHold(const std::string& hold_id, int64_t customer_id) = 0;
   // Frees the hold's seats at once. OK for an expired or already released hold;

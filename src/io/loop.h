@@ -1,0 +1,198 @@
+// Loop: the I/O thread a request's coroutine runs on, and what belongs to that thread.
+//
+// Design note. boxoffice answers requests on a few I/O threads, each running one
+// io_context (http::Server). No thread waits on the network on the request path: Redis and
+// PostgreSQL are reached through connections that belong to one loop each (one pipelined
+// connection per loop and per client, kept in a PerLoop slot), awaited by the request's
+// coroutine. Nothing is shared between loops on that path, so nothing is locked.
+//
+// Work that must block (SQLite, a store method with no asynchronous form yet) goes to the
+// loop's blocking pool through Offload, which is bounded: past max_pending jobs waiting for
+// a thread, the answer is kUnavailable at once (a 503), never an unbounded queue.
+//
+// Off the loops (jobs, tests, command-line tools) Loop::Current() is null and the same code
+// runs the blocking way: Offload calls inline, clients use their blocking connections, and
+// RunSync drives a coroutine to its end on the calling thread. One hold logic serves both.
+//
+// Lifetimes: a loop runs the hooks its thread registered with AtExit when its io_context
+// stops, on that thread, while the io_context still exists; that is where per-loop
+// connections are closed. A component holding PerLoop slots must outlive the loops that
+// used it (in `serve`, it is built before the server and destroyed after it stops).
+#pragma once
+
+// clang-format off
+// Boost 1.74's awaitable.hpp uses std::exchange without including <utility>.
+#include <utility>
+#include <boost/asio.hpp>
+// clang-format on
+
+#include <array>
+#include <atomic>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+#include "core/metrics.h"
+#include "core/status.h"
+
+namespace boxoffice::io {
+
+namespace asio = boost::asio;
+
+// Threads for work that blocks, behind a bounded queue.
+class BlockingPool {
+ public:
+  BlockingPool(size_t threads, size_t max_pending, Counter* overloaded);
+  ~BlockingPool();  // joins the threads
+
+  // Counts a job in, or false when max_pending jobs already wait (the caller answers 503).
+  bool TryEnter();
+  // The job left the queue (it started on a thread).
+  void Leave() { pending_.fetch_sub(1, std::memory_order_relaxed); }
+  asio::thread_pool::executor_type executor() { return pool_.get_executor(); }
+  void Join() { pool_.join(); }
+
+ private:
+  asio::thread_pool pool_;
+  const size_t max_pending_;
+  std::atomic<size_t> pending_{0};
+  Counter* overloaded_;
+};
+
+class Loop {
+ public:
+  static constexpr size_t kMaxLoops = 64;  // PerLoop's slot count; serve has one per core
+
+  // blocking: the pool Offload uses from this loop, or null (Offload then runs inline).
+  Loop(size_t index, asio::io_context* context, BlockingPool* blocking);
+
+  // Runs the io_context on the calling thread as this loop until it stops, then the exit
+  // hooks (last registered first).
+  void Run();
+  // The loop the calling thread runs, or null.
+  static Loop* Current();
+
+  size_t index() const { return index_; }
+  asio::io_context& context() { return *context_; }
+  BlockingPool* blocking() const { return blocking_; }
+  // Called on this loop's thread only.
+  void AtExit(std::function<void()> hook);
+
+ private:
+  size_t index_;
+  asio::io_context* context_;
+  BlockingPool* blocking_;
+  std::vector<std::function<void()>> exit_hooks_;  // touched by this loop's thread only
+};
+
+// One T per loop, made on that loop's thread at first use and destroyed when it ends.
+// Slot i is only ever touched by loop i's thread: no lock.
+template <class T>
+class PerLoop {
+ public:
+  PerLoop() = default;
+  PerLoop(const PerLoop&) = delete;
+  PerLoop& operator=(const PerLoop&) = delete;
+  ~PerLoop() {
+    for (const auto& slot : slots_) BOX_ASSERT(slot == nullptr);  // loops ended first
+  }
+
+  // The current loop's T (made by make() if there is none yet); null off the loops.
+  template <class Make>
+  T* Get(Make make) {
+    Loop* loop = Loop::Current();
+    if (!loop) return nullptr;
+    BOX_ASSERT(loop->index() < Loop::kMaxLoops);
+    std::unique_ptr<T>& slot = slots_[loop->index()];
+    if (!slot) {
+      slot = make(loop->context());
+      loop->AtExit([&slot] { slot.reset(); });
+    }
+    return slot.get();
+  }
+
+ private:
+  std::array<std::unique_ptr<T>, Loop::kMaxLoops> slots_{};
+};
+
+namespace detail {
+
+// g++ 12 destroys a lambda temporary written inside a co_await expression twice
+// (`co_await Offload([x = std::move(x)] {...})`): name the lambda first. Coroutines here
+// are plain functions taking their state by value.
+template <class R, class F>
+asio::awaitable<std::optional<R>> RunInPool(BlockingPool* pool, F f) {
+  pool->Leave();
+  co_return std::optional<R>(f());
+}
+
+template <class T>
+asio::awaitable<void> Store(asio::awaitable<T> work, std::optional<T>* out) {
+  out->emplace(co_await std::move(work));
+}
+
+}  // namespace detail
+
+// Runs f() on the current loop's blocking pool and resumes on the loop; inline off the
+// loops. f returns a Status or a Result; a full queue makes it kUnavailable.
+template <class F>
+auto Offload(F f) -> asio::awaitable<std::invoke_result_t<F&>> {
+  using R = std::invoke_result_t<F&>;
+  Loop* loop = Loop::Current();
+  if (!loop || !loop->blocking()) co_return f();
+  BlockingPool* pool = loop->blocking();
+  if (!pool->TryEnter()) co_return R(Status(Code::kUnavailable, "server busy, retry shortly"));
+  // (co_spawn wants a default-constructible result: hence the optional.)
+  auto out = co_await asio::co_spawn(pool->executor(), detail::RunInPool<R>(pool, std::move(f)),
+                                     asio::use_awaitable);
+  co_return std::move(*out);
+}
+
+// Drives a coroutine to its end on the calling thread, which must not be a loop (it would
+// stop that loop while it waits). Exceptions propagate.
+template <class T>
+T RunSync(asio::awaitable<T> work) {
+  BOX_ASSERT(Loop::Current() == nullptr);
+  asio::io_context context(1);
+  std::optional<T> out;
+  std::exception_ptr error;
+  asio::co_spawn(context, detail::Store(std::move(work), &out),
+                 [&error](std::exception_ptr e) { error = e; });
+  context.run();
+  if (error) std::rethrow_exception(error);
+  BOX_ASSERT(out.has_value());
+  return std::move(*out);
+}
+
+// A result that arrives by callback on the loop, awaited by one coroutine with a deadline.
+// Set and Wait run on the same thread: the callback sets the value and cancels the wait.
+// Off the loops the value is set before anyone waits, and Wait returns it at once.
+template <class T>
+class Completion {
+ public:
+  void Set(T value) {
+    if (value_) return;  // the first answer counts
+    value_.emplace(std::move(value));
+    if (timer_) timer_->cancel();
+  }
+  bool done() const { return value_.has_value(); }
+  // The value, or nullopt when the deadline passed first.
+  asio::awaitable<std::optional<T>> Wait(std::chrono::steady_clock::duration timeout) {
+    if (!value_) {
+      timer_.emplace(co_await asio::this_coro::executor);
+      timer_->expires_after(timeout);
+      boost::system::error_code ec;
+      co_await timer_->async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+    co_return std::move(value_);
+  }
+
+ private:
+  std::optional<asio::steady_timer> timer_;
+  std::optional<T> value_;
+};
+
+}  // namespace boxoffice::io

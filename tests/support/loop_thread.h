@@ -1,0 +1,50 @@
+// An I/O loop (io/loop.h) on a thread of its own, as `serve` runs them: a test hands it
+// coroutines and waits for their results from the test's thread.
+#pragma once
+
+#include <future>
+#include <optional>
+#include <thread>
+
+#include "io/loop.h"
+
+namespace boxoffice::testing {
+
+class LoopThread {
+ public:
+  explicit LoopThread(io::BlockingPool* blocking = nullptr)
+      : guard_(io::asio::make_work_guard(context_)), loop_(0, &context_, blocking) {
+    thread_ = std::thread([this] { loop_.Run(); });
+  }
+  ~LoopThread() {
+    guard_.reset();
+    context_.stop();
+    thread_.join();
+  }
+  LoopThread(const LoopThread&) = delete;
+  LoopThread& operator=(const LoopThread&) = delete;
+
+  // Runs work on the loop and waits for its result.
+  template <class T>
+  T Run(io::asio::awaitable<T> work) {
+    std::promise<T> promise;
+    auto future = promise.get_future();
+    io::asio::co_spawn(context_, Deliver(std::move(work), &promise), io::asio::detached);
+    return future.get();
+  }
+
+  io::asio::io_context& context() { return context_; }
+
+ private:
+  template <class T>
+  static io::asio::awaitable<void> Deliver(io::asio::awaitable<T> work, std::promise<T>* out) {
+    out->set_value(co_await std::move(work));
+  }
+
+  io::asio::io_context context_{1};
+  io::asio::executor_work_guard<io::asio::io_context::executor_type> guard_;
+  io::Loop loop_;
+  std::thread thread_;
+};
+
+}  // namespace boxoffice::testing
