@@ -120,8 +120,9 @@ class PerLoop {
 
 namespace detail {
 
-// g++ 12 destroys a lambda temporary written inside a co_await expression twice
-// (`co_await Offload([x = std::move(x)] {...})`): name the lambda first. Coroutines here
+// g++ 12 destroys some temporaries written inside a co_await expression twice: a lambda
+// with captures (`co_await Offload([x = std::move(x)] {...})`), a braced list, a member of
+// a temporary (`co_await Wait(Options{}.timeout)`). Name such values before the co_await. Coroutines here
 // are plain functions taking their state by value.
 template <class R, class F>
 asio::awaitable<std::optional<R>> RunInPool(BlockingPool* pool, F f) {
@@ -146,7 +147,8 @@ auto Offload(F f) -> asio::awaitable<std::invoke_result_t<F&>> {
   BlockingPool* pool = loop->blocking();
   if (!pool->TryEnter()) co_return R(Status(Code::kUnavailable, "server busy, retry shortly"));
   // (co_spawn wants a default-constructible result: hence the optional.)
-  auto out = co_await asio::co_spawn(pool->executor(), detail::RunInPool<R>(pool, std::move(f)),
+  auto executor = pool->executor();
+  auto out = co_await asio::co_spawn(executor, detail::RunInPool<R>(pool, std::move(f)),
                                      asio::use_awaitable);
   co_return std::move(*out);
 }

@@ -11,6 +11,9 @@
 #include "core/pool.h"
 #include "core/seats.h"
 #include "store/migrations.h"
+#include "store/pg_common.h"
+#include "store/pg_hold_batch.h"
+#include "store/pg_pipeline.h"
 #include "store/money.h"
 
 namespace boxoffice {
@@ -19,10 +22,6 @@ namespace {
 // A deadlock or serialization failure is retried this often before it reaches a caller.
 constexpr int kMaxTxAttempts = 3;
 
-struct Sql {
-  const char* name;
-  const char* text;
-};
 
 // $1 of every statement that needs the time: NULL for the database clock, or epoch ms.
 #define BOX_NOW "COALESCE(to_timestamp($1::bigint / 1000.0), statement_timestamp())"
@@ -114,58 +113,6 @@ constexpr Sql kSelectSeatOwners{
     ") AS expired"
     "          FROM show_seat WHERE showtime_id = $2) s ORDER BY seat_order"};
 
-// A hold in one statement, so row locks live for one round trip and no transaction
-// stays open across the network:
-//  1. `locked` locks the requested seats in seat-code order (no deadlocks between
-//     overlapping holds) and reads their current state under the lock;
-//  2. `upd` is the seeds' conditional UPDATE: its WHERE clause holds the availability
-//     check (expired holds count as free) for each seat and for all of them, so it changes
-//     all requested seats or none. The check reads `locked`, the row versions we hold
-//     locks on, not the columns of `s`: in READ COMMITTED an UPDATE tests its WHERE clause
-//     against the statement's snapshot and re-tests only rows that passed, so a seat freed
-//     by a transaction that committed while we waited for its lock would be skipped and
-//     the hold refused for nothing;
-//  3. `ins` records the hold when it changed as many rows as seats were asked for;
-//  4. boxoffice_assert fails the statement, rolling it all back, should the count ever be
-//     anything but 0 or all: the affected-row check of the seeds, enforced in the database.
-//  5. First of all, quota counts the customer's live held seats of the showtime under a
-//     per-(showtime, customer) advisory lock (migration 0008), so HOLD_LIMIT is atomic
-//     across instances; past the limit no seat row is even locked.
-// The result explains a refusal: the seats found and those not free, and the quota.
-constexpr Sql kHoldSeats{
-    "hold_seats",
-    "WITH quota AS MATERIALIZED ("
-    "  SELECT boxoffice_customer_held($2, $5, " BOX_NOW ") AS held),"
-    " locked AS MATERIALIZED ("
-    "  SELECT seat_code, (status = 'AVAILABLE' OR (status = 'HELD' AND hold_expires_at < " BOX_NOW ")) AS free"
-    "    FROM show_seat WHERE showtime_id = $2 AND seat_code = ANY($3::text[])"
-    "     AND (SELECT held FROM quota) + $7::int <= $8::int"
-    "   ORDER BY seat_code FOR NO KEY UPDATE),"
-    " verdict AS (SELECT count(*) FILTER (WHERE free) = $7::int AS all_free FROM locked),"
-    " upd AS ("
-    "  UPDATE show_seat s"
-    "     SET status = 'HELD', hold_id = $4::uuid, customer_id = $5,"
-    "         hold_expires_at = date_trunc('milliseconds', " BOX_NOW ") + $6::bigint * interval '1 ms',"
-    "         booking_id = NULL"
-    "    FROM locked, verdict"
-    "   WHERE verdict.all_free AND locked.free"
-    "     AND s.showtime_id = $2 AND s.seat_code = locked.seat_code"
-    "  RETURNING s.hold_expires_at),"
-    " ins AS ("
-    "  INSERT INTO seat_hold (hold_id, showtime_id, customer_id, seats, status, created_at, expires_at)"
-    "  SELECT $4::uuid, $2, $5, $3::text[], 'HELD', date_trunc('milliseconds', " BOX_NOW "), max(hold_expires_at)"
-    "    FROM upd HAVING count(*) = $7::int"
-    "  RETURNING " BOX_MS("created_at") " AS created_ms, " BOX_MS("expires_at") " AS expires_ms)"
-    " SELECT (SELECT created_ms FROM ins), (SELECT expires_ms FROM ins),"
-    "        (SELECT count(*) FROM locked),"
-    "        ARRAY(SELECT seat_code FROM locked WHERE NOT free ORDER BY seat_code),"
-    "        boxoffice_assert((SELECT count(*) FROM upd) IN (0, $7::int), 'partial hold'),"
-    "        (SELECT held FROM quota)"};
-// Which of the requested codes are seats of the showtime, to explain UNKNOWN_SEATS.
-constexpr Sql kExistingSeats{
-    "existing_seats",
-    "SELECT seat_code FROM show_seat WHERE showtime_id = $1 AND seat_code = ANY($2::text[])"};
-constexpr Sql kShowtimeExists{"showtime_exists", "SELECT 1 FROM showtime WHERE showtime_id = $1"};
 constexpr Sql kInsertHold{
     "insert_hold",
     "INSERT INTO seat_hold (hold_id, showtime_id, customer_id, seats, status, created_at,"
@@ -228,7 +175,9 @@ constexpr Sql kInsertPayment{"insert_payment",
                                  "$7") ") ON CONFLICT (payment_id) DO NOTHING RETURNING 1"};
 // The seeds' confirm statement, with the lock order explicit: HELD → BOOKED only where the
 // seat is this hold's and the hold has not expired, for all of the booking's seats or none
-// (read under the lock, for the reason given at kHoldSeats).
+// (read under the lock: in READ COMMITTED an UPDATE tests its WHERE clause against the
+// statement's snapshot and re-tests only rows that passed, so a seat changed by a
+// transaction that committed while we waited for its lock would be judged on stale data).
 constexpr Sql kConfirmSeats{
     "confirm_seats",
     "WITH locked AS MATERIALIZED ("
@@ -369,53 +318,6 @@ constexpr Sql kSweepExpired{
     "   AND s.status = 'HELD' AND s.hold_expires_at < " BOX_NOW
     " RETURNING s.showtime_id, s.seat_code"};
 
-using Param = std::optional<std::string>;
-using PgResultPtr = std::unique_ptr<PGresult, decltype(&PQclear)>;
-
-Param P(int64_t v) { return std::to_string(v); }
-Param P(const std::string& v) { return v; }
-
-// A PostgreSQL array literal with every element quoted.
-std::string ArrayLiteral(const std::vector<std::string>& items) {
-  std::string out = "{";
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i) out += ',';
-    out += '"';
-    for (char c : items[i]) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-    out += '"';
-  }
-  return out + "}";
-}
-
-std::string IntArrayLiteral(const std::vector<int64_t>& items) {
-  std::string out = "{";
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i) out += ',';
-    out += std::to_string(items[i]);
-  }
-  return out + "}";
-}
-
-// Parses the text form of a text[] whose elements need no quoting (seat codes).
-std::vector<std::string> ParseArray(std::string_view text) {
-  std::vector<std::string> out;
-  if (text.size() < 2) return out;
-  text = text.substr(1, text.size() - 2);
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find(',', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string item(text.substr(pos, end - pos));
-    if (item.size() >= 2 && item.front() == '"') item = item.substr(1, item.size() - 2);
-    out.push_back(item);
-    pos = end + 1;
-  }
-  return out;
-}
-
 }  // namespace
 
 // One libpq connection with the statements it has prepared; used by one thread at a time.
@@ -459,28 +361,7 @@ class PgConnection {
   Status Fail(const PGresult* res) {
     const char* state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
     last_sqlstate_ = state ? state : "";
-    std::string message = res ? PQresultErrorMessage(res) : PQerrorMessage(conn_);
-    if (message.empty()) message = PQerrorMessage(conn_);
-    while (!message.empty() && message.back() == '\n') message.pop_back();
-    if (broken()) return Status(Code::kUnavailable, "database connection lost: " + message);
-    // 57014 statement timeout, 55P03 lock timeout, 53xxx out of resources, 08xxx connection.
-    if (last_sqlstate_ == "57014" || last_sqlstate_ == "55P03" ||
-        last_sqlstate_.rfind("53", 0) == 0 || last_sqlstate_.rfind("08", 0) == 0 ||
-        last_sqlstate_ == "40P01" || last_sqlstate_ == "40001") {
-      return Status(Code::kUnavailable, "database busy: " + message);
-    }
-    // Neither message reaches a client (API.md: no database's own text in errors). 23xxx
-    // is a constraint that a concurrent change won (callers validate everything else): the
-    // request may simply be tried again. 22xxx is a value the database refuses (the API
-    // validates first, so this is a gap in validation, logged with the database's text).
-    if (last_sqlstate_.rfind("23", 0) == 0) {
-      return Status(Code::kUnavailable, "concurrent change (" + last_sqlstate_ + "): " + message);
-    }
-    if (last_sqlstate_.rfind("22", 0) == 0) {
-      LogWarn("database refused a value", {{"sqlstate", last_sqlstate_}, {"error", message}});
-      return Status(Code::kInvalid, "a value was refused by the database");
-    }
-    return Status(Code::kInternal, "postgresql: " + message);
+    return PgError(conn_, res);
   }
 
   PGconn* conn_;
@@ -492,8 +373,22 @@ class PgConnection {
 bool IsRetryable(const std::string& sqlstate) { return sqlstate == "40P01" || sqlstate == "40001"; }
 
 struct PgStore::Impl {
+  // Each I/O loop's pipelined connection and the hold batcher on it.
+  struct LoopState {
+    LoopState(io::asio::io_context& context, Impl* impl)
+        : pipeline(context, PgPipelineOptions{impl->options.url, impl->options.connect_timeout,
+                                              impl->options.statement_timeout,
+                                              impl->options.lock_timeout}),
+          batcher(&pipeline, [impl] { return impl->Now(); }, impl->options.statement_timeout,
+                  &impl->hold_counts) {}
+    PgPipeline pipeline;
+    PgHoldBatcher batcher;
+  };
+
   PgOptions options;
   Pool<PgConnection> pool;
+  PgHoldBatcher::Counts hold_counts;
+  io::PerLoop<LoopState> loops;
 
   explicit Impl(PgOptions o)
       : options(std::move(o)),
@@ -587,13 +482,6 @@ PgStore::~PgStore() = default;
 
 namespace {
 
-int64_t Int(const PGresult* r, int row, int col) {
-  return std::strtoll(PQgetvalue(r, row, col), nullptr, 10);
-}
-std::string Text(const PGresult* r, int row, int col) {
-  return std::string(PQgetvalue(r, row, col), static_cast<size_t>(PQgetlength(r, row, col)));
-}
-bool Bool(const PGresult* r, int row, int col) { return PQgetvalue(r, row, col)[0] == 't'; }
 
 SeatStatus ParseSeatStatus(std::string_view s) {
   if (s == "HELD") return SeatStatus::kHeld;
@@ -1020,40 +908,43 @@ Result<std::vector<SeatOwner>> PgStore::GetSeatOwners(int64_t showtime_id) {
 }
 
 Result<Hold> PgStore::HoldSeats(const HoldRequest& req) {
-  const std::string seats = ArrayLiteral(req.seats);
-  const int64_t n = static_cast<int64_t>(req.seats.size());
-  // One statement is its own transaction: nothing to BEGIN, nothing left open.
+  // The batch statement with one request: one statement, its own transaction.
+  const std::vector<Param> params = HoldBatchParams(impl_->Now(), {&req});
   return impl_->Run<Hold>(&retried_, [&](PgConnection& c) -> Result<Hold> {
-    auto res = c.Exec(kHoldSeats,
-                      {impl_->Now(), P(req.showtime_id), seats, req.hold_id, P(req.customer_id),
-                       P(req.ttl.count()), P(n), P(static_cast<int64_t>(kMaxSeatsPerCustomer))});
+    auto res = c.Exec(kHoldBatch, params);
     if (!res.ok()) return res.status();
-    const PGresult* r = res.value().get();
-    if (!PQgetisnull(r, 0, 0)) {
-      return Hold{req.hold_id,      req.showtime_id,           req.customer_id,          req.seats,
-                  HoldState::kHeld, FromEpochMs(Int(r, 0, 0)), FromEpochMs(Int(r, 0, 1))};
+    auto rows = ReadHoldRows(res.value().get(), 1);
+    if (!rows.ok()) return rows.status();
+    if (auto outcome = HoldOutcome(req, rows->front())) return std::move(*outcome);
+    // Some codes are not seats of this showtime, or there is no such showtime (rare path).
+    auto map = c.Exec(kExistingSeats, {P(req.showtime_id), ArrayLiteral(req.seats)});
+    if (!map.ok()) return map.status();
+    const PGresult* m = map.value().get();
+    std::vector<std::string> found;
+    for (int i = 0; i < PQntuples(m); ++i) found.push_back(Text(m, i, 0));
+    bool exists = true;
+    if (found.empty()) {
+      auto showtime = c.Exec(kShowtimeExists, {P(req.showtime_id)});
+      if (!showtime.ok()) return showtime.status();
+      exists = PQntuples(showtime.value().get()) > 0;
     }
-    if (const int64_t held = Int(r, 0, 5); held + n > kMaxSeatsPerCustomer) {
-      return HoldLimit(req, held);
-    }
-    if (Int(r, 0, 2) != n) {
-      // Some codes are not seats of this showtime, or there is no such showtime (rare path).
-      auto map = c.Exec(kExistingSeats, {P(req.showtime_id), seats});
-      if (!map.ok()) return map.status();
-      const PGresult* m = map.value().get();
-      std::vector<std::string> found;
-      for (int i = 0; i < PQntuples(m); ++i) found.push_back(Text(m, i, 0));
-      if (found.empty()) {
-        auto exists = c.Exec(kShowtimeExists, {P(req.showtime_id)});
-        if (!exists.ok()) return exists.status();
-        if (PQntuples(exists.value().get()) == 0) {
-          return ShowtimeNotFound(req.showtime_id);
-        }
-      }
-      return UnknownSeats(req, found);
-    }
-    return SeatsUnavailable(req, ParseArray(Text(r, 0, 3)));
+    return ExplainUnknown(req, found, exists);
   });
+}
+
+uint64_t PgStore::hold_statements() const {
+  return impl_->hold_counts.statements.load(std::memory_order_relaxed);
+}
+uint64_t PgStore::batched_holds() const {
+  return impl_->hold_counts.requests.load(std::memory_order_relaxed);
+}
+
+io::asio::awaitable<Result<Hold>> PgStore::HoldSeatsAsync(HoldRequest request) {
+  Impl::LoopState* loop = impl_->loops.Get([this](io::asio::io_context& context) {
+    return std::make_unique<Impl::LoopState>(context, impl_.get());
+  });
+  if (!loop) co_return HoldSeats(request);  // off the loops
+  co_return co_await loop->batcher.Decide(std::move(request));
 }
 
 Result<Hold> PgStore::GetHold(const std::string& hold_id, int64_t customer_id) {

@@ -54,6 +54,9 @@ class PgStore final : public Store {
   Result<SeatMap> GetSeatMap(int64_t showtime_id) override;
   Result<std::vector<SeatOwner>> GetSeatOwners(int64_t showtime_id) override;
   Result<Hold> HoldSeats(const HoldRequest& request) override;
+  // On an I/O loop: the loop's pipelined connection, a hot showtime's holds batched
+  // (store/pg_hold_batch.h). Off the loops: HoldSeats.
+  io::asio::awaitable<Result<Hold>> HoldSeatsAsync(HoldRequest request) override;
   Result<Hold> GetHold(const std::string& hold_id, int64_t customer_id) override;
   Result<Hold> ReleaseHold(const std::string& hold_id, int64_t customer_id) override;
   Result<Hold> ExtendHold(const std::string& hold_id, int64_t customer_id, Millis ttl,
@@ -93,6 +96,9 @@ class PgStore final : public Store {
   Status CompleteRefund(const std::string& refund_id,
                         const std::string& gateway_refund_id) override;
 
+  // Hold statements the loops' batchers sent, and the hold requests they decided.
+  uint64_t hold_statements() const;
+  uint64_t batched_holds() const;
   // Transactions retried after a deadlock or serialization failure (expected: zero).
   uint64_t retried_transactions() const { return retried_.load(); }
 

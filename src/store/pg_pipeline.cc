@@ -1,0 +1,278 @@
+#include "store/pg_pipeline.h"
+
+#include "core/log.h"
+
+namespace boxoffice {
+namespace {
+
+namespace asio = io::asio;
+using Descriptor = asio::posix::stream_descriptor;
+
+constexpr Sql kSessionLimits{
+    "session_limits",
+    "SELECT set_config('statement_timeout', $1, false), set_config('lock_timeout', $2, false),"
+    "       set_config('idle_in_transaction_session_timeout', '60000', false)"};
+
+}  // namespace
+
+PgPipeline::PgPipeline(asio::io_context& context, PgPipelineOptions options)
+    : context_(context), options_(std::move(options)) {}
+
+PgPipeline::~PgPipeline() { Close(Status(Code::kUnavailable, "database connection closed")); }
+
+int PgPipeline::backend_pid() const { return conn_ ? PQbackendPID(conn_) : 0; }
+
+asio::awaitable<Result<PgResultPtr>> PgPipeline::Exec(const Sql& sql, std::vector<Param> params) {
+  if (Status s = co_await EnsureConnected(); !s.ok()) co_return s;
+  std::shared_ptr<Request> request = Submit(sql, params);
+  auto answer = co_await request->done.Wait(options_.statement_timeout + kAnswerMargin);
+  if (!answer) {
+    // No answer in time: the connection's state is unknown, so it is never used again.
+    if (request->generation == generation_) {
+      Close(Status(Code::kUnavailable, "database did not answer in time"));
+    }
+    co_return Status(Code::kUnavailable, "database did not answer in time");
+  }
+  co_return std::move(*answer);
+}
+
+asio::awaitable<Status> PgPipeline::EnsureConnected() {
+  if (state_ == State::kReady) co_return Status::Ok();
+  if (state_ == State::kConnecting) {
+    auto waiter = std::make_shared<io::Completion<Status>>();
+    connect_waiters_.push_back(waiter);
+    auto connected = co_await waiter->Wait(options_.connect_timeout + kAnswerMargin);
+    co_return connected ? *connected
+                        : Status(Code::kUnavailable, "cannot connect to postgresql: timeout");
+  }
+  // A refused connect is tried again no sooner than a second later, not on every request.
+  if (std::chrono::steady_clock::now() < retry_at_) {
+    co_return Status(Code::kUnavailable, "cannot connect to postgresql: " + last_error_);
+  }
+  state_ = State::kConnecting;
+  Status s = co_await Connect();
+  if (!s.ok()) {
+    last_error_ = s.message();
+    retry_at_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    LogWarn("database pipeline cannot connect", {{"error", s.message()}});
+  }
+  auto waiters = std::move(connect_waiters_);
+  connect_waiters_.clear();
+  for (auto& w : waiters) w->Set(s);
+  co_return s;
+}
+
+asio::awaitable<Status> PgPipeline::Connect() {
+  const std::string timeout_s =
+      std::to_string(std::max<int64_t>(1, options_.connect_timeout.count() / 1000));
+  const char* keys[] = {"dbname", "connect_timeout", "application_name", nullptr};
+  const char* values[] = {options_.url.c_str(), timeout_s.c_str(),
+                          options_.application_name.c_str(), nullptr};
+  PGconn* conn = PQconnectStartParams(keys, values, 1);
+  if (!conn || PQstatus(conn) == CONNECTION_BAD) {
+    const std::string why = conn ? PQerrorMessage(conn) : "out of memory";
+    if (conn) PQfinish(conn);
+    state_ = State::kDown;
+    co_return Status(Code::kUnavailable, "cannot connect to postgresql: " + why);
+  }
+  // libpq does not time an asynchronous connect: the loop does.
+  const auto deadline = std::chrono::steady_clock::now() + options_.connect_timeout;
+  std::shared_ptr<Descriptor> descriptor;
+  PostgresPollingStatusType poll = PGRES_POLLING_WRITING;
+  while (poll != PGRES_POLLING_OK) {
+    if (poll == PGRES_POLLING_FAILED || std::chrono::steady_clock::now() >= deadline) break;
+    const int fd = PQsocket(conn);
+    if (!descriptor || descriptor->native_handle() != fd) {
+      if (descriptor) descriptor->release();
+      descriptor = std::make_shared<Descriptor>(context_, fd);
+    }
+    asio::steady_timer timer(context_, deadline);
+    timer.async_wait([weak = std::weak_ptr<Descriptor>(descriptor)](boost::system::error_code ec) {
+      if (auto d = weak.lock(); d && !ec) d->cancel();
+    });
+    boost::system::error_code ec;
+    co_await descriptor->async_wait(
+        poll == PGRES_POLLING_READING ? Descriptor::wait_read : Descriptor::wait_write,
+        asio::redirect_error(asio::use_awaitable, ec));
+    timer.cancel();
+    poll = PQconnectPoll(conn);
+  }
+  if (poll != PGRES_POLLING_OK || PQsetnonblocking(conn, 1) != 0 ||
+      PQenterPipelineMode(conn) != 1) {
+    const std::string why = poll == PGRES_POLLING_OK || poll == PGRES_POLLING_FAILED
+                                ? std::string(PQerrorMessage(conn))
+                                : "timeout";
+    if (descriptor) descriptor->release();
+    PQfinish(conn);
+    state_ = State::kDown;
+    co_return Status(Code::kUnavailable, "cannot connect to postgresql: " + why);
+  }
+  // Server notices become JSON log lines like everything else on stderr.
+  PQsetNoticeProcessor(
+      conn,
+      [](void*, const char* message) {
+        std::string text = message;
+        while (!text.empty() && text.back() == '\n') text.pop_back();
+        LogInfo("postgresql notice", {{"detail", text}});
+      },
+      nullptr);
+  conn_ = conn;
+  descriptor_ = std::move(descriptor);
+  ++generation_;
+  state_ = State::kReady;
+  auto limits = Submit(kSessionLimits, {P(options_.statement_timeout.count()),
+                                        P(options_.lock_timeout.count())});
+  auto set = co_await limits->done.Wait(options_.connect_timeout);
+  if (!set || !set->ok()) {
+    const Status why(Code::kUnavailable,
+                     "cannot set the session's limits: " +
+                         (set ? set->status().message() : std::string("timeout")));
+    Close(why);
+    co_return why;
+  }
+  co_return Status::Ok();
+}
+
+std::shared_ptr<PgPipeline::Request> PgPipeline::Submit(const Sql& sql,
+                                                        const std::vector<Param>& params) {
+  auto request = std::make_shared<Request>();
+  request->generation = generation_;
+  if (!conn_) {
+    request->done.Set(Status(Code::kUnavailable, "database connection lost"));
+    return request;
+  }
+  if (in_flight_ >= options_.max_in_flight) {
+    request->done.Set(Status(Code::kUnavailable, "database pipeline full"));
+    return request;
+  }
+  const int n = static_cast<int>(params.size());
+  if (!prepared_.count(sql.name)) {
+    if (PQsendPrepare(conn_, sql.name, sql.text, n, nullptr) != 1) {
+      const Status why = PgError(conn_, nullptr);
+      Close(why);
+      request->done.Set(why);
+      return request;
+    }
+    prepared_.insert(sql.name);
+    queue_.push_back(Item{Item::Kind::kPrepare, request, sql.name});
+  }
+  std::vector<const char*> values;
+  values.reserve(params.size());
+  for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+  if (PQsendQueryPrepared(conn_, sql.name, n, values.data(), nullptr, nullptr, 0) != 1 ||
+      PQpipelineSync(conn_) != 1) {
+    const Status why = PgError(conn_, nullptr);
+    Close(why);
+    request->done.Set(why);
+    return request;
+  }
+  queue_.push_back(Item{Item::Kind::kQuery, request});
+  queue_.push_back(Item{Item::Kind::kSync, request});
+  ++in_flight_;
+  Flush();
+  if (conn_) Arm(/*read=*/true);
+  return request;
+}
+
+void PgPipeline::Flush() {
+  const int r = PQflush(conn_);
+  if (r < 0) {
+    Close(PgError(conn_, nullptr));
+    return;
+  }
+  flush_pending_ = r == 1;
+  if (flush_pending_) Arm(/*read=*/false);
+}
+
+void PgPipeline::Arm(bool read) {
+  bool& armed = read ? read_armed_ : write_armed_;
+  if (armed || !descriptor_) return;
+  armed = true;
+  descriptor_->async_wait(read ? Descriptor::wait_read : Descriptor::wait_write,
+                          [this, read, generation = generation_](boost::system::error_code ec) {
+                            if (generation != generation_) return;  // a connection that is gone
+                            (read ? read_armed_ : write_armed_) = false;
+                            if (ec || !conn_) return;
+                            if (read) {
+                              OnReadable();
+                            } else if (flush_pending_) {
+                              Flush();
+                            }
+                          });
+}
+
+void PgPipeline::OnReadable() {
+  if (PQconsumeInput(conn_) != 1) {
+    Close(PgError(conn_, nullptr));
+    return;
+  }
+  // The server may wait for us to read before it takes more of what we send.
+  if (flush_pending_) {
+    Flush();
+    if (!conn_) return;
+  }
+  while (!queue_.empty() && !PQisBusy(conn_)) {
+    PGresult* raw = PQgetResult(conn_);
+    Item& front = queue_.front();
+    if (front.kind == Item::Kind::kSync) {
+      PgResultPtr sync(raw, &PQclear);
+      if (!raw || PQresultStatus(raw) != PGRES_PIPELINE_SYNC) {
+        Close(Status(Code::kUnavailable, "database pipeline out of step"));
+        return;
+      }
+      std::shared_ptr<Request> request = std::move(front.request);
+      queue_.pop_front();
+      --in_flight_;
+      request->done.Set(request->result
+                            ? std::move(*request->result)
+                            : Result<PgResultPtr>(Status(Code::kInternal, "statement without result")));
+      continue;
+    }
+    if (!raw) {  // the end of this statement's results
+      queue_.pop_front();
+      continue;
+    }
+    PgResultPtr result(raw, &PQclear);
+    Request& request = *front.request;
+    switch (PQresultStatus(raw)) {
+      case PGRES_TUPLES_OK:
+      case PGRES_COMMAND_OK:
+        if (front.kind == Item::Kind::kQuery) request.result.emplace(std::move(result));
+        break;
+      case PGRES_PIPELINE_ABORTED:
+        // Skipped after an earlier error of the same request (its prepare failed).
+        if (!request.result) {
+          request.result.emplace(Status(Code::kInternal, "statement skipped after an error"));
+        }
+        break;
+      default:
+        if (front.kind == Item::Kind::kPrepare) prepared_.erase(front.name);
+        if (!request.result || request.result->ok()) request.result.emplace(PgError(conn_, raw));
+        break;
+    }
+  }
+  if (!queue_.empty()) Arm(/*read=*/true);
+}
+
+void PgPipeline::Close(const Status& why) {
+  ++generation_;
+  std::deque<Item> items = std::move(queue_);
+  queue_.clear();
+  in_flight_ = 0;
+  prepared_.clear();
+  read_armed_ = write_armed_ = flush_pending_ = false;
+  if (descriptor_) {
+    descriptor_->release();  // PQfinish closes the socket
+    descriptor_.reset();
+  }
+  if (conn_) {
+    PQfinish(conn_);
+    conn_ = nullptr;
+  }
+  if (state_ == State::kReady) state_ = State::kDown;
+  for (auto& item : items) {
+    if (item.kind == Item::Kind::kSync) item.request->done.Set(why);
+  }
+}
+
+}  // namespace boxoffice

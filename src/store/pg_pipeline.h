@@ -1,0 +1,100 @@
+// PgPipeline: one PostgreSQL connection of one I/O loop, in libpq's non-blocking pipeline
+// mode, awaited by the loop's coroutines.
+//
+// Design note. A request's statement is sent at once behind whatever is in flight on the
+// connection, followed by a Sync: each statement is its own transaction, and an error
+// fails only the statement it belongs to (the pipeline resumes after its Sync). Results
+// come back in the order sent; a queue of what was sent says whose each result is. Many
+// requests share one connection this way, none waits for another's round trip, and no
+// thread waits at all: the loop waits for the socket (an Asio descriptor that never owns
+// it) and hands each result to the coroutine that awaits it.
+//
+// Statements are prepared on first use on each connection, in the same pipeline. The
+// session's limits (statement_timeout, lock_timeout) are set by the first statement of
+// each connection. A connection that breaks, answers out of step, or leaves a statement
+// unanswered past statement_timeout plus a margin is closed: every statement it carried
+// fails with kUnavailable (a 503, the client retries), and the next Exec opens a new one.
+// At most max_in_flight statements wait on one connection; past that, kUnavailable at once.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "core/clock.h"
+#include "io/loop.h"
+#include "store/pg_common.h"
+
+namespace boxoffice {
+
+struct PgPipelineOptions {
+  std::string url;
+  Millis connect_timeout{5'000};
+  Millis statement_timeout{5'000};
+  Millis lock_timeout{2'000};
+  size_t max_in_flight = 4'096;  // statements waiting on one connection, then kUnavailable
+  std::string application_name = "boxoffice";
+};
+
+class PgPipeline {
+ public:
+  // A statement the server has this long past statement_timeout to answer, then the
+  // connection is deemed lost.
+  static constexpr Millis kAnswerMargin{2'000};
+
+  PgPipeline(io::asio::io_context& context, PgPipelineOptions options);
+  ~PgPipeline();
+  PgPipeline(const PgPipeline&) = delete;
+  PgPipeline& operator=(const PgPipeline&) = delete;
+
+  // Runs one statement as its own transaction and awaits its result (a tuples or command
+  // result; an error is its Status, as PgError translates it).
+  io::asio::awaitable<Result<PgResultPtr>> Exec(const Sql& sql, std::vector<Param> params);
+
+  // The server process of the current connection (tests), or 0.
+  int backend_pid() const;
+
+ private:
+  struct Request {
+    io::Completion<Result<PgResultPtr>> done;
+    std::optional<Result<PgResultPtr>> result;  // of its statement, set before its Sync
+    uint64_t generation = 0;
+  };
+  struct Item {
+    enum class Kind { kPrepare, kQuery, kSync };
+    Kind kind;
+    std::shared_ptr<Request> request;
+    const char* name = nullptr;  // the prepared statement (kPrepare)
+  };
+  enum class State { kDown, kConnecting, kReady };
+
+  io::asio::awaitable<Status> EnsureConnected();
+  io::asio::awaitable<Status> Connect();
+  std::shared_ptr<Request> Submit(const Sql& sql, const std::vector<Param>& params);
+  void Flush();
+  void Arm(bool read);
+  void OnReadable();
+  // The connection is lost: everything it carried fails with why.
+  void Close(const Status& why);
+
+  io::asio::io_context& context_;
+  const PgPipelineOptions options_;
+  PGconn* conn_ = nullptr;
+  std::shared_ptr<io::asio::posix::stream_descriptor> descriptor_;  // never owns the socket
+  State state_ = State::kDown;
+  uint64_t generation_ = 0;  // one per connection: waits armed for an older one do nothing
+  std::deque<Item> queue_;   // what was sent and is not answered yet, in order
+  size_t in_flight_ = 0;     // statements in queue_
+  std::unordered_set<const char*> prepared_;
+  bool read_armed_ = false;
+  bool write_armed_ = false;
+  bool flush_pending_ = false;
+  std::vector<std::shared_ptr<io::Completion<Status>>> connect_waiters_;
+  std::chrono::steady_clock::time_point retry_at_{};
+  std::string last_error_;
+};
+
+}  // namespace boxoffice

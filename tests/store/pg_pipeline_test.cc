@@ -1,0 +1,201 @@
+// PostgreSQL in pipeline mode on an I/O loop, and the holds it batches:
+//  * statements sent together are answered each with its own result, and one that fails
+//    fails only itself;
+//  * a connection that breaks fails what it carried with kUnavailable, and the next
+//    statement reconnects;
+//  * holds of one showtime that arrive together are decided by one statement, with exactly
+//    the outcomes of their serial order (arrival): every seat held once, and each refused
+//    request names exactly its seats that earlier winners took.
+#include "store/pg_pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include <future>
+#include <map>
+#include <random>
+#include <set>
+
+#include "core/crypto.h"
+#include "store/pg_store.h"
+#include "support/loop_thread.h"
+#include "support/test_env.h"
+
+namespace boxoffice {
+namespace {
+
+using testing::LoopThread;
+
+constexpr Sql kOne{"test_one", "SELECT $1::int"};
+constexpr Sql kDivide{"test_divide", "SELECT 10 / $1::int"};
+constexpr Sql kSleep{"test_sleep", "SELECT pg_sleep($1::float8)"};
+constexpr char kApplication[] = "boxoffice-pipeline-test";
+
+#define REQUIRE_POSTGRES()                                                            \
+  if (testing::PostgresUrl().empty()) {                                               \
+    if (testing::PostgresRequired()) FAIL() << "BOXOFFICE_TEST_PG_URL is not set";    \
+    GTEST_SKIP() << "no PostgreSQL (run through scripts/with-postgres.sh)";           \
+  }
+
+PgPipelineOptions Options() {
+  PgPipelineOptions o;
+  o.url = testing::PostgresUrl();
+  o.application_name = kApplication;
+  return o;
+}
+
+io::asio::awaitable<Result<PgResultPtr>> ExecOne(PgPipeline* pipeline, const Sql* sql,
+                                                 std::string arg) {
+  std::vector<Param> params = {Param(std::move(arg))};
+  co_return co_await pipeline->Exec(*sql, std::move(params));
+}
+
+// Starts work on the loop now; its result comes through the future.
+template <class T>
+io::asio::awaitable<void> Deliver(io::asio::awaitable<T> work, std::promise<T>* out) {
+  T value = co_await std::move(work);
+  out->set_value(std::move(value));
+}
+
+template <class T>
+std::future<T> Spawn(LoopThread& loop, io::asio::awaitable<T> work, std::promise<T>* promise) {
+  auto future = promise->get_future();
+  io::asio::co_spawn(loop.context(), Deliver(std::move(work), promise), io::asio::detached);
+  return future;
+}
+
+std::string Value(const Result<PgResultPtr>& r) { return PQgetvalue(r.value().get(), 0, 0); }
+
+TEST(PgPipeline, AStatementThatFailsFailsOnlyItself) {
+  REQUIRE_POSTGRES();
+  LoopThread loop;
+  auto pipeline = std::make_unique<PgPipeline>(loop.context(), Options());
+  std::promise<Result<PgResultPtr>> p1, p2, p3, p4;
+  auto first = Spawn(loop, ExecOne(pipeline.get(), &kOne, "1"), &p1);
+  auto failing = Spawn(loop, ExecOne(pipeline.get(), &kDivide, "0"), &p2);
+  auto third = Spawn(loop, ExecOne(pipeline.get(), &kDivide, "5"), &p3);
+  auto fourth = Spawn(loop, ExecOne(pipeline.get(), &kOne, "4"), &p4);
+  auto a = first.get(), b = failing.get(), c = third.get(), d = fourth.get();
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(Value(a), "1");
+  EXPECT_EQ(b.status().code(), Code::kInvalid) << "division by zero is the database refusing a value";
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(Value(c), "2");
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(Value(d), "4");
+  // The connection lives on the loop: closed there.
+  loop.Run([](std::unique_ptr<PgPipeline> p) -> io::asio::awaitable<bool> {
+    p.reset();
+    co_return true;
+  }(std::move(pipeline)));
+}
+
+TEST(PgPipeline, ABrokenConnectionFailsWhatItCarriedAndTheNextStatementReconnects) {
+  REQUIRE_POSTGRES();
+  LoopThread loop;
+  auto pipeline = std::make_unique<PgPipeline>(loop.context(), Options());
+  ASSERT_TRUE(loop.Run(ExecOne(pipeline.get(), &kOne, "1")).ok());
+  std::promise<Result<PgResultPtr>> p1, p2;
+  auto sleeping = Spawn(loop, ExecOne(pipeline.get(), &kSleep, "5"), &p1);
+  auto behind = Spawn(loop, ExecOne(pipeline.get(), &kOne, "2"), &p2);
+  // Another session ends ours, as a failover or an operator would.
+  PGconn* admin = PQconnectdb(testing::PostgresUrl().c_str());
+  ASSERT_EQ(PQstatus(admin), CONNECTION_OK);
+  int killed = 0;
+  for (int i = 0; i < 100 && killed == 0; ++i) {
+    PGresult* r = PQexec(admin,
+                         "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                         " WHERE application_name = 'boxoffice-pipeline-test'"
+                         "   AND query LIKE '%pg_sleep%'");
+    killed = std::atoi(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    if (killed == 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  PQfinish(admin);
+  ASSERT_EQ(killed, 1);
+  EXPECT_EQ(sleeping.get().status().code(), Code::kUnavailable);
+  EXPECT_EQ(behind.get().status().code(), Code::kUnavailable) << "it was on the same connection";
+  auto again = loop.Run(ExecOne(pipeline.get(), &kOne, "3"));
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(Value(again), "3");
+  loop.Run([](std::unique_ptr<PgPipeline> p) -> io::asio::awaitable<bool> {
+    p.reset();
+    co_return true;
+  }(std::move(pipeline)));
+}
+
+// 200 holds on 30 seats of one row, each of 1 to 3 adjacent seats, sent together from one
+// loop: the first goes alone, the others wait for it and go in batches (at most 64 each).
+TEST(PgHoldBatches, ConcurrentHoldsGetTheOutcomesOfTheirSerialOrder) {
+  REQUIRE_POSTGRES();
+  PgOptions options;
+  options.url = testing::FreshPostgresSchemaUrl();
+  PgStore store(options);  // declared before the loop: it outlives it
+  ASSERT_TRUE(store.Migrate().ok());
+  NewShowtime st;
+  st.title = "Batch";
+  st.cinema = "Odeon";
+  st.hall = "1";
+  st.starts_at = SystemClock().Now() + Millis(86'400'000);
+  st.rows = {RowLayout{"A", 30, "standard"}};
+  st.prices = {{"standard", Price{1'250, "EUR"}}};
+  auto showtime = store.CreateShowtime(st);
+  ASSERT_TRUE(showtime.ok());
+
+  constexpr int kRequests = 200;
+  std::mt19937 random(7);
+  std::vector<HoldRequest> requests;
+  for (int i = 0; i < kRequests; ++i) {
+    const int first = static_cast<int>(random() % 28) + 1;
+    const int count = static_cast<int>(random() % 3) + 1;
+    std::vector<std::string> seats;
+    for (int s = first; s < first + count && s <= 30; ++s) seats.push_back("A" + std::to_string(s));
+    std::sort(seats.begin(), seats.end());
+    requests.push_back(HoldRequest{NewUuid(), *showtime, 1'000 + i, seats, Millis(600'000)});
+  }
+  std::vector<Result<Hold>> outcomes;
+  {
+    LoopThread loop;
+    std::vector<std::promise<Result<Hold>>> promises(kRequests);
+    std::vector<std::future<Result<Hold>>> futures;
+    for (int i = 0; i < kRequests; ++i) {
+      futures.push_back(Spawn(loop, store.HoldSeatsAsync(requests[i]), &promises[i]));
+    }
+    for (auto& f : futures) outcomes.push_back(f.get());
+  }
+  EXPECT_LT(store.hold_statements(), static_cast<uint64_t>(kRequests) / 2)
+      << "requests that arrived together went in batches";
+  EXPECT_EQ(store.batched_holds(), static_cast<uint64_t>(kRequests));
+
+  // Replay the arrival order serially.
+  std::map<std::string, std::string> owner;  // seat → hold id
+  int won = 0;
+  for (int i = 0; i < kRequests; ++i) {
+    std::vector<std::string> taken_before;
+    for (const auto& seat : requests[i].seats) {
+      if (owner.count(seat)) taken_before.push_back(seat);
+    }
+    if (taken_before.empty()) {
+      ASSERT_TRUE(outcomes[i].ok()) << "request " << i << ": " << outcomes[i].status().message();
+      for (const auto& seat : requests[i].seats) owner[seat] = requests[i].hold_id;
+      ++won;
+    } else {
+      ASSERT_EQ(outcomes[i].status().code(), Code::kConflict) << "request " << i;
+      EXPECT_EQ(outcomes[i].status().seats(), taken_before) << "request " << i;
+    }
+  }
+  auto seats = store.GetSeatOwners(*showtime);
+  ASSERT_TRUE(seats.ok());
+  for (const auto& seat : seats.value()) {
+    auto it = owner.find(seat.code);
+    if (it == owner.end()) {
+      EXPECT_EQ(seat.status, SeatStatus::kAvailable) << seat.code;
+    } else {
+      EXPECT_EQ(seat.status, SeatStatus::kHeld) << seat.code;
+      EXPECT_EQ(seat.hold_id, it->second) << seat.code << " belongs to its serial winner";
+    }
+  }
+  EXPECT_GT(won, 5);
+}
+
+}  // namespace
+}  // namespace boxoffice
