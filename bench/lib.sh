@@ -14,6 +14,8 @@ bench_setup() {
 with_postgres_and_redis() {
   if [ -z "${BOXOFFICE_TEST_PG_URL:-}" ] || [ -z "${BOXOFFICE_REDIS:-}" ]; then
     bench_setup
+    # pg_stat_statements counts the statements each scenario costs the database.
+    export BOXOFFICE_PG_OPTIONS="-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=top"
     exec scripts/with-postgres.sh scripts/with-redis.sh "$@"
   fi
 }
@@ -117,4 +119,19 @@ latency_lines() {
       for (k = 0; k <= 40; k++) { q = 1 - 10 ^ (-k / 10); printf " %.6g=%.3f", 100 * q, at(q) }
       printf " 100=%.3f\n", v[NR] / 1000
     }'
+}
+
+# pg_stat_statements from now on (the extension is created on first use).
+statements_reset() {
+  psql -qAt "$BOXOFFICE_TEST_PG_URL" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" \
+    -c "SELECT pg_stat_statements_reset()" >/dev/null
+}
+
+# Statements run since statements_reset (every client, the jobs included; not these
+# queries), and the ten most called, on stderr.
+statements_total() {
+  psql -qAt "$BOXOFFICE_TEST_PG_URL" -c "SELECT left(regexp_replace(query, '\s+', ' ', 'g'), 90), calls
+    FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC LIMIT 10" >&2
+  psql -qAt "$BOXOFFICE_TEST_PG_URL" -c "SELECT COALESCE(sum(calls), 0) FROM pg_stat_statements
+    WHERE query NOT LIKE '%pg_stat_statements%'"
 }

@@ -41,18 +41,25 @@ start_serve --db "$BOXOFFICE_TEST_PG_URL" --redis "$BOXOFFICE_REDIS" \
   --gateway-url "http://127.0.0.1:$gateway_port" --gateway-secret "$gateway_secret" \
   --holds-per-minute 100000 --max-connections 100000
 first=$(make_showtimes "$showtimes")
+statements_reset
 echo "premiere: $showtimes showtimes × 300 seats, $connections connections, $map_reads map reads per hold, $threads client threads" >&2
 ours=$(build/boxoffice-bench premiere --port "${api##*:}" --gateway-port "$gateway_port" \
   --showtime "$first" --showtimes "$showtimes" --connections "$connections" \
   --threads "$threads" --map-reads "$map_reads" --secret "$bench_secret" --seconds 240 \
   --max-seats 8) || true
 echo "$ours"
+statements=$(statements_total)
 path="/showtimes/$first/seats"
 mkdir -p "$tmp/www$(dirname "$path")"
 curl -sf "$api$path" -o "$tmp/www$path"
 stop_serve
 audit=$(build/boxoffice audit --db "$BOXOFFICE_TEST_PG_URL" 2>/dev/null) && audited=0 || audited=1
 echo "${audit/result audit/result premiere_audit}"
+# Every statement the sale cost (holds that lost, the customers' polling of their booking
+# and the jobs included), per booking confirmed.
+bookings=$(field bookings_confirmed "$audit")
+awk -v s="$statements" -v b="$bookings" 'BEGIN { if (b > 0) printf "ratio premiere_statements_per_purchase %.1f\n", s / b }'
+echo "# premiere: $statements statements for $bookings bookings"
 
 start_nginx "$path"
 ref=$(build/boxoffice-bench get --port "$nginx_port" --path "$path" --connections "$connections" \

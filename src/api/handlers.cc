@@ -2,6 +2,7 @@
 
 #include <strings.h>
 
+#include <array>
 #include <charconv>
 #include <nlohmann/json.hpp>
 #include <variant>
@@ -59,7 +60,15 @@ std::optional<int64_t> ParseId(const std::string& text) {
 
 class Api {
  public:
-  explicit Api(const ApiDeps& deps) : d_(deps) {}
+  explicit Api(const ApiDeps& deps) : d_(deps) {
+    // One counter per outcome, registered now: the callback path takes no registry lock.
+    for (int i = 0; i <= static_cast<int>(Settlement::kOtherSession); ++i) {
+      const char* outcome = SettlementName(static_cast<Settlement>(i));
+      settled_[static_cast<size_t>(i)] = &d_.metrics->GetCounter(
+          "boxoffice_payments_settled_total", "Payment reports by outcome.",
+          std::string("outcome=\"") + outcome + "\"");
+    }
+  }
 
   // The customer behind the bearer token, or the 401 to send.
   std::variant<Principal, Response> Authenticate(const Request& req) const {
@@ -265,14 +274,15 @@ class Api {
     });
   }
 
-  Response GetBooking(Request& req) {
+  // On the I/O thread: customers poll this while they pay.
+  io::asio::awaitable<Response> GetBooking(Request& req) {
     auto auth = Authenticate(req);
-    if (auto* denied = std::get_if<Response>(&auth)) return std::move(*denied);
+    if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
     auto id = ParseId(req.params["bookingId"]);
-    if (!id) return ErrorResponse(404, "NOT_FOUND", "booking not found");
-    auto booking = d_.store->GetBooking(*id, std::get<Principal>(auth).customer_id);
-    if (!booking.ok()) return StatusResponse(booking.status());
-    return Json(200, BookingJson(booking.value()));
+    if (!id) co_return ErrorResponse(404, "NOT_FOUND", "booking not found");
+    auto booking = co_await d_.store->GetBookingAsync(*id, std::get<Principal>(auth).customer_id);
+    if (!booking.ok()) co_return StatusResponse(booking.status());
+    co_return Json(200, BookingJson(booking.value()));
   }
 
   // The gateway's signed callback: verified before anything is parsed, then settled once
@@ -296,10 +306,7 @@ class Api {
     if (settled.value() == Settlement::kConfirmed) {
       if (auto id = ParseId(report.reference)) d_.holds->BookingConfirmed(*id);
     }
-    d_.metrics
-        ->GetCounter("boxoffice_payments_settled_total", "Payment reports by outcome.",
-                     std::string("outcome=\"") + outcome + "\"")
-        .Inc();
+    settled_[static_cast<size_t>(settled.value())]->Inc();
     LogInfo("payment settled", {{"paymentId", report.payment_id},
                                 {"reference", report.reference},
                                 {"outcome", outcome},
@@ -370,6 +377,7 @@ class Api {
 
  private:
   ApiDeps d_;
+  std::array<Counter*, static_cast<size_t>(Settlement::kOtherSession) + 1> settled_{};
 };
 
 }  // namespace
@@ -443,7 +451,8 @@ void RegisterRoutes(http::Router* router, const ApiDeps& deps) {
   // Checkout waits on the payment gateway: its own pool (API.md: a slow gateway never slows
   // holds, seat maps or other customers' requests).
   router->AddGatewayRoute("POST", "/holds/{holdId}/checkout", bind(&Api::Checkout));
-  router->Add("GET", "/bookings/{bookingId}", bind(&Api::GetBooking));
+  router->AddAsync("GET", "/bookings/{bookingId}",
+                   [api](Request& r) { return api->GetBooking(r); });
   router->Add("POST", "/payments/callback", bind(&Api::PaymentCallback));
 }
 

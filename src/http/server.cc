@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <set>
+#include <unordered_map>
 #include <thread>
 
 #include "core/crypto.h"
@@ -89,17 +90,35 @@ struct Server::Impl {
     return *contexts[next_context.fetch_add(1, std::memory_order_relaxed) % contexts.size()];
   }
 
+  // The request's counter and latency series. The registry is asked (under its mutex) once
+  // per route, method and status on each I/O thread; after that, a thread-local table.
   void Record(const std::string& route, const std::string& method, int status, double seconds) {
-    const std::string labels = "route=\"" + route + "\",method=\"" + method + "\",status=\"" +
-                               std::to_string(status) + "\"";
-    metrics
-        ->GetCounter("boxoffice_http_requests_total", "HTTP requests by route, method and status.",
-                     labels)
-        .Inc();
-    metrics
-        ->GetLatency("boxoffice_http_request_duration_seconds",
-                     "HTTP request latency by route, method and status.", labels)
-        .Observe(seconds);
+    struct Series {
+      Counter* requests;
+      Histogram* latency;
+    };
+    thread_local std::unordered_map<std::string, Series> cache;
+    thread_local const Impl* cache_owner = nullptr;
+    if (cache_owner != this) {  // a thread serves one server; tests make several
+      cache.clear();
+      cache_owner = this;
+    }
+    std::string key;
+    key.reserve(route.size() + method.size() + 5);
+    key.append(route).append(1, ' ').append(method).append(1, ' ').append(std::to_string(status));
+    auto it = cache.find(key);
+    if (it == cache.end()) {
+      const std::string labels = "route=\"" + route + "\",method=\"" + method + "\",status=\"" +
+                                 std::to_string(status) + "\"";
+      Series series{&metrics->GetCounter("boxoffice_http_requests_total",
+                                         "HTTP requests by route, method and status.", labels),
+                    &metrics->GetLatency("boxoffice_http_request_duration_seconds",
+                                         "HTTP request latency by route, method and status.",
+                                         labels)};
+      it = cache.emplace(std::move(key), series).first;
+    }
+    it->second.requests->Inc();
+    it->second.latency->Observe(seconds);
   }
 
   asio::awaitable<void> Accept();

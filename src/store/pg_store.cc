@@ -390,6 +390,13 @@ struct PgStore::Impl {
   PgHoldBatcher::Counts hold_counts;
   io::PerLoop<LoopState> loops;
 
+  // The current loop's state, made at first use; null off the loops.
+  LoopState* Loop() {
+    return loops.Get([this](io::asio::io_context& context) {
+      return std::make_unique<LoopState>(context, this);
+    });
+  }
+
   explicit Impl(PgOptions o)
       : options(std::move(o)),
         pool(options.pool_size, options.acquire_timeout, [this] { return Connect(); }) {}
@@ -940,9 +947,7 @@ uint64_t PgStore::batched_holds() const {
 }
 
 io::asio::awaitable<Result<Hold>> PgStore::HoldSeatsAsync(HoldRequest request) {
-  Impl::LoopState* loop = impl_->loops.Get([this](io::asio::io_context& context) {
-    return std::make_unique<Impl::LoopState>(context, impl_.get());
-  });
+  Impl::LoopState* loop = impl_->Loop();
   if (!loop) co_return HoldSeats(request);  // off the loops
   co_return co_await loop->batcher.Decide(std::move(request));
 }
@@ -1050,16 +1055,36 @@ Result<int> PgStore::PurgeCheckoutKeys(Millis older_than, int limit) {
   });
 }
 
+namespace {
+
+// The booking kSelectBooking found, if it is the customer's (or kAnyCustomer's).
+Result<Booking> BookingOf(const PGresult* r, int64_t booking_id, int64_t customer_id) {
+  if (PQntuples(r) == 0) return BookingNotFound(booking_id);
+  Booking b = ReadBooking(r);
+  if (customer_id != Store::kAnyCustomer && b.customer_id != customer_id) {
+    return BookingNotFound(booking_id);
+  }
+  return b;
+}
+
+}  // namespace
+
 Result<Booking> PgStore::GetBooking(int64_t booking_id, int64_t customer_id) {
   return impl_->Run<Booking>(&retried_, [&](PgConnection& c) -> Result<Booking> {
     auto res = c.Exec(kSelectBooking, {P(booking_id)});
     if (!res.ok()) return res.status();
-    if (PQntuples(res.value().get()) == 0) return BookingNotFound(booking_id);
-    Booking b = ReadBooking(res.value().get());
-    if (customer_id != kAnyCustomer && b.customer_id != customer_id)
-      return BookingNotFound(booking_id);
-    return b;
+    return BookingOf(res.value().get(), booking_id, customer_id);
   });
+}
+
+io::asio::awaitable<Result<Booking>> PgStore::GetBookingAsync(int64_t booking_id,
+                                                              int64_t customer_id) {
+  Impl::LoopState* loop = impl_->Loop();
+  if (!loop) co_return GetBooking(booking_id, customer_id);  // off the loops
+  std::vector<Param> params = {P(booking_id)};
+  auto res = co_await loop->pipeline.Exec(kSelectBooking, std::move(params));
+  if (!res.ok()) co_return res.status();
+  co_return BookingOf(res->get(), booking_id, customer_id);
 }
 
 Result<std::vector<OutboxEvent>> PgStore::PendingEvents(int64_t after_id, int limit) {

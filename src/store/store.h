@@ -162,7 +162,8 @@ enum class Settlement {
   kNotPendingRefunded,  // paid for a booking no longer pending: refund
   kUnknownRecorded,     // reference matches no booking: recorded, refunded if it succeeded
   kOtherSession,        // reported for another session than the booking's: recorded, refunded
-                        // if it succeeded; the booking is left as it was
+                        // if it succeeded; the booking is left as it was (the last value:
+                        // tables are sized by it)
 };
 const char* SettlementName(Settlement s);
 
@@ -356,6 +357,9 @@ class Store {
   // customer ids being positive).
   static constexpr int64_t kAnyCustomer = 0;
   virtual Result<Booking> GetBooking(int64_t booking_id, int64_t customer_id) = 0;
+  // The same read, awaited on an I/O loop (by default on the loop's blocking pool).
+  virtual io::asio::awaitable<Result<Booking>> GetBookingAsync(int64_t booking_id,
+                                                               int64_t customer_id);
   // Applies what the gateway reported, all in one transaction, exactly once per payment id
   // (kInvalid for a report without one):
   // the seeds' confirm statement (HELD → BOOKED only where hold_id matches and the hold has

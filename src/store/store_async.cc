@@ -11,4 +11,10 @@ io::asio::awaitable<Result<Hold>> Store::HoldSeatsAsync(HoldRequest request) {
   co_return co_await io::Offload(std::move(work));
 }
 
+io::asio::awaitable<Result<Booking>> Store::GetBookingAsync(int64_t booking_id,
+                                                           int64_t customer_id) {
+  auto work = [this, booking_id, customer_id] { return GetBooking(booking_id, customer_id); };
+  co_return co_await io::Offload(std::move(work));
+}
+
 }  // namespace boxoffice
