@@ -3,6 +3,11 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 #include <variant>
@@ -693,7 +698,61 @@ SqliteStore::SqliteStore(SqliteOptions options, const Clock* clock)
     return conn;
   };
   pools_ = std::make_unique<Pools>(options_.reader_pool_size, options_.acquire_timeout, open);
+  holds_ = std::make_unique<HoldQueue>(this);
 }
+
+// The thread that feeds the writer with holds (see HoldSeatsAsync).
+class SqliteStore::HoldQueue {
+ public:
+  using Reply = std::function<void(Result<Hold>)>;
+  explicit HoldQueue(SqliteStore* store) : store_(store), thread_([this] { Run(); }) {}
+  ~HoldQueue() {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+    }
+    wake_.notify_one();
+    thread_.join();
+  }
+
+  bool Push(HoldRequest request, Reply reply) {
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_ || queue_.size() >= kMaxHoldsWaiting) return false;
+      queue_.emplace_back(std::move(request), std::move(reply));
+    }
+    wake_.notify_one();
+    return true;
+  }
+
+ private:
+  void Run() {
+    for (;;) {
+      std::vector<HoldRequest> requests;
+      std::vector<Reply> replies;
+      {
+        std::unique_lock lock(mu_);
+        wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) return;  // stopping, nothing left
+        while (!queue_.empty() && requests.size() < kMaxHoldBatch) {
+          requests.push_back(std::move(queue_.front().first));
+          replies.push_back(std::move(queue_.front().second));
+          queue_.pop_front();
+        }
+      }
+      std::vector<Result<Hold>> results = store_->HoldBatch(requests);
+      BOX_ASSERT(results.size() == replies.size());
+      for (size_t i = 0; i < replies.size(); ++i) replies[i](std::move(results[i]));
+    }
+  }
+
+  SqliteStore* store_;
+  std::mutex mu_;  // guards queue_ and stopping_; a leaf: nothing is called under it
+  std::condition_variable wake_;
+  std::deque<std::pair<HoldRequest, Reply>> queue_;
+  bool stopping_ = false;
+  std::thread thread_;  // last: starts once the rest exists
+};
 
 SqliteStore::~SqliteStore() = default;
 
@@ -840,15 +899,14 @@ Result<std::vector<SeatOwner>> SqliteStore::GetSeatOwners(int64_t showtime_id) {
   return out;
 }
 
-Result<Hold> SqliteStore::HoldSeats(const HoldRequest& req) {
-  auto conn = pools_->writer.Acquire();
-  if (!conn.ok()) return conn.status();
-  SqliteConnection& c = *conn.value();
-  const Instant now = clock_->Now();
+namespace {
+
+// One hold decided inside the caller's write transaction: the quota, the seeds' UPDATE with
+// its changed-row count compared, the seat_hold row. On any refusal the caller rolls back
+// what this request changed (its savepoint).
+Result<Hold> DecideHold(SqliteConnection& c, const HoldRequest& req, Instant now) {
   const Instant expires = now + req.ttl;
   const std::string seats_json = SeatsJson(req.seats);
-  WriteTx tx(c);
-  if (!tx.status().ok()) return tx.status();
   {
     Query held(c, kCustomerHeld, {req.customer_id, req.showtime_id, ToEpochMs(now)});
     if (!held.Next()) return held.status();
@@ -861,7 +919,7 @@ Result<Hold> SqliteStore::HoldSeats(const HoldRequest& req) {
                             .Exec();
   if (!updated.ok()) return updated.status();
   if (static_cast<size_t>(updated.value()) != req.seats.size()) {
-    // Short: find out why, then let WriteTx roll everything back.
+    // Short: find out why; the caller rolls this request back.
     std::vector<std::string> found, taken;
     Query q(c, kExplainHold, {req.showtime_id, seats_json, ToEpochMs(now), req.hold_id});
     while (q.Next()) {
@@ -884,9 +942,58 @@ Result<Hold> SqliteStore::HoldSeats(const HoldRequest& req) {
                                 ToEpochMs(now), ToEpochMs(expires)})
                              .Exec();
   if (!inserted.ok()) return inserted.status();
-  if (Status s = tx.Commit(); !s.ok()) return s;
   return Hold{req.hold_id, req.showtime_id, req.customer_id, req.seats, HoldState::kHeld,
               now,         expires};
+}
+
+}  // namespace
+
+std::vector<Result<Hold>> SqliteStore::HoldBatch(const std::vector<HoldRequest>& requests) {
+  auto fail_all = [&](const Status& why) {
+    return std::vector<Result<Hold>>(requests.size(), Result<Hold>(why));
+  };
+  auto conn = pools_->writer.Acquire();
+  if (!conn.ok()) return fail_all(conn.status());
+  SqliteConnection& c = *conn.value();
+  const Instant now = clock_->Now();
+  hold_transactions_.fetch_add(1, std::memory_order_relaxed);
+  batched_holds_.fetch_add(requests.size(), std::memory_order_relaxed);
+  WriteTx tx(c);
+  if (!tx.status().ok()) return fail_all(tx.status());
+  std::vector<Result<Hold>> out;
+  out.reserve(requests.size());
+  for (const HoldRequest& req : requests) {
+    // Each request all or nothing: a refusal rolls back to its savepoint.
+    if (Status s = c.ExecScript("SAVEPOINT hold"); !s.ok()) return fail_all(s);
+    Result<Hold> r = DecideHold(c, req, now);
+    Status undone = r.ok() ? Status::Ok() : c.ExecScript("ROLLBACK TO hold");
+    Status released = c.ExecScript("RELEASE hold");
+    if (!undone.ok()) return fail_all(undone);
+    if (!released.ok()) return fail_all(released);
+    out.push_back(std::move(r));
+  }
+  // One commit for the batch (group commit).
+  if (Status s = tx.Commit(); !s.ok()) return fail_all(s);
+  return out;
+}
+
+Result<Hold> SqliteStore::HoldSeats(const HoldRequest& req) {
+  return std::move(HoldBatch({req}).front());
+}
+
+io::asio::awaitable<Result<Hold>> SqliteStore::HoldSeatsAsync(HoldRequest request) {
+  io::Loop* loop = io::Loop::Current();
+  if (!loop) co_return HoldSeats(request);  // off the loops
+  auto done = std::make_shared<io::Completion<Result<Hold>>>();
+  auto executor = loop->context().get_executor();
+  if (!holds_->Push(std::move(request), [done, executor](Result<Hold> r) {
+        io::asio::post(executor, [done, r = std::move(r)]() mutable { done->Set(std::move(r)); });
+      })) {
+    co_return Status(Code::kUnavailable, "too many holds waiting for the database");
+  }
+  auto result = co_await done->Wait(kHoldAnswerBound);
+  if (!result) co_return Status(Code::kUnavailable, "the hold's transaction did not come back");
+  co_return std::move(*result);
 }
 
 Result<Hold> SqliteStore::GetHold(const std::string& hold_id, int64_t customer_id) {

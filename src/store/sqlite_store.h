@@ -17,6 +17,7 @@
 // makes every commit durable at the cost of an fsync each.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -52,6 +53,19 @@ class SqliteStore final : public Store {
   Result<SeatMap> GetSeatMap(int64_t showtime_id) override;
   Result<std::vector<SeatOwner>> GetSeatOwners(int64_t showtime_id) override;
   Result<Hold> HoldSeats(const HoldRequest& request) override;
+  // On an I/O loop: the request joins the hold queue, whose thread takes what waits (at
+  // most kMaxHoldBatch) and decides it in one write transaction, each request all or
+  // nothing behind a savepoint, in arrival order: one commit for the batch (group commit).
+  // At most kMaxHoldsWaiting wait, then kUnavailable.
+  io::asio::awaitable<Result<Hold>> HoldSeatsAsync(HoldRequest request) override;
+  // Holds decided in one write transaction, in order, each all or nothing.
+  std::vector<Result<Hold>> HoldBatch(const std::vector<HoldRequest>& requests);
+  // Hold transactions committed or tried, and the hold requests they decided.
+  uint64_t hold_transactions() const { return hold_transactions_.load(); }
+  uint64_t batched_holds() const { return batched_holds_.load(); }
+  static constexpr size_t kMaxHoldBatch = 64;
+  static constexpr size_t kMaxHoldsWaiting = 4'096;
+  static constexpr Millis kHoldAnswerBound{30'000};  // a safety net: the queue answers all
   Result<Hold> GetHold(const std::string& hold_id, int64_t customer_id) override;
   Result<Hold> ReleaseHold(const std::string& hold_id, int64_t customer_id) override;
   Result<Hold> ExtendHold(const std::string& hold_id, int64_t customer_id, Millis ttl,
@@ -93,9 +107,13 @@ class SqliteStore final : public Store {
 
  private:
   struct Pools;
+  class HoldQueue;
   SqliteOptions options_;
   const Clock* clock_;
   std::unique_ptr<Pools> pools_;
+  std::atomic<uint64_t> hold_transactions_{0};
+  std::atomic<uint64_t> batched_holds_{0};
+  std::unique_ptr<HoldQueue> holds_;  // after pools_: stopped before they close
 };
 
 }  // namespace boxoffice

@@ -2,21 +2,14 @@
 //  * statements sent together are answered each with its own result, and one that fails
 //    fails only itself;
 //  * a connection that breaks fails what it carried with kUnavailable, and the next
-//    statement reconnects;
-//  * holds of one showtime that arrive together are decided by one statement, with exactly
-//    the outcomes of their serial order (arrival): every seat held once, and each refused
-//    request names exactly its seats that earlier winners took.
+//    statement reconnects.
+// (The holds it batches: tests/store/hold_batch_contract_test.cc.)
 #include "store/pg_pipeline.h"
 
 #include <gtest/gtest.h>
 
 #include <future>
-#include <map>
-#include <random>
-#include <set>
 
-#include "core/crypto.h"
-#include "store/pg_store.h"
 #include "support/loop_thread.h"
 #include "support/test_env.h"
 
@@ -121,80 +114,6 @@ TEST(PgPipeline, ABrokenConnectionFailsWhatItCarriedAndTheNextStatementReconnect
     p.reset();
     co_return true;
   }(std::move(pipeline)));
-}
-
-// 200 holds on 30 seats of one row, each of 1 to 3 adjacent seats, sent together from one
-// loop: the first goes alone, the others wait for it and go in batches (at most 64 each).
-TEST(PgHoldBatches, ConcurrentHoldsGetTheOutcomesOfTheirSerialOrder) {
-  REQUIRE_POSTGRES();
-  PgOptions options;
-  options.url = testing::FreshPostgresSchemaUrl();
-  PgStore store(options);  // declared before the loop: it outlives it
-  ASSERT_TRUE(store.Migrate().ok());
-  NewShowtime st;
-  st.title = "Batch";
-  st.cinema = "Odeon";
-  st.hall = "1";
-  st.starts_at = SystemClock().Now() + Millis(86'400'000);
-  st.rows = {RowLayout{"A", 30, "standard"}};
-  st.prices = {{"standard", Price{1'250, "EUR"}}};
-  auto showtime = store.CreateShowtime(st);
-  ASSERT_TRUE(showtime.ok());
-
-  constexpr int kRequests = 200;
-  std::mt19937 random(7);
-  std::vector<HoldRequest> requests;
-  for (int i = 0; i < kRequests; ++i) {
-    const int first = static_cast<int>(random() % 28) + 1;
-    const int count = static_cast<int>(random() % 3) + 1;
-    std::vector<std::string> seats;
-    for (int s = first; s < first + count && s <= 30; ++s) seats.push_back("A" + std::to_string(s));
-    std::sort(seats.begin(), seats.end());
-    requests.push_back(HoldRequest{NewUuid(), *showtime, 1'000 + i, seats, Millis(600'000)});
-  }
-  std::vector<Result<Hold>> outcomes;
-  {
-    LoopThread loop;
-    std::vector<std::promise<Result<Hold>>> promises(kRequests);
-    std::vector<std::future<Result<Hold>>> futures;
-    for (int i = 0; i < kRequests; ++i) {
-      futures.push_back(Spawn(loop, store.HoldSeatsAsync(requests[i]), &promises[i]));
-    }
-    for (auto& f : futures) outcomes.push_back(f.get());
-  }
-  EXPECT_LT(store.hold_statements(), static_cast<uint64_t>(kRequests) / 2)
-      << "requests that arrived together went in batches";
-  EXPECT_EQ(store.batched_holds(), static_cast<uint64_t>(kRequests));
-
-  // Replay the arrival order serially.
-  std::map<std::string, std::string> owner;  // seat → hold id
-  int won = 0;
-  for (int i = 0; i < kRequests; ++i) {
-    std::vector<std::string> taken_before;
-    for (const auto& seat : requests[i].seats) {
-      if (owner.count(seat)) taken_before.push_back(seat);
-    }
-    if (taken_before.empty()) {
-      ASSERT_TRUE(outcomes[i].ok()) << "request " << i << ": " << outcomes[i].status().message();
-      for (const auto& seat : requests[i].seats) owner[seat] = requests[i].hold_id;
-      ++won;
-    } else {
-      ASSERT_EQ(outcomes[i].status().code(), Code::kConflict) << "request " << i;
-      EXPECT_EQ(outcomes[i].status().seats(), taken_before) << "request " << i;
-    }
-  }
-  auto seats = store.GetSeatOwners(*showtime);
-  ASSERT_TRUE(seats.ok());
-  for (const auto& seat : seats.value()) {
-    auto it = owner.find(seat.code);
-    if (it == owner.end()) {
-      EXPECT_EQ(seat.status, SeatStatus::kAvailable) << seat.code;
-    } else {
-      EXPECT_EQ(seat.status, SeatStatus::kHeld) << seat.code;
-      EXPECT_EQ(seat.hold_id, it->second) << seat.code << " belongs to its serial winner";
-    }
-  }
-  EXPECT_GT(won, 5);
 }
 
 }  // namespace

@@ -1,0 +1,134 @@
+// Holds that arrive together on an I/O loop are decided together (one statement on
+// PostgreSQL, one transaction on SQLite), with exactly the outcomes of their serial order,
+// which is their arrival order: no seat held twice, each win on seats free after the
+// earlier winners, and each refused request naming exactly its seats those winners took.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <map>
+#include <random>
+
+#include "store_fixture.h"
+#include "support/loop_thread.h"
+
+namespace boxoffice {
+namespace {
+
+using testing::LoopThread;
+
+class HoldBatches : public StoreContract {};
+
+template <class T>
+io::asio::awaitable<void> Deliver(io::asio::awaitable<T> work, std::promise<T>* out) {
+  T value = co_await std::move(work);
+  out->set_value(std::move(value));
+}
+
+// 200 holds on 30 seats of one row, each of 1 to 3 adjacent seats, started on one loop in
+// order before any is answered: the first goes alone, the others wait for it and go in
+// batches.
+TEST_P(HoldBatches, ConcurrentHoldsGetTheOutcomesOfTheirSerialOrder) {
+  const int64_t showtime = MakeShowtime({{"A", 30}});
+  constexpr int kRequests = 200;
+  std::mt19937 random(7);
+  std::vector<HoldRequest> requests;
+  for (int i = 0; i < kRequests; ++i) {
+    const int first = static_cast<int>(random() % 28) + 1;
+    const int count = static_cast<int>(random() % 3) + 1;
+    std::vector<std::string> seats;
+    for (int s = first; s < first + count && s <= 30; ++s) seats.push_back("A" + std::to_string(s));
+    std::sort(seats.begin(), seats.end());
+    requests.push_back(HoldRequest{NewUuid(), showtime, 1'000 + i, seats, kTtl});
+  }
+  std::vector<Result<Hold>> outcomes;
+  {
+    LoopThread loop;  // ends (and closes its connections) before the store goes
+    std::vector<std::promise<Result<Hold>>> promises(kRequests);
+    std::vector<std::future<Result<Hold>>> futures;
+    for (int i = 0; i < kRequests; ++i) {
+      futures.push_back(promises[i].get_future());
+      io::asio::co_spawn(loop.context(), Deliver(store_->HoldSeatsAsync(requests[i]), &promises[i]),
+                         io::asio::detached);
+    }
+    for (auto& f : futures) outcomes.push_back(f.get());
+  }
+  if (auto* pg = dynamic_cast<PgStore*>(store_.get())) {
+    EXPECT_LT(pg->hold_statements(), static_cast<uint64_t>(kRequests) / 2)
+        << "requests that arrived together went in batches";
+    EXPECT_EQ(pg->batched_holds(), static_cast<uint64_t>(kRequests));
+  } else if (auto* sqlite = dynamic_cast<SqliteStore*>(store_.get())) {
+    EXPECT_LT(sqlite->hold_transactions(), static_cast<uint64_t>(kRequests) / 2)
+        << "requests that arrived together went in one transaction each batch";
+    EXPECT_EQ(sqlite->batched_holds(), static_cast<uint64_t>(kRequests));
+  }
+
+  // Replay the arrival order serially.
+  std::map<std::string, std::string> owner;  // seat → hold id
+  int won = 0;
+  for (int i = 0; i < kRequests; ++i) {
+    std::vector<std::string> taken_before;
+    for (const auto& seat : requests[i].seats) {
+      if (owner.count(seat)) taken_before.push_back(seat);
+    }
+    if (taken_before.empty()) {
+      ASSERT_TRUE(outcomes[i].ok()) << "request " << i << ": " << outcomes[i].status().message();
+      for (const auto& seat : requests[i].seats) owner[seat] = requests[i].hold_id;
+      ++won;
+    } else {
+      ASSERT_EQ(outcomes[i].status().code(), Code::kConflict) << "request " << i;
+      EXPECT_EQ(outcomes[i].status().seats(), taken_before) << "request " << i;
+    }
+  }
+  auto seats = store_->GetSeatOwners(showtime);
+  ASSERT_TRUE(seats.ok());
+  for (const auto& seat : seats.value()) {
+    auto it = owner.find(seat.code);
+    if (it == owner.end()) {
+      EXPECT_EQ(seat.status, SeatStatus::kAvailable) << seat.code;
+    } else {
+      EXPECT_EQ(seat.status, SeatStatus::kHeld) << seat.code;
+      EXPECT_EQ(seat.hold_id, it->second) << seat.code << " belongs to its serial winner";
+    }
+  }
+  EXPECT_GT(won, 5);
+}
+
+// A batch where one request is refused keeps the others' holds (each all or nothing).
+TEST_P(HoldBatches, ARefusedRequestInABatchTakesNothingAndLeavesTheOthers) {
+  const int64_t showtime = MakeShowtime({{"B", 6}});
+  std::vector<HoldRequest> requests = {
+      HoldRequest{NewUuid(), showtime, 1, {"B1", "B2"}, kTtl},
+      HoldRequest{NewUuid(), showtime, 2, {"B2", "B3"}, kTtl},  // B2 taken by the first
+      HoldRequest{NewUuid(), showtime, 3, {"B3", "B4"}, kTtl},  // B3 untouched by the second
+      HoldRequest{NewUuid(), showtime, 4, {"B5", "Z9"}, kTtl},  // Z9 is no seat
+  };
+  std::vector<Result<Hold>> outcomes;
+  {
+    LoopThread loop;
+    std::vector<std::promise<Result<Hold>>> promises(requests.size());
+    std::vector<std::future<Result<Hold>>> futures;
+    for (size_t i = 0; i < requests.size(); ++i) {
+      futures.push_back(promises[i].get_future());
+      io::asio::co_spawn(loop.context(), Deliver(store_->HoldSeatsAsync(requests[i]), &promises[i]),
+                         io::asio::detached);
+    }
+    for (auto& f : futures) outcomes.push_back(f.get());
+  }
+  EXPECT_TRUE(outcomes[0].ok());
+  EXPECT_EQ(outcomes[1].status().code(), Code::kConflict);
+  EXPECT_EQ(outcomes[1].status().seats(), std::vector<std::string>{"B2"});
+  EXPECT_TRUE(outcomes[2].ok()) << outcomes[2].status().message();
+  EXPECT_EQ(outcomes[3].status().code(), Code::kUnknownSeats);
+  auto seats = store_->GetSeatOwners(showtime);
+  ASSERT_TRUE(seats.ok());
+  std::map<std::string, SeatStatus> status;
+  for (const auto& seat : seats.value()) status[seat.code] = seat.status;
+  EXPECT_EQ(status["B5"], SeatStatus::kAvailable) << "the refused request took nothing";
+  EXPECT_EQ(status["B6"], SeatStatus::kAvailable);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, HoldBatches,
+                         ::testing::Values(Engine::kSqlite, Engine::kPostgres), EngineName);
+
+}  // namespace
+}  // namespace boxoffice
