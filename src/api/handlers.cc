@@ -13,6 +13,7 @@
 #include "core/jwt.h"
 #include "core/log.h"
 #include "core/seats.h"
+#include "core/text.h"
 #include "core/time_format.h"
 
 namespace boxoffice {
@@ -36,8 +37,15 @@ Response Json(int status, std::string body) {
   return r;
 }
 
+// {"seats":[...]}, written directly (the refusal of most holds at a premiere).
 std::string SeatsDetail(const std::vector<std::string>& seats) {
-  return nlohmann::json{{"seats", seats}}.dump();
+  std::string out = "{\"seats\":[";
+  for (size_t i = 0; i < seats.size(); ++i) {
+    if (i) out.push_back(',');
+    AppendJsonString(&out, seats[i]);
+  }
+  out.append("]}");
+  return out;
 }
 
 Response Unauthenticated(const std::string& why) {

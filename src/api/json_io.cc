@@ -7,6 +7,7 @@
 
 #include "core/crypto.h"
 #include "core/seats.h"
+#include "core/text.h"
 #include "core/time_format.h"
 
 namespace boxoffice::api {
@@ -160,10 +161,18 @@ std::string HoldJson(const Hold& hold) {
 }
 
 std::string HoldCreatedJson(const Hold& hold) {
-  return Dump({{"holdId", hold.hold_id},
-               {"showtimeId", hold.showtime_id},
-               {"seats", hold.seats},
-               {"expiresAt", FormatRfc3339(hold.expires_at)}});
+  // Written directly, no JSON tree: every won hold answers with it.
+  std::string out = "{\"expiresAt\":";
+  AppendJsonString(&out, FormatRfc3339(hold.expires_at));
+  out.append(",\"holdId\":");
+  AppendJsonString(&out, hold.hold_id);
+  out.append(",\"seats\":[");
+  for (size_t i = 0; i < hold.seats.size(); ++i) {
+    if (i) out.push_back(',');
+    AppendJsonString(&out, hold.seats[i]);
+  }
+  out.append("],\"showtimeId\":").append(std::to_string(hold.showtime_id)).push_back('}');
+  return out;
 }
 
 std::optional<ParseError> ParseHoldBody(const std::string& body, std::vector<std::string>* seats) {

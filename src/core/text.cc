@@ -1,5 +1,7 @@
 #include "core/text.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 
 namespace boxoffice {
@@ -57,6 +59,32 @@ std::string CleanTextPrefix(std::string_view text, size_t max_bytes) {
     }
   }
   return out;
+}
+
+void AppendJsonString(std::string* out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  bool ascii = true;
+  for (unsigned char c : text) ascii = ascii && c < 0x80;
+  if (!ascii && !IsCleanText(text)) {
+    // Rare (our messages are ASCII): the library's replacement of invalid sequences.
+    out->append(nlohmann::json(std::string(text))
+                    .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    return;
+  }
+  out->push_back('"');
+  for (unsigned char c : text) {
+    if (c == '"' || c == '\\') {
+      out->push_back('\\');
+      out->push_back(static_cast<char>(c));
+    } else if (c < 0x20) {
+      out->append("\\u00");
+      out->push_back(kHex[c >> 4]);
+      out->push_back(kHex[c & 15]);
+    } else {
+      out->push_back(static_cast<char>(c));
+    }
+  }
+  out->push_back('"');
 }
 
 }  // namespace boxoffice

@@ -18,4 +18,8 @@ bool IsCleanText(std::string_view text);
 // (a gateway's error body) that go into a database column or a log.
 std::string CleanTextPrefix(std::string_view text, size_t max_bytes);
 
+// Appends text as a JSON string literal, quotes included, without building a JSON tree (the
+// hot answers: holds and refusals). Bytes that are not well-formed UTF-8 become U+FFFD.
+void AppendJsonString(std::string* out, std::string_view text);
+
 }  // namespace boxoffice

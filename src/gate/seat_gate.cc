@@ -170,6 +170,14 @@ void RedisSeatGate::Release(int64_t showtime_id, const std::vector<std::string>&
   Tidy(kRelease, showtime_id, seats, {hold_id}, /*even_resting=*/true);
 }
 
+io::asio::awaitable<void> RedisSeatGate::ReleaseNow(int64_t showtime_id,
+                                                    std::vector<std::string> seats,
+                                                    std::string hold_id) {
+  std::vector<std::string> args = {hold_id};
+  RedisPending call = client_->SendEval(kRelease, Keys(showtime_id, seats), args);
+  Record(co_await client_->Await(std::move(call)));
+}
+
 void RedisSeatGate::Rearm(int64_t showtime_id, const std::vector<std::string>& seats,
                           const std::string& hold_id, Millis ttl) {
   if (ttl <= Millis(0)) return;

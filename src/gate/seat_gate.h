@@ -82,6 +82,15 @@ class SeatGate {
   // failure: a key left behind would turn a free seat away until its TTL.
   virtual void Release(int64_t showtime_id, const std::vector<std::string>& seats,
                        const std::string& hold_id) = 0;
+  // Release, awaited: when it returns, Redis has applied it (or failed). For a claim sent
+  // beside a check that then refused the request: the refusal is answered only once the
+  // claim's keys are gone, so nobody the customer tells is turned away by them.
+  virtual io::asio::awaitable<void> ReleaseNow(int64_t showtime_id,
+                                               std::vector<std::string> seats,
+                                               std::string hold_id) {
+    Release(showtime_id, seats, hold_id);
+    co_return;
+  }
   // The keys that still carry hold_id now live for ttl (extend, checkout).
   virtual void Rearm(int64_t showtime_id, const std::vector<std::string>& seats,
                      const std::string& hold_id, Millis ttl) = 0;
@@ -122,6 +131,8 @@ class RedisSeatGate final : public SeatGate {
   io::asio::awaitable<Decision> AwaitClaim(PendingClaim pending) override;
   void Release(int64_t showtime_id, const std::vector<std::string>& seats,
                const std::string& hold_id) override;
+  io::asio::awaitable<void> ReleaseNow(int64_t showtime_id, std::vector<std::string> seats,
+                                       std::string hold_id) override;
   void Rearm(int64_t showtime_id, const std::vector<std::string>& seats, const std::string& hold_id,
              Millis ttl) override;
   void KeepUntil(int64_t showtime_id, const std::vector<std::string>& seats,

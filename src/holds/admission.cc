@@ -82,6 +82,7 @@ bool Admission::RunOnce() {
       if (!enabled.count(showtime_id)) closed.push_back(showtime_id);
     }
     rooms_ = enabled;
+    rooms_version_.fetch_add(1, std::memory_order_release);
   }
   for (int64_t showtime_id : closed) room_->Forget(showtime_id);
   std::map<int64_t, RoomSizes> sizes;
@@ -118,6 +119,7 @@ Status Admission::Configure(int64_t showtime_id, const WaitingRoomConfig& config
   if (Status s = store_->SetWaitingRoom(showtime_id, config); !s.ok()) return s;
   {
     std::lock_guard lock(mu_);
+    rooms_version_.fetch_add(1, std::memory_order_release);
     if (config.enabled) {
       rooms_[showtime_id] = config;
       return Status::Ok();
@@ -130,9 +132,21 @@ Status Admission::Configure(int64_t showtime_id, const WaitingRoomConfig& config
 }
 
 std::optional<WaitingRoomConfig> Admission::RoomOf(int64_t showtime_id) {
-  std::lock_guard lock(mu_);
-  auto it = rooms_.find(showtime_id);
-  if (it == rooms_.end()) return std::nullopt;
+  struct Copy {
+    uint64_t instance = 0;
+    uint64_t version = 0;
+    std::map<int64_t, WaitingRoomConfig> rooms;
+  };
+  thread_local Copy copy;
+  if (copy.instance != instance_ ||
+      copy.version != rooms_version_.load(std::memory_order_acquire)) {
+    std::lock_guard lock(mu_);
+    copy.rooms = rooms_;
+    copy.version = rooms_version_.load(std::memory_order_relaxed);
+    copy.instance = instance_;
+  }
+  auto it = copy.rooms.find(showtime_id);
+  if (it == copy.rooms.end()) return std::nullopt;
   return it->second;
 }
 

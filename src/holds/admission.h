@@ -15,6 +15,7 @@
 //   come in), so the line moves without anyone polling, and its sizes go to /metrics.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -97,6 +98,14 @@ class Admission {
   // Lock order: mu_ is a leaf; nothing is called (store, room, metrics) while it is held.
   std::mutex mu_;
   std::map<int64_t, WaitingRoomConfig> rooms_;  // enabled rooms; guarded by mu_
+  // Bumped under mu_ at each change of rooms_: RoomOf, on every hold, reads a per-thread
+  // copy and takes mu_ only when the copy is older than this.
+  std::atomic<uint64_t> rooms_version_{1};
+  const uint64_t instance_ = NextInstance();  // tells this one's per-thread copies apart
+  static uint64_t NextInstance() {
+    static std::atomic<uint64_t> next{1};
+    return next.fetch_add(1, std::memory_order_relaxed);
+  }
   std::map<int64_t, RoomSizes> sizes_;          // open rooms as of the last round; guarded by mu_
   Metrics::CollectorHandle queued_gauge_;    // destroyed before the maps they read
   Metrics::CollectorHandle admitted_gauge_;

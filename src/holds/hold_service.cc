@@ -50,30 +50,27 @@ io::asio::awaitable<Result<Hold>> HoldService::HoldSeatsAsync(int64_t showtime_i
     claim = gate_->SendClaim(showtime_id, request.seats, request.hold_id,
                              std::min(policy_.gate_claim_ttl, request.ttl));
   }
-  // A refusal after the claim was sent gives its keys back (token-checked: only ours go).
-  auto give_back = [&] {
-    if (claim && (claim->call || claim->decided)) {
-      gate_->Release(showtime_id, request.seats, request.hold_id);
-    }
-  };
+  // A refusal after the claim was sent gives its keys back (token-checked: only ours go),
+  // and is answered once they are gone.
+  const bool claim_sent = claim && (claim->call || claim->decided);
+  Status refused = Status::Ok();
   if (limit) {
     const auto d = co_await limiter_->Await(std::move(*limit));
     if (!d.allowed) {
       rate_limited_.Inc();
-      give_back();
-      co_return Status(Code::kRateLimited,
+      refused = Status(Code::kRateLimited,
                        "more than " + std::to_string(per_minute_) + " hold attempts in a minute")
-          .WithRetryAfter(d.retry_after.count());
+                    .WithRetryAfter(d.retry_after.count());
     }
   }
-  if (!token.ok()) co_return token;
-  if (admission_) {
-    Status s = co_await admission_->CheckHoldAsync(showtime_id, customer_id, admission_token,
-                                                   /*token_checked=*/true);
-    if (!s.ok()) {
-      give_back();
-      co_return s;
-    }
+  if (refused.ok() && !token.ok()) refused = token;
+  if (refused.ok() && admission_) {
+    refused = co_await admission_->CheckHoldAsync(showtime_id, customer_id, admission_token,
+                                                  /*token_checked=*/true);
+  }
+  if (!refused.ok()) {
+    if (claim_sent) co_await gate_->ReleaseNow(showtime_id, request.seats, request.hold_id);
+    co_return refused;
   }
   if (!sorted.ok()) co_return sorted.status();
   bool claimed = false;

@@ -216,22 +216,24 @@ Match Router::Find(Request& request) const {
   return m;
 }
 
-}  // namespace boxoffice::http
-
-#include <nlohmann/json.hpp>
-
-namespace boxoffice::http {
-
 Response ErrorResponse(int status, std::string_view code, std::string_view message,
                        std::string_view details_json) {
-  nlohmann::json body = {{"error", message}, {"code", code}};
-  if (!details_json.empty()) {
-    auto details = nlohmann::json::parse(details_json, nullptr, false);
-    if (details.is_object()) body.update(details);
-  }
+  // Written directly (no JSON tree): a premiere answers most holds with a refusal.
+  // details_json is an object of ours; its members join the body's.
+  BOX_ASSERT(details_json.empty() ||
+             (details_json.size() >= 2 && details_json.front() == '{' && details_json.back() == '}'));
   Response r;
   r.status = status;
-  r.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  r.body.reserve(32 + code.size() + message.size() + details_json.size());
+  r.body.append("{\"code\":");
+  AppendJsonString(&r.body, code);
+  r.body.append(",\"error\":");
+  AppendJsonString(&r.body, message);
+  if (details_json.size() > 2) {
+    r.body.push_back(',');
+    r.body.append(details_json.substr(1, details_json.size() - 2));
+  }
+  r.body.push_back('}');
   return r;
 }
 
