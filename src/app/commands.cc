@@ -237,8 +237,10 @@ int Serve(const ServeFlags& f) {
       LogError("--redis must be redis://HOST:PORT");
       return 2;
     }
-    // One connection per worker of either pool: no worker waits for one.
-    redis->pool_size = f.workers + f.gateway_workers;
+    // Blocking connections (the loops have their own): one per worker of either pool, and
+    // a few for the jobs that call the gate and the waiting room (admission rounds, the
+    // reconciler's confirmations), so no worker waits for one.
+    redis->pool_size = f.workers + f.gateway_workers + 4;
     redis->connect_timeout = redis->command_timeout = redis->acquire_timeout = f.redis_timeout;
   }
   http::ServerOptions options;

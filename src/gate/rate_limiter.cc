@@ -72,7 +72,8 @@ RateLimiter::Pending RedisRateLimiter::Send(int64_t customer_id) {
 
 io::asio::awaitable<RateLimiter::Decision> RedisRateLimiter::Await(Pending pending) {
   if (pending.decided) co_return *pending.decided;
-  const Decision d = Decide(co_await client_->Await(std::move(pending.call)));
+  auto reply = co_await client_->Await(std::move(pending.call));
+  const Decision d = Decide(reply);
   if (!d.allowed) {
     Refused* refused =
         refused_.Get([](io::asio::io_context&) { return std::make_unique<Refused>(); });

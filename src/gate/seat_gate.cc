@@ -175,7 +175,18 @@ io::asio::awaitable<void> RedisSeatGate::ReleaseNow(int64_t showtime_id,
                                                     std::string hold_id) {
   std::vector<std::string> args = {hold_id};
   RedisPending call = client_->SendEval(kRelease, Keys(showtime_id, seats), args);
-  Record(co_await client_->Await(std::move(call)));
+  auto reply = co_await client_->Await(std::move(call));
+  Record(reply);
+}
+
+io::asio::awaitable<void> RedisSeatGate::RepairNow(int64_t showtime_id,
+                                                   std::vector<std::string> seats,
+                                                   std::string hold_id, Millis ttl) {
+  if (ttl <= Millis(0)) co_return;
+  std::vector<std::string> args = {hold_id, std::to_string(ttl.count())};
+  RedisPending call = client_->SendEval(kRepair, Keys(showtime_id, seats), args);
+  auto reply = co_await client_->Await(std::move(call));
+  Record(reply);
 }
 
 void RedisSeatGate::Rearm(int64_t showtime_id, const std::vector<std::string>& seats,

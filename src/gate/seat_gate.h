@@ -104,6 +104,13 @@ class SeatGate {
   // carried. Only the store's yes may call this.
   virtual void Repair(int64_t showtime_id, const std::vector<std::string>& seats,
                       const std::string& hold_id, Millis ttl) = 0;
+  // Repair, awaited: the hold is answered once its keys are set, so a release the customer
+  // sends next (maybe through another connection) cannot land before the repair.
+  virtual io::asio::awaitable<void> RepairNow(int64_t showtime_id, std::vector<std::string> seats,
+                                              std::string hold_id, Millis ttl) {
+    Repair(showtime_id, seats, hold_id, ttl);
+    co_return;
+  }
   // Whether the last call reached Redis (for /metrics).
   virtual bool Up() const = 0;
   // A round trip to Redis now (for /readyz).
@@ -133,6 +140,8 @@ class RedisSeatGate final : public SeatGate {
                const std::string& hold_id) override;
   io::asio::awaitable<void> ReleaseNow(int64_t showtime_id, std::vector<std::string> seats,
                                        std::string hold_id) override;
+  io::asio::awaitable<void> RepairNow(int64_t showtime_id, std::vector<std::string> seats,
+                                      std::string hold_id, Millis ttl) override;
   void Rearm(int64_t showtime_id, const std::vector<std::string>& seats, const std::string& hold_id,
              Millis ttl) override;
   void KeepUntil(int64_t showtime_id, const std::vector<std::string>& seats,

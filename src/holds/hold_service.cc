@@ -94,7 +94,9 @@ io::asio::awaitable<Result<Hold>> HoldService::HoldSeatsAsync(int64_t showtime_i
   if (result.ok()) {
     won_.Inc();
     if (claimed) gate_->Rearm(showtime_id, request.seats, request.hold_id, request.ttl);
-    if (disputed) gate_->Repair(showtime_id, request.seats, request.hold_id, request.ttl);
+    if (disputed) {
+      co_await gate_->RepairNow(showtime_id, request.seats, request.hold_id, request.ttl);
+    }
     SeatsChanged(SeatChange::Type::kHeld, showtime_id, result->seats);
   } else {
     if (result.status().code() == Code::kConflict) lost_.Inc();

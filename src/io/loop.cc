@@ -24,7 +24,10 @@ bool BlockingPool::TryEnter() {
 }
 
 Loop::Loop(size_t index, asio::io_context* context, BlockingPool* blocking)
-    : index_(index), context_(context), blocking_(blocking) {
+    : index_(index),
+      context_(context),
+      blocking_(blocking),
+      handle_(std::make_shared<LoopHandle>(context)) {
   BOX_ASSERT(index < kMaxLoops);
 }
 
@@ -38,6 +41,7 @@ void Loop::Run() {
     exit_hooks_.pop_back();
     hook();
   }
+  handle_->Close();
   current_loop = nullptr;
 }
 

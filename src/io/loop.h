@@ -31,6 +31,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <type_traits>
 #include <vector>
@@ -62,6 +63,29 @@ class BlockingPool {
   Counter* overloaded_;
 };
 
+// Posts to a loop from another thread, safely even after the loop has ended: then the work
+// is dropped. Loop::Run closes it when the loop ends, while its io_context still exists.
+class LoopHandle {
+ public:
+  explicit LoopHandle(asio::io_context* context) : context_(context) {}
+  // False (and f dropped) once the loop has ended.
+  template <class F>
+  bool Post(F f) {
+    std::lock_guard lock(mu_);  // a leaf: post only queues
+    if (!context_) return false;
+    asio::post(*context_, std::move(f));
+    return true;
+  }
+  void Close() {
+    std::lock_guard lock(mu_);
+    context_ = nullptr;
+  }
+
+ private:
+  std::mutex mu_;
+  asio::io_context* context_;  // guarded by mu_
+};
+
 class Loop {
  public:
   static constexpr size_t kMaxLoops = 64;  // PerLoop's slot count; serve has one per core
@@ -78,6 +102,8 @@ class Loop {
   size_t index() const { return index_; }
   asio::io_context& context() { return *context_; }
   BlockingPool* blocking() const { return blocking_; }
+  // For other threads that answer this loop's coroutines.
+  const std::shared_ptr<LoopHandle>& handle() const { return handle_; }
   // Called on this loop's thread only.
   void AtExit(std::function<void()> hook);
 
@@ -85,6 +111,7 @@ class Loop {
   size_t index_;
   asio::io_context* context_;
   BlockingPool* blocking_;
+  std::shared_ptr<LoopHandle> handle_;
   std::vector<std::function<void()>> exit_hooks_;  // touched by this loop's thread only
 };
 

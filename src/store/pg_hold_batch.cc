@@ -89,8 +89,13 @@ io::asio::awaitable<Result<Hold>> PgHoldBatcher::Decide(HoldRequest request) {
     auto executor = co_await io::asio::this_coro::executor;
     io::asio::co_spawn(executor, Drain(showtime_id), io::asio::detached);
   }
-  // The drainer answers every request it took, on every path; the bound is a safety net.
+  // The drainer answers every request it sent, on every path.
   auto row = co_await waiting->done.Wait(answer_bound_);
+  if (!row && !waiting->sent) {
+    waiting->abandoned = true;  // Drain drops it: no hold behind a 503
+    co_return Status(Code::kUnavailable, "too many holds waiting for this showtime");
+  }
+  if (!row) row = co_await waiting->done.Wait(answer_bound_);  // sent: Exec bounds it
   if (!row) co_return Status(Code::kUnavailable, "the hold's statement did not come back");
   if (!row->ok()) co_return row->status();
   if (auto outcome = HoldOutcome(waiting->request, row->value())) co_return std::move(*outcome);
@@ -102,19 +107,28 @@ io::asio::awaitable<void> PgHoldBatcher::Drain(int64_t showtime_id) {
   while (!queue.waiting.empty()) {
     std::vector<std::shared_ptr<Waiting>> batch;
     while (!queue.waiting.empty() && batch.size() < kMaxBatch) {
-      batch.push_back(std::move(queue.waiting.front()));
+      std::shared_ptr<Waiting> next = std::move(queue.waiting.front());
       queue.waiting.pop_front();
+      if (next->abandoned) continue;
+      next->sent = true;
+      batch.push_back(std::move(next));
     }
+    if (batch.empty()) continue;
     std::vector<const HoldRequest*> requests;
     requests.reserve(batch.size());
     for (const auto& w : batch) requests.push_back(&w->request);
-    std::vector<Param> params = HoldBatchParams(now_(), requests);
-    counts_->statements.fetch_add(1, std::memory_order_relaxed);
-    counts_->requests.fetch_add(batch.size(), std::memory_order_relaxed);
-    auto result = co_await pipeline_->Exec(kHoldBatch, std::move(params));
-    Result<std::vector<HoldRow>> rows =
-        result.ok() ? ReadHoldRows(result->get(), batch.size())
-                    : Result<std::vector<HoldRow>>(result.status());
+    Result<std::vector<HoldRow>> rows = Status(Code::kInternal, "hold batch not run");
+    try {
+      std::vector<Param> params = HoldBatchParams(now_(), requests);
+      counts_->statements.fetch_add(1, std::memory_order_relaxed);
+      counts_->requests.fetch_add(batch.size(), std::memory_order_relaxed);
+      auto result = co_await pipeline_->Exec(kHoldBatch, std::move(params));
+      rows = result.ok() ? ReadHoldRows(result->get(), batch.size())
+                         : Result<std::vector<HoldRow>>(result.status());
+    } catch (const std::exception& e) {
+      // Every request taken is answered whatever happens, and the queue carries on.
+      rows = Status(Code::kUnavailable, std::string("hold batch failed: ") + e.what());
+    }
     for (size_t i = 0; i < batch.size(); ++i) {
       batch[i]->done.Set(rows.ok() ? Result<HoldRow>(std::move(rows.value()[i]))
                                    : Result<HoldRow>(rows.status()));

@@ -7,9 +7,11 @@
 // showtime that arrive while a statement for it is in flight wait in arrival order and go
 // together, as one statement, when it returns. The function decides them one after the
 // other, each all or nothing, in one transaction with one round of row locks, and answers
-// each with its own row. A request waits for at most the statement in flight before its
-// own goes; a batch holds at most kMaxBatch requests, and at most kMaxWaiting wait per
-// showtime (then kUnavailable at once). The blocking HoldSeats sends the same statement
+// each with its own row. A batch holds at most kMaxBatch requests, and at most kMaxWaiting
+// wait per showtime (then kUnavailable at once), so a request waits for a few statements at
+// most. A request whose caller gave up before its statement went out (the wait's bound) is
+// never sent: a hold is never made for a customer who was told 503. Once sent, its answer
+// is awaited to the end (the pipeline bounds it). The blocking HoldSeats sends the same statement
 // with one request: one rule, written once.
 #pragma once
 
@@ -56,8 +58,10 @@ Status ExplainUnknown(const HoldRequest& request, const std::vector<std::string>
 
 class PgHoldBatcher {
  public:
-  static constexpr size_t kMaxBatch = 64;      // requests in one statement
-  static constexpr size_t kMaxWaiting = 4'096;  // per showtime, then kUnavailable
+  static constexpr size_t kMaxBatch = 64;  // requests in one statement
+  // Per showtime and loop, then kUnavailable at once: four statements' worth, so a request
+  // is refused at once rather than left waiting behind more than that.
+  static constexpr size_t kMaxWaiting = 4 * kMaxBatch;
 
   // Statements sent and the requests they carried, counted where every loop's batcher
   // adds (relaxed atomics: no lock on the hold path).
@@ -82,6 +86,8 @@ class PgHoldBatcher {
   struct Waiting {
     HoldRequest request;
     io::Completion<Result<HoldRow>> done;
+    bool sent = false;       // its statement went out: its answer comes within Exec's bound
+    bool abandoned = false;  // its caller stopped waiting before it was sent: never send it
   };
   struct Queue {
     bool in_flight = false;

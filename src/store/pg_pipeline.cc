@@ -50,7 +50,14 @@ asio::awaitable<Status> PgPipeline::EnsureConnected() {
     co_return Status(Code::kUnavailable, "cannot connect to postgresql: " + last_error_);
   }
   state_ = State::kConnecting;
-  Status s = co_await Connect();
+  Status s = Status::Ok();
+  try {
+    s = co_await Connect();
+  } catch (const std::exception& e) {
+    // Never left "connecting": the waiters are answered and the next request tries again.
+    s = Status(Code::kUnavailable, std::string("cannot connect to postgresql: ") + e.what());
+    state_ = State::kDown;
+  }
   if (!s.ok()) {
     last_error_ = s.message();
     retry_at_ = std::chrono::steady_clock::now() + std::chrono::seconds(1);
@@ -75,17 +82,15 @@ asio::awaitable<Status> PgPipeline::Connect() {
     state_ = State::kDown;
     co_return Status(Code::kUnavailable, "cannot connect to postgresql: " + why);
   }
-  // libpq does not time an asynchronous connect: the loop does.
+  // libpq does not time an asynchronous connect: the loop does. Each step waits on a fresh
+  // descriptor, released before PQconnectPoll: libpq may close the socket and open another
+  // (the next address of a host), often under the same number, which a reused descriptor
+  // would never see become ready.
   const auto deadline = std::chrono::steady_clock::now() + options_.connect_timeout;
-  std::shared_ptr<Descriptor> descriptor;
   PostgresPollingStatusType poll = PGRES_POLLING_WRITING;
   while (poll != PGRES_POLLING_OK) {
     if (poll == PGRES_POLLING_FAILED || std::chrono::steady_clock::now() >= deadline) break;
-    const int fd = PQsocket(conn);
-    if (!descriptor || descriptor->native_handle() != fd) {
-      if (descriptor) descriptor->release();
-      descriptor = std::make_shared<Descriptor>(context_, fd);
-    }
+    auto descriptor = std::make_shared<Descriptor>(context_, PQsocket(conn));
     asio::steady_timer timer(context_, deadline);
     timer.async_wait([weak = std::weak_ptr<Descriptor>(descriptor)](boost::system::error_code ec) {
       if (auto d = weak.lock(); d && !ec) d->cancel();
@@ -95,6 +100,7 @@ asio::awaitable<Status> PgPipeline::Connect() {
         poll == PGRES_POLLING_READING ? Descriptor::wait_read : Descriptor::wait_write,
         asio::redirect_error(asio::use_awaitable, ec));
     timer.cancel();
+    descriptor->release();
     poll = PQconnectPoll(conn);
   }
   if (poll != PGRES_POLLING_OK || PQsetnonblocking(conn, 1) != 0 ||
@@ -102,7 +108,6 @@ asio::awaitable<Status> PgPipeline::Connect() {
     const std::string why = poll == PGRES_POLLING_OK || poll == PGRES_POLLING_FAILED
                                 ? std::string(PQerrorMessage(conn))
                                 : "timeout";
-    if (descriptor) descriptor->release();
     PQfinish(conn);
     state_ = State::kDown;
     co_return Status(Code::kUnavailable, "cannot connect to postgresql: " + why);
@@ -117,7 +122,7 @@ asio::awaitable<Status> PgPipeline::Connect() {
       },
       nullptr);
   conn_ = conn;
-  descriptor_ = std::move(descriptor);
+  descriptor_ = std::make_shared<Descriptor>(context_, PQsocket(conn));
   ++generation_;
   state_ = State::kReady;
   auto limits = Submit(kSessionLimits, {P(options_.statement_timeout.count()),
@@ -245,10 +250,17 @@ void PgPipeline::OnReadable() {
           request.result.emplace(Status(Code::kInternal, "statement skipped after an error"));
         }
         break;
-      default:
+      default: {
         if (front.kind == Item::Kind::kPrepare) prepared_.erase(front.name);
-        if (!request.result || request.result->ok()) request.result.emplace(PgError(conn_, raw));
+        // 26000: a statement sent right behind a prepare that failed; it is prepared again
+        // by the next request, so this one may simply be tried again.
+        const char* state = PQresultErrorField(raw, PG_DIAG_SQLSTATE);
+        Status error = state && std::string_view(state) == "26000"
+                           ? Status(Code::kUnavailable, "statement not prepared yet")
+                           : PgError(conn_, raw);
+        if (!request.result || request.result->ok()) request.result.emplace(std::move(error));
         break;
+      }
     }
   }
   if (!queue_.empty()) Arm(/*read=*/true);

@@ -704,7 +704,16 @@ SqliteStore::SqliteStore(SqliteOptions options, const Clock* clock)
 // The thread that feeds the writer with holds (see HoldSeatsAsync).
 class SqliteStore::HoldQueue {
  public:
-  using Reply = std::function<void(Result<Hold>)>;
+  // A request's state, shared by its coroutine (on a loop) and the queue's thread. Whoever
+  // moves it out of kWaiting first decides: the thread takes it (and will answer), or the
+  // coroutine abandons it after its wait's bound (and the thread never runs it: no hold
+  // is made for a customer who was told 503).
+  struct Pending {
+    enum : int { kWaiting, kTaken, kAbandoned };
+    std::atomic<int> state{kWaiting};
+    io::Completion<Result<Hold>> done;  // touched on the request's loop only
+  };
+
   explicit HoldQueue(SqliteStore* store) : store_(store), thread_([this] { Run(); }) {}
   ~HoldQueue() {
     {
@@ -715,41 +724,59 @@ class SqliteStore::HoldQueue {
     thread_.join();
   }
 
-  bool Push(HoldRequest request, Reply reply) {
+  bool Push(HoldRequest request, std::shared_ptr<Pending> pending,
+            std::shared_ptr<io::LoopHandle> loop) {
     {
       std::lock_guard lock(mu_);
       if (stopping_ || queue_.size() >= kMaxHoldsWaiting) return false;
-      queue_.emplace_back(std::move(request), std::move(reply));
+      queue_.push_back(Entry{std::move(request), std::move(pending), std::move(loop)});
     }
     wake_.notify_one();
     return true;
   }
 
  private:
+  struct Entry {
+    HoldRequest request;
+    std::shared_ptr<Pending> pending;
+    std::shared_ptr<io::LoopHandle> loop;
+  };
+
   void Run() {
     for (;;) {
-      std::vector<HoldRequest> requests;
-      std::vector<Reply> replies;
+      std::vector<Entry> batch;
       {
         std::unique_lock lock(mu_);
         wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
         if (queue_.empty()) return;  // stopping, nothing left
-        while (!queue_.empty() && requests.size() < kMaxHoldBatch) {
-          requests.push_back(std::move(queue_.front().first));
-          replies.push_back(std::move(queue_.front().second));
+        while (!queue_.empty() && batch.size() < kMaxHoldBatch) {
+          Entry entry = std::move(queue_.front());
           queue_.pop_front();
+          int waiting = Pending::kWaiting;
+          if (entry.pending->state.compare_exchange_strong(waiting, Pending::kTaken)) {
+            batch.push_back(std::move(entry));
+          }
         }
       }
+      if (batch.empty()) continue;
+      std::vector<HoldRequest> requests;
+      requests.reserve(batch.size());
+      for (const auto& e : batch) requests.push_back(e.request);
       std::vector<Result<Hold>> results = store_->HoldBatch(requests);
-      BOX_ASSERT(results.size() == replies.size());
-      for (size_t i = 0; i < replies.size(); ++i) replies[i](std::move(results[i]));
+      BOX_ASSERT(results.size() == batch.size());
+      for (size_t i = 0; i < batch.size(); ++i) {
+        // A loop that has ended drops the answer (nobody waits for it any more).
+        batch[i].loop->Post([pending = batch[i].pending, r = std::move(results[i])]() mutable {
+          pending->done.Set(std::move(r));
+        });
+      }
     }
   }
 
   SqliteStore* store_;
   std::mutex mu_;  // guards queue_ and stopping_; a leaf: nothing is called under it
   std::condition_variable wake_;
-  std::deque<std::pair<HoldRequest, Reply>> queue_;
+  std::deque<Entry> queue_;
   bool stopping_ = false;
   std::thread thread_;  // last: starts once the rest exists
 };
@@ -984,15 +1011,20 @@ Result<Hold> SqliteStore::HoldSeats(const HoldRequest& req) {
 io::asio::awaitable<Result<Hold>> SqliteStore::HoldSeatsAsync(HoldRequest request) {
   io::Loop* loop = io::Loop::Current();
   if (!loop) co_return HoldSeats(request);  // off the loops
-  auto done = std::make_shared<io::Completion<Result<Hold>>>();
-  auto executor = loop->context().get_executor();
-  if (!holds_->Push(std::move(request), [done, executor](Result<Hold> r) {
-        io::asio::post(executor, [done, r = std::move(r)]() mutable { done->Set(std::move(r)); });
-      })) {
+  auto pending = std::make_shared<HoldQueue::Pending>();
+  if (!holds_->Push(std::move(request), pending, loop->handle())) {
     co_return Status(Code::kUnavailable, "too many holds waiting for the database");
   }
-  auto result = co_await done->Wait(kHoldAnswerBound);
-  if (!result) co_return Status(Code::kUnavailable, "the hold's transaction did not come back");
+  auto result = co_await pending->done.Wait(kHoldWaitBound);
+  if (!result) {
+    int waiting = HoldQueue::Pending::kWaiting;
+    if (pending->state.compare_exchange_strong(waiting, HoldQueue::Pending::kAbandoned)) {
+      co_return Status(Code::kUnavailable, "too many holds waiting for the database");
+    }
+    // Taken: its transaction runs and answers (bounded by the writer's own timeouts).
+    result = co_await pending->done.Wait(kHoldWaitBound);
+    if (!result) co_return Status(Code::kUnavailable, "the hold's transaction did not come back");
+  }
   co_return std::move(*result);
 }
 

@@ -56,7 +56,8 @@ class SqliteStore final : public Store {
   // On an I/O loop: the request joins the hold queue, whose thread takes what waits (at
   // most kMaxHoldBatch) and decides it in one write transaction, each request all or
   // nothing behind a savepoint, in arrival order: one commit for the batch (group commit).
-  // At most kMaxHoldsWaiting wait, then kUnavailable.
+  // At most kMaxHoldsWaiting wait, then kUnavailable; a request still waiting after
+  // kHoldWaitBound is answered 503 and never run.
   io::asio::awaitable<Result<Hold>> HoldSeatsAsync(HoldRequest request) override;
   // Holds decided in one write transaction, in order, each all or nothing.
   std::vector<Result<Hold>> HoldBatch(const std::vector<HoldRequest>& requests);
@@ -65,7 +66,8 @@ class SqliteStore final : public Store {
   uint64_t batched_holds() const { return batched_holds_.load(); }
   static constexpr size_t kMaxHoldBatch = 64;
   static constexpr size_t kMaxHoldsWaiting = 4'096;
-  static constexpr Millis kHoldAnswerBound{30'000};  // a safety net: the queue answers all
+  // A hold not taken by the queue's thread within this is abandoned (503, never run).
+  static constexpr Millis kHoldWaitBound{10'000};
   Result<Hold> GetHold(const std::string& hold_id, int64_t customer_id) override;
   Result<Hold> ReleaseHold(const std::string& hold_id, int64_t customer_id) override;
   Result<Hold> ExtendHold(const std::string& hold_id, int64_t customer_id, Millis ttl,
