@@ -69,12 +69,6 @@ std::optional<Result<Hold>> HoldOutcome(const HoldRequest& req, const HoldRow& r
   return Result<Hold>(SeatsUnavailable(req, row.taken));
 }
 
-Status ExplainUnknown(const HoldRequest& request, const std::vector<std::string>& found,
-                      bool showtime_exists) {
-  if (found.empty() && !showtime_exists) return ShowtimeNotFound(request.showtime_id);
-  return UnknownSeats(request, found);
-}
-
 io::asio::awaitable<Result<Hold>> PgHoldBatcher::Decide(HoldRequest request) {
   const int64_t showtime_id = request.showtime_id;
   Queue& queue = queues_[showtime_id];
@@ -152,7 +146,7 @@ io::asio::awaitable<Result<Hold>> PgHoldBatcher::Explain(const HoldRequest& requ
     if (!showtime.ok()) co_return showtime.status();
     exists = PQntuples(showtime->get()) > 0;
   }
-  co_return ExplainUnknown(request, found, exists);
+  co_return ExplainUnknownSeats(request, found, exists);
 }
 
 }  // namespace boxoffice

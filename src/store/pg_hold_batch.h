@@ -51,10 +51,9 @@ struct HoldRow {
 Result<std::vector<HoldRow>> ReadHoldRows(const PGresult* result, size_t expected);
 
 // The request's outcome from its row; nullopt when some codes are not seats of the showtime
-// (the caller reads kExistingSeats, and kShowtimeExists when none is, then ExplainUnknown).
+// (the caller reads kExistingSeats, and kShowtimeExists when none is, then
+// ExplainUnknownSeats).
 std::optional<Result<Hold>> HoldOutcome(const HoldRequest& request, const HoldRow& row);
-Status ExplainUnknown(const HoldRequest& request, const std::vector<std::string>& found,
-                      bool showtime_exists);
 
 class PgHoldBatcher {
  public:

@@ -397,12 +397,6 @@ std::vector<std::string> SplitComma(const std::string& text) {
   return out;
 }
 
-SeatStatus ParseSeatStatus(const std::string& s) {
-  if (s == "HELD") return SeatStatus::kHeld;
-  if (s == "BOOKED") return SeatStatus::kBooked;
-  return SeatStatus::kAvailable;
-}
-
 Showtime ReadShowtime(Query& q) {
   Showtime s;
   s.id = q.Int(0);
@@ -420,16 +414,9 @@ Hold ReadHold(Query& q, Instant now) {
   h.showtime_id = q.Int(1);
   h.customer_id = q.Int(2);
   h.seats = SplitComma(q.Text(3));
-  const std::string status = q.Text(4);
   h.created_at = FromEpochMs(q.Int(5));
   h.expires_at = FromEpochMs(q.Int(6));
-  if (status == "RELEASED") {
-    h.state = HoldState::kReleased;
-  } else if (status == "BOOKED") {
-    h.state = HoldState::kBooked;
-  } else {
-    h.state = h.expires_at < now ? HoldState::kExpired : HoldState::kHeld;
-  }
+  h.state = DeriveHoldState(q.Text(4), h.expires_at < now);
   return h;
 }
 
@@ -955,12 +942,13 @@ Result<Hold> DecideHold(SqliteConnection& c, const HoldRequest& req, Instant now
     }
     if (!q.status().ok()) return q.status();
     if (found.size() != req.seats.size()) {
-      Query exists(c, kShowtimeExists, {req.showtime_id});
-      if (!exists.Next()) {
-        if (!exists.status().ok()) return exists.status();
-        return ShowtimeNotFound(req.showtime_id);
+      bool exists = true;
+      if (found.empty()) {
+        Query showtime(c, kShowtimeExists, {req.showtime_id});
+        exists = showtime.Next();
+        if (!exists && !showtime.status().ok()) return showtime.status();
       }
-      return UnknownSeats(req, found);
+      return ExplainUnknownSeats(req, found, exists);
     }
     return SeatsUnavailable(req, std::move(taken));
   }

@@ -57,6 +57,24 @@ Status HoldLimit(const HoldRequest& request, int64_t held) {
       .WithId(held);
 }
 
+Status ExplainUnknownSeats(const HoldRequest& request, const std::vector<std::string>& found,
+                           bool showtime_exists) {
+  if (found.empty() && !showtime_exists) return ShowtimeNotFound(request.showtime_id);
+  return UnknownSeats(request, found);
+}
+
+SeatStatus ParseSeatStatus(std::string_view stored) {
+  if (stored == "HELD") return SeatStatus::kHeld;
+  if (stored == "BOOKED") return SeatStatus::kBooked;
+  return SeatStatus::kAvailable;
+}
+
+HoldState DeriveHoldState(std::string_view stored, bool expired) {
+  if (stored == "RELEASED") return HoldState::kReleased;
+  if (stored == "BOOKED") return HoldState::kBooked;
+  return expired ? HoldState::kExpired : HoldState::kHeld;
+}
+
 Status BookingNotFound(int64_t booking_id) {
   return Status(Code::kNotFound, "booking " + std::to_string(booking_id) + " not found");
 }

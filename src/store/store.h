@@ -268,6 +268,19 @@ Status BookingNotFound(int64_t booking_id);
 // kHoldLimit: the customer already holds `held` live seats of the showtime, and the request
 // would take them past kMaxSeatsPerCustomer.
 Status HoldLimit(const HoldRequest& request, int64_t held);
+// A hold refused because some requested codes are not seats of the showtime (`found` are
+// the ones that are): kNotFound when none is and the showtime does not exist, else
+// kUnknownSeats.
+Status ExplainUnknownSeats(const HoldRequest& request, const std::vector<std::string>& found,
+                           bool showtime_exists);
+
+// The rules both stores apply to the rows they read, written once so they cannot drift.
+// A seat's stored status: "HELD", "BOOKED", anything else AVAILABLE (lazy expiry is the
+// query's: an expired hold is read as AVAILABLE).
+SeatStatus ParseSeatStatus(std::string_view stored);
+// A hold's state from its stored status: RELEASED and BOOKED as stored; a HELD hold whose
+// time has passed (`expired`, judged on the store's clock) is EXPIRED.
+HoldState DeriveHoldState(std::string_view stored, bool expired);
 
 // The event JSON of API.md "Events" for a booking.
 std::string BookingEventJson(const std::string& event_id, const std::string& type,

@@ -1,0 +1,76 @@
+// PgConnection: one blocking libpq connection with the statements it has prepared, used by
+// one thread at a time (from PgStore's pool: jobs, tools, and the store methods that have no
+// asynchronous form yet). The loops' connections are store/pg_pipeline.h.
+#pragma once
+
+#include <libpq-fe.h>
+
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "store/pg_common.h"
+#include "store/pg_store.h"
+
+namespace boxoffice {
+
+// One libpq connection with the statements it has prepared; used by one thread at a time.
+class PgConnection {
+ public:
+  explicit PgConnection(PGconn* conn) : conn_(conn) {}
+  ~PgConnection() { PQfinish(conn_); }
+
+  bool broken() const { return PQstatus(conn_) != CONNECTION_OK; }
+  PGconn* raw() const { return conn_; }
+  const std::string& last_sqlstate() const { return last_sqlstate_; }
+
+  Status Simple(const char* command) {
+    PgResultPtr res(PQexec(conn_, command), &PQclear);
+    const auto st = PQresultStatus(res.get());
+    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return Status::Ok();
+    return Fail(res.get());
+  }
+
+  Result<PgResultPtr> Exec(const Sql& sql, const std::vector<Param>& params) {
+    if (!prepared_.count(sql.name)) {
+      PgResultPtr prep(
+          PQprepare(conn_, sql.name, sql.text, static_cast<int>(params.size()), nullptr), &PQclear);
+      if (PQresultStatus(prep.get()) != PGRES_COMMAND_OK) return Fail(prep.get());
+      prepared_.insert(sql.name);
+    }
+    std::vector<const char*> values;
+    values.reserve(params.size());
+    for (const auto& p : params) values.push_back(p ? p->c_str() : nullptr);
+    PgResultPtr res(PQexecPrepared(conn_, sql.name, static_cast<int>(values.size()), values.data(),
+                                   nullptr, nullptr, 0),
+                    &PQclear);
+    const auto st = PQresultStatus(res.get());
+    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return res;
+    return Fail(res.get());
+  }
+
+  void ResetError() { last_sqlstate_.clear(); }
+
+ private:
+  Status Fail(const PGresult* res) {
+    const char* state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
+    last_sqlstate_ = state ? state : "";
+    return PgError(conn_, res);
+  }
+
+  PGconn* conn_;
+  std::unordered_set<const char*> prepared_;
+  std::string last_sqlstate_;
+};
+
+// Opens a connection with the store's limits (statement and lock timeouts); kUnavailable
+// when the server cannot be reached.
+Result<std::unique_ptr<PgConnection>> ConnectPg(const PgOptions& options);
+
+// Deadlock detected, serialization failure: the transaction may simply run again.
+inline bool IsRetryable(const std::string& sqlstate) {
+  return sqlstate == "40P01" || sqlstate == "40001";
+}
+
+}  // namespace boxoffice

@@ -1,0 +1,179 @@
+#include "store/pg_money_tx.h"
+
+#include "core/crypto.h"
+#include "store/pg_rows.h"
+#include "store/pg_sql.h"
+
+namespace boxoffice {
+
+Result<Instant> PgMoneyTx::Now() {
+  auto r = c_.Exec(kNowMs, {clock_});
+  if (!r.ok()) return r.status();
+  return FromEpochMs(Int(r.value().get(), 0, 0));
+}
+
+Result<Hold> PgMoneyTx::LockHold(const std::string& hold_id, int64_t customer_id, Instant now) {
+  if (!IsUuid(hold_id)) return HoldNotFound(hold_id);
+  auto r = c_.Exec(kLockHold, {P(ToEpochMs(now)), hold_id, P(customer_id)});
+  if (!r.ok()) return r.status();
+  if (PQntuples(r.value().get()) == 0) return HoldNotFound(hold_id);
+  return ReadHold(r.value().get());
+}
+
+Result<int64_t> PgMoneyTx::PendingBookingOf(const std::string& hold_id) {
+  auto r = c_.Exec(kPendingBookingOfHold, {hold_id});
+  if (!r.ok()) return r.status();
+  return PQntuples(r.value().get()) == 0 ? int64_t{0} : Int(r.value().get(), 0, 0);
+}
+
+Result<int> PgMoneyTx::RearmSeats(const Hold& hold, Instant expires_at, Instant now) {
+  auto r = c_.Exec(kRearmSeats, {P(ToEpochMs(now)), P(hold.showtime_id), ArrayLiteral(hold.seats),
+                                 hold.hold_id, P(ToEpochMs(expires_at))});
+  if (!r.ok()) return r.status();
+  return std::atoi(PQcmdTuples(r.value().get()));
+}
+
+Status PgMoneyTx::SetHoldExpiry(const std::string& hold_id, Instant expires_at) {
+  return Done(c_.Exec(kSetHoldExpiry, {P(ToEpochMs(expires_at)), hold_id}));
+}
+
+Result<std::vector<Price>> PgMoneyTx::SeatPrices(int64_t showtime_id,
+                                      const std::vector<std::string>& seats) {
+  auto r = c_.Exec(kSeatPrices, {P(showtime_id), ArrayLiteral(seats)});
+  if (!r.ok()) return r.status();
+  const PGresult* g = r.value().get();
+  std::vector<Price> prices;
+  for (int i = 0; i < PQntuples(g); ++i) prices.push_back(Price{Int(g, i, 0), Text(g, i, 1)});
+  return prices;
+}
+
+Result<int64_t> PgMoneyTx::InsertBooking(const Booking& b, Instant now) {
+  auto r = c_.Exec(kInsertBooking,
+                   {b.hold_id, P(b.showtime_id), P(b.customer_id), ArrayLiteral(b.seats),
+                    P(b.amount.amount), b.amount.currency, P(ToEpochMs(now))});
+  if (!r.ok()) return r.status();
+  return Int(r.value().get(), 0, 0);
+}
+
+Result<std::optional<Booking>> PgMoneyTx::LockBooking(int64_t booking_id) {
+  auto r = c_.Exec(kLockBooking, {P(booking_id)});
+  if (!r.ok()) return r.status();
+  if (PQntuples(r.value().get()) == 0) return std::optional<Booking>();
+  return std::optional<Booking>(ReadBooking(r.value().get()));
+}
+
+Result<bool> PgMoneyTx::InsertPayment(const PaymentReport& p, int64_t booking_id, Instant now) {
+  auto r =
+      c_.Exec(kInsertPayment, {p.payment_id, p.session_id, booking_id ? P(booking_id) : Param(),
+                               std::string(p.succeeded ? "SUCCEEDED" : "FAILED"), P(p.amount),
+                               p.currency, P(ToEpochMs(now))});
+  if (!r.ok()) return r.status();
+  return PQntuples(r.value().get()) == 1;
+}
+
+Result<bool> PgMoneyTx::ConfirmSeats(const Booking& b, Instant now) {
+  auto r = c_.Exec(kConfirmSeats, {P(ToEpochMs(now)), P(b.showtime_id), ArrayLiteral(b.seats),
+                                   b.hold_id, P(b.id), P(static_cast<int64_t>(b.seats.size()))});
+  if (!r.ok()) return r.status();
+  return static_cast<size_t>(Int(r.value().get(), 0, 0)) == b.seats.size();
+}
+
+Status PgMoneyTx::MarkHoldBooked(const std::string& hold_id) {
+  return Done(c_.Exec(kMarkHoldBooked, {hold_id}));
+}
+
+Status PgMoneyTx::UpdateBooking(int64_t booking_id, BookingStatus status, const std::string& payment_id,
+                     Instant now) {
+  return Done(c_.Exec(kUpdateBooking, {std::string(BookingStatusName(status)),
+                                       payment_id.empty() ? Param() : Param(payment_id),
+                                       P(ToEpochMs(now)), P(booking_id)}));
+}
+
+Status PgMoneyTx::InsertRefund(const Refund& refund, Instant now) {
+  return Done(c_.Exec(
+      kInsertRefund,
+      {refund.refund_id, refund.payment_id, refund.booking_id ? P(refund.booking_id) : Param(),
+       P(refund.amount.amount), refund.amount.currency, P(ToEpochMs(now))}));
+}
+
+Result<bool> PgMoneyTx::MarkRefundIssued(const std::string& refund_id, const std::string& gateway_refund_id,
+                              Instant now) {
+  auto r = c_.Exec(kMarkRefundIssued, {gateway_refund_id, P(ToEpochMs(now)), refund_id});
+  if (!r.ok()) return r.status();
+  return PQntuples(r.value().get()) == 1;
+}
+
+Result<std::optional<int64_t>> PgMoneyTx::RefundBooking(const std::string& refund_id) {
+  if (!IsUuid(refund_id)) return std::optional<int64_t>();
+  auto r = c_.Exec(kRefundBooking, {refund_id});
+  if (!r.ok()) return r.status();
+  if (PQntuples(r.value().get()) == 0) return std::optional<int64_t>();
+  return std::optional<int64_t>(PQgetisnull(r.value().get(), 0, 0) ? 0
+                                                                   : Int(r.value().get(), 0, 0));
+}
+
+Result<std::optional<IdempotencyRecord>> PgMoneyTx::LockKey(int64_t customer_id,
+                                                 const std::string& key) {
+  auto res = c_.Exec(kLockKey, {P(customer_id), key});
+  if (!res.ok()) return res.status();
+  const PGresult* r = res.value().get();
+  if (PQntuples(r) == 0) return std::optional<IdempotencyRecord>();
+  auto opt_ms = [r](int col) -> std::optional<Instant> {
+    if (PQgetisnull(r, 0, col)) return std::nullopt;
+    return FromEpochMs(Int(r, 0, col));
+  };
+  IdempotencyRecord rec;
+  rec.key = IdempotencyKey{customer_id, key, Text(r, 0, 0)};
+  auto phase = ParseKeyPhase(Text(r, 0, 1));
+  if (!phase) return Status(Code::kInternal, "unknown idempotency key state " + Text(r, 0, 1));
+  rec.phase = *phase;
+  rec.token = Text(r, 0, 2);
+  rec.locked_until = opt_ms(3);
+  rec.booking_id = PQgetisnull(r, 0, 4) ? 0 : Int(r, 0, 4);
+  rec.hold_expiry_before = opt_ms(5);
+  rec.hold_expiry_after = opt_ms(6);
+  rec.response_status = PQgetisnull(r, 0, 7) ? 0 : static_cast<int>(Int(r, 0, 7));
+  rec.response_body = Text(r, 0, 8);
+  return std::optional<IdempotencyRecord>(std::move(rec));
+}
+
+Result<bool> PgMoneyTx::InsertKey(const IdempotencyRecord& rec, Instant now) {
+  auto res = c_.Exec(kInsertKey, {P(rec.key.customer_id), rec.key.key, rec.key.fingerprint,
+                                  std::string(KeyPhaseName(rec.phase)), rec.token,
+                                  OptMs(rec.locked_until), P(ToEpochMs(now))});
+  if (!res.ok()) return res.status();
+  return PQntuples(res.value().get()) == 1;
+}
+
+Status PgMoneyTx::UpdateKey(const IdempotencyRecord& rec, Instant now) {
+  return Done(c_.Exec(
+      kUpdateKey, {P(rec.key.customer_id), rec.key.key, std::string(KeyPhaseName(rec.phase)),
+                   rec.token.empty() ? Param() : Param(rec.token), OptMs(rec.locked_until),
+                   rec.booking_id ? P(rec.booking_id) : Param(), OptMs(rec.hold_expiry_before),
+                   OptMs(rec.hold_expiry_after),
+                   rec.response_status ? P(int64_t{rec.response_status}) : Param(),
+                   rec.response_status ? Param(rec.response_body) : Param(), P(ToEpochMs(now))}));
+}
+
+Status PgMoneyTx::DeleteKey(int64_t customer_id, const std::string& key) {
+  return Done(c_.Exec(kDeleteKey, {P(customer_id), key}));
+}
+
+Status PgMoneyTx::ResetSeatsExpiry(const Hold& hold, Instant from, Instant to) {
+  return Done(c_.Exec(kResetSeatsExpiry, {P(hold.showtime_id), ArrayLiteral(hold.seats),
+                                          hold.hold_id, P(ToEpochMs(from)), P(ToEpochMs(to))}));
+}
+
+Result<bool> PgMoneyTx::AttachSession(int64_t booking_id, const std::string& session_id,
+                           const std::string& url, Instant expires_at, Instant) {
+  auto res = c_.Exec(kAttachSession, {session_id, url, P(ToEpochMs(expires_at)), P(booking_id)});
+  if (!res.ok()) return res.status();
+  return std::atoi(PQcmdTuples(res.value().get())) == 1;
+}
+
+Status PgMoneyTx::InsertEvent(const std::string& event_id, const std::string& type, const std::string& key,
+                   const std::string& payload, Instant now) {
+  return Done(c_.Exec(kInsertEvent, {event_id, type, key, payload, P(ToEpochMs(now))}));
+}
+
+}  // namespace boxoffice

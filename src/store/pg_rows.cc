@@ -1,0 +1,63 @@
+#include "store/pg_rows.h"
+
+#include "store/pg_sql.h"
+
+namespace boxoffice {
+
+Showtime ReadShowtime(const PGresult* r, int row) {
+  Showtime s;
+  s.id = Int(r, row, 0);
+  s.title = Text(r, row, 1);
+  s.cinema = Text(r, row, 2);
+  s.hall = Text(r, row, 3);
+  s.starts_at = FromEpochMs(Int(r, row, 4));
+  s.seat_count = static_cast<int>(Int(r, row, 5));
+  return s;
+}
+
+Hold ReadHold(const PGresult* r) {
+  Hold h;
+  h.hold_id = Text(r, 0, 0);
+  h.showtime_id = Int(r, 0, 1);
+  h.customer_id = Int(r, 0, 2);
+  h.seats = ParseArray(Text(r, 0, 3));
+  h.created_at = FromEpochMs(Int(r, 0, 5));
+  h.expires_at = FromEpochMs(Int(r, 0, 6));
+  h.state = DeriveHoldState(PQgetvalue(r, 0, 4), Bool(r, 0, 7));
+  return h;
+}
+
+Status LoadPrices(PgConnection& c, std::vector<Showtime>* list) {
+  if (list->empty()) return Status::Ok();
+  std::vector<int64_t> ids;
+  for (const auto& s : *list) ids.push_back(s.id);
+  auto res = c.Exec(kSelectPrices, {IntArrayLiteral(ids)});
+  if (!res.ok()) return res.status();
+  const PGresult* r = res.value().get();
+  for (int i = 0; i < PQntuples(r); ++i) {
+    const int64_t id = Int(r, i, 0);
+    for (auto& s : *list) {
+      if (s.id == id) s.prices[Text(r, i, 1)] = Price{Int(r, i, 2), Text(r, i, 3)};
+    }
+  }
+  return Status::Ok();
+}
+
+Booking ReadBooking(const PGresult* r) {
+  Booking b;
+  b.id = Int(r, 0, 0);
+  b.hold_id = Text(r, 0, 1);
+  b.showtime_id = Int(r, 0, 2);
+  b.customer_id = Int(r, 0, 3);
+  b.seats = ParseArray(Text(r, 0, 4));
+  b.status = ParseBookingStatus(Text(r, 0, 5)).value_or(BookingStatus::kFailed);
+  b.amount = Price{Int(r, 0, 6), Text(r, 0, 7)};
+  b.session_id = Text(r, 0, 8);
+  b.payment_url = Text(r, 0, 9);
+  if (!PQgetisnull(r, 0, 10)) b.payment_expires_at = FromEpochMs(Int(r, 0, 10));
+  b.payment_id = Text(r, 0, 11);
+  b.created_at = FromEpochMs(Int(r, 0, 12));
+  return b;
+}
+
+}  // namespace boxoffice

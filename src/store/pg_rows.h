@@ -1,0 +1,22 @@
+// Rows of PgStore's statements read into the store's types (the column lists are the
+// statements' in store/pg_sql.h).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "store/pg_common.h"
+#include "store/pg_connection.h"
+#include "store/store.h"
+
+namespace boxoffice {
+
+Showtime ReadShowtime(const PGresult* r, int row);
+Hold ReadHold(const PGresult* r);  // BOX_HOLD_COLUMNS, first row
+Booking ReadBooking(const PGresult* r);  // BOX_BOOKING_COLUMNS, first row
+// Fills the prices of the listed showtimes (one statement for all of them).
+Status LoadPrices(PgConnection& c, std::vector<Showtime>* list);
+inline Status Done(const Result<PgResultPtr>& r) { return r.ok() ? Status::Ok() : r.status(); }
+inline Param OptMs(const std::optional<Instant>& t) { return t ? P(ToEpochMs(*t)) : Param(); }
+
+}  // namespace boxoffice

@@ -1,0 +1,307 @@
+// The SQL text of PgStore's statements (the hold's is store/pg_hold_batch.cc with migration
+// 0012): named constants, prepared under their names on each connection.
+//
+// $1 of every statement that needs the time is `now`: NULL for the database's clock, or
+// epoch ms from a test's clock (see store/pg_store.h).
+#pragma once
+
+#include "store/pg_common.h"
+
+namespace boxoffice {
+
+// $1 of every statement that needs the time: NULL for the database clock, or epoch ms.
+#define BOX_NOW "COALESCE(to_timestamp($1::bigint / 1000.0), statement_timestamp())"
+#define BOX_MS(x) "(extract(epoch FROM " x ") * 1000)::bigint"
+#define BOX_TS(p) "to_timestamp(" p "::bigint / 1000.0)"
+// Locks the requested seats of a showtime in seat-code order before anything changes them.
+#define BOX_LOCK_SEATS(showtime, seats)                                                        \
+  "WITH locked AS MATERIALIZED (SELECT seat_code FROM show_seat WHERE showtime_id = " showtime \
+  " AND seat_code = ANY(" seats "::text[]) ORDER BY seat_code FOR UPDATE) "
+
+constexpr const char* kMigrationLock = "SELECT pg_advisory_xact_lock(7283945012)";
+constexpr const char* kCreateMigrationTable =
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT "
+    "NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())";
+constexpr Sql kAppliedVersions{"applied_versions", "SELECT version FROM schema_migrations"};
+constexpr Sql kRecordMigration{"record_migration",
+                               "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)"};
+
+constexpr Sql kInsertShowtime{"insert_showtime",
+                              "INSERT INTO showtime (title, cinema, hall, starts_at, seat_count)"
+                              " VALUES ($1, $2, $3, " BOX_TS("$4") ", $5) RETURNING showtime_id"};
+constexpr Sql kInsertPrices{"insert_prices",
+                            "INSERT INTO price (showtime_id, category, amount, currency)"
+                            " SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::text[])"};
+constexpr Sql kInsertSeats{
+    "insert_seats",
+    "INSERT INTO show_seat (showtime_id, seat_code, row_label, seat_number, seat_order, category)"
+    " SELECT $1, * FROM unnest($2::text[], $3::text[], $4::int[], $5::int[], $6::text[])"};
+constexpr Sql kSelectShowtime{
+    "select_showtime",
+    "SELECT showtime_id, title, cinema, hall, " BOX_MS("starts_at") ", seat_count"
+    "  FROM showtime WHERE showtime_id = $1"};
+constexpr Sql kSelectPrices{"select_prices",
+                            "SELECT showtime_id, category, amount, currency FROM price"
+                            " WHERE showtime_id = ANY($1::bigint[])"};
+constexpr Sql kListShowtimes{
+    "list_showtimes",
+    "SELECT showtime_id, title, cinema, hall, " BOX_MS("starts_at") ", seat_count FROM showtime"
+    " WHERE ($1::bigint IS NULL OR starts_at >= " BOX_TS("$1") ")"
+    "   AND ($2::bigint IS NULL OR starts_at < " BOX_TS("$2") ")"
+    "   AND ($3::text IS NULL OR cinema = $3::text)"
+    "   AND ($4::bigint IS NULL OR (starts_at, showtime_id) > (" BOX_TS("$4") ", $5::bigint))"
+    " ORDER BY starts_at, showtime_id LIMIT $6"};
+constexpr Sql kCountShowtimes{"count_showtimes", "SELECT count(*) FROM showtime"};
+constexpr Sql kPing{"ping", "SELECT 1"};
+constexpr Sql kAudit{
+    "audit",
+    "SELECT"
+    " (SELECT count(*) FROM show_seat s LEFT JOIN booking b ON b.booking_id = s.booking_id"
+    "   WHERE s.status = 'BOOKED' AND (b.booking_id IS NULL OR b.status <> 'CONFIRMED'"
+    "         OR b.showtime_id <> s.showtime_id OR NOT s.seat_code = ANY(b.seats))),"
+    " (SELECT count(*) FROM booking b WHERE b.status = 'CONFIRMED' AND cardinality(b.seats) <>"
+    "   (SELECT count(*) FROM show_seat s WHERE s.showtime_id = b.showtime_id"
+    "     AND s.booking_id = b.booking_id AND s.status = 'BOOKED' AND s.seat_code = ANY(b.seats))),"
+    " (SELECT count(*) FROM payment p WHERE p.status = 'SUCCEEDED' AND"
+    "   (EXISTS (SELECT 1 FROM booking b WHERE b.payment_id = p.payment_id"
+    "            AND b.status = 'CONFIRMED'))::int"
+    "   + (EXISTS (SELECT 1 FROM refund r WHERE r.payment_id = p.payment_id))::int <> 1),"
+    " (SELECT count(*) FROM refund WHERE status = 'PENDING'),"
+    " (SELECT count(*) FROM show_seat WHERE status = 'BOOKED'),"
+    " (SELECT count(*) FROM booking WHERE status = 'CONFIRMED'),"
+    " (SELECT count(*) FROM payment WHERE status = 'SUCCEEDED')"};
+constexpr Sql kSetWaitingRoom{
+    "set_waiting_room",
+    "INSERT INTO waiting_room (showtime_id, enabled, active_limit, admission_ttl_ms, updated_at)"
+    " SELECT showtime_id, $3, $4, $5, " BOX_NOW
+    " FROM showtime WHERE showtime_id = $2"
+    " ON CONFLICT (showtime_id) DO UPDATE SET enabled = excluded.enabled,"
+    "   active_limit = excluded.active_limit, admission_ttl_ms = excluded.admission_ttl_ms,"
+    "   updated_at = excluded.updated_at"};
+constexpr Sql kEnabledWaitingRooms{
+    "enabled_waiting_rooms",
+    "SELECT showtime_id, active_limit, admission_ttl_ms FROM waiting_room WHERE enabled"
+    " ORDER BY showtime_id"};
+
+constexpr Sql kSelectSeatMap{
+    "select_seat_map",
+    "SELECT seat_code, row_label, seat_number, category,"
+    "       CASE WHEN status = 'HELD' AND hold_expires_at < " BOX_NOW
+    " THEN 'AVAILABLE'"
+    "            ELSE status END,"
+    "       " BOX_MS(BOX_NOW) "  FROM show_seat WHERE showtime_id = $2 ORDER BY seat_order"};
+constexpr Sql kSelectSeatOwners{
+    "select_seat_owners",
+    "SELECT seat_code, expired, CASE WHEN expired THEN 'AVAILABLE' ELSE status END,"
+    "       CASE WHEN expired THEN NULL ELSE hold_id::text END,"
+    "       CASE WHEN expired THEN NULL ELSE customer_id END"
+    "  FROM (SELECT *, (status = 'HELD' AND hold_expires_at < " BOX_NOW
+    ") AS expired"
+    "          FROM show_seat WHERE showtime_id = $2) s ORDER BY seat_order"};
+
+constexpr Sql kInsertHold{
+    "insert_hold",
+    "INSERT INTO seat_hold (hold_id, showtime_id, customer_id, seats, status, created_at,"
+    " expires_at) VALUES ($1::uuid, $2, $3, $4::text[], 'HELD', " BOX_TS("$5") ", " BOX_TS(
+        "$6") ")"};
+#define BOX_HOLD_COLUMNS                                                                       \
+  "SELECT hold_id::text, showtime_id, customer_id, seats, status, " BOX_MS(                    \
+      "created_at") ", " BOX_MS("expires_at") ", expires_at < " BOX_NOW                        \
+                                              "  FROM seat_hold WHERE hold_id = $2::uuid AND " \
+                                              "customer_id = $3"
+constexpr Sql kSelectHold{"select_hold", BOX_HOLD_COLUMNS};
+constexpr Sql kLockHold{"lock_hold", BOX_HOLD_COLUMNS " FOR UPDATE"};
+constexpr Sql kReleaseSeats{
+    "release_seats",
+    BOX_LOCK_SEATS("$1", "$2")
+    "UPDATE show_seat s SET status = 'AVAILABLE', hold_id = NULL, customer_id = NULL,"
+    "       hold_expires_at = NULL"
+    "  FROM locked"
+    " WHERE s.showtime_id = $1 AND s.seat_code = locked.seat_code"
+    "   AND s.hold_id = $3::uuid AND s.status = 'HELD'"};
+constexpr Sql kMarkHoldReleased{
+    "mark_hold_released",
+    "UPDATE seat_hold SET status = 'RELEASED' WHERE hold_id = $1::uuid AND status = 'HELD'"};
+constexpr Sql kNowMs{"now_ms", "SELECT " BOX_MS(BOX_NOW)};
+constexpr Sql kPendingBookingOfHold{
+    "pending_booking_of_hold",
+    "SELECT booking_id FROM booking WHERE hold_id = $1::uuid AND status = 'PENDING'"};
+constexpr Sql kRearmSeats{
+    "rearm_seats",
+    BOX_LOCK_SEATS("$2", "$3")
+    "UPDATE show_seat s SET hold_expires_at = " BOX_TS("$5")
+    "  FROM locked"
+    " WHERE s.showtime_id = $2 AND s.seat_code = locked.seat_code"
+    "   AND s.hold_id = $4::uuid AND s.status = 'HELD' AND s.hold_expires_at >= " BOX_NOW};
+constexpr Sql kSeatPrices{
+    "seat_prices",
+    "SELECT p.amount, p.currency"
+    "  FROM show_seat s JOIN price p ON p.showtime_id = s.showtime_id AND p.category = s.category"
+    " WHERE s.showtime_id = $1 AND s.seat_code = ANY($2::text[])"};
+constexpr Sql kInsertBooking{
+    "insert_booking",
+    "INSERT INTO booking (hold_id, showtime_id, customer_id, seats, status, amount, currency,"
+    " created_at, updated_at) VALUES ($1::uuid, $2, $3, $4::text[], 'PENDING', $5, $6, " BOX_TS(
+        "$7") ", " BOX_TS("$7") ") RETURNING booking_id"};
+constexpr Sql kAttachSession{
+    "attach_session",
+    "UPDATE booking SET session_id = $1, payment_url = $2, payment_expires_at = " BOX_TS("$3") ","
+    "       updated_at = statement_timestamp()"
+    " WHERE booking_id = $4 AND status = 'PENDING' AND (session_id IS NULL OR session_id = $1)"};
+#define BOX_BOOKING_COLUMNS                                                                      \
+  "SELECT booking_id, hold_id::text, showtime_id, customer_id, seats, status, amount, currency," \
+  " session_id, payment_url, " BOX_MS("payment_expires_at") ", payment_id, " BOX_MS(             \
+      "created_at") " FROM booking WHERE booking_id = $1"
+constexpr Sql kSelectBooking{"select_booking", BOX_BOOKING_COLUMNS};
+constexpr Sql kLockBooking{"lock_booking", BOX_BOOKING_COLUMNS " FOR UPDATE"};
+constexpr Sql kInsertPayment{"insert_payment",
+                             "INSERT INTO payment (payment_id, session_id, booking_id, status, "
+                             "amount, currency, received_at)"
+                             " VALUES ($1, $2, $3, $4, $5, $6, " BOX_TS(
+                                 "$7") ") ON CONFLICT (payment_id) DO NOTHING RETURNING 1"};
+// The seeds' confirm statement, with the lock order explicit: HELD → BOOKED only where the
+// seat is this hold's and the hold has not expired, for all of the booking's seats or none
+// (read under the lock: in READ COMMITTED an UPDATE tests its WHERE clause against the
+// statement's snapshot and re-tests only rows that passed, so a seat changed by a
+// transaction that committed while we waited for its lock would be judged on stale data).
+constexpr Sql kConfirmSeats{
+    "confirm_seats",
+    "WITH locked AS MATERIALIZED ("
+    "  SELECT seat_code,"
+    "         (status = 'HELD' AND hold_id = $4::uuid AND hold_expires_at >= " BOX_NOW
+    ") AS ours"
+    "    FROM show_seat WHERE showtime_id = $2 AND seat_code = ANY($3::text[])"
+    "   ORDER BY seat_code FOR NO KEY UPDATE),"
+    " verdict AS (SELECT count(*) FILTER (WHERE ours) = $6::int AS all_ours FROM locked),"
+    " upd AS ("
+    "  UPDATE show_seat s SET status = 'BOOKED', booking_id = $5, hold_expires_at = NULL"
+    "    FROM locked, verdict"
+    "   WHERE verdict.all_ours AND locked.ours"
+    "     AND s.showtime_id = $2 AND s.seat_code = locked.seat_code"
+    "  RETURNING 1)"
+    " SELECT count(*), boxoffice_assert(count(*) IN (0, $6::int), 'partial confirm') FROM upd"};
+constexpr Sql kMarkHoldBooked{"mark_hold_booked",
+                              "UPDATE seat_hold SET status = 'BOOKED' WHERE hold_id = $1::uuid"};
+constexpr Sql kUpdateBooking{
+    "update_booking",
+    "UPDATE booking SET status = $1, payment_id = COALESCE($2, payment_id), updated_at = " BOX_TS(
+        "$3") " WHERE booking_id = $4"};
+constexpr Sql kInsertRefund{
+    "insert_refund",
+    "INSERT INTO refund (refund_id, payment_id, booking_id, amount, currency, status, created_at,"
+    " next_attempt_at) VALUES ($1::uuid, $2, $3, $4, $5, 'PENDING', " BOX_TS("$6") ", " BOX_TS(
+        "$6") ")"};
+constexpr Sql kInsertEvent{"insert_event",
+                           "INSERT INTO outbox (event_id, type, key, payload, created_at)"
+                           " VALUES ($1::uuid, $2, $3, $4, " BOX_TS("$5") ")"};
+constexpr Sql kPendingEvents{
+    "pending_events",
+    "SELECT id, event_id::text, type, key, payload, " BOX_MS("created_at") " FROM outbox"
+    " WHERE published_at IS NULL AND id > $1 ORDER BY id LIMIT $2"};
+// Fenced: the lease row is share-locked by the mark, so a takeover waits for it, and the
+// mark happens only while the lease is this owner's and unexpired. Returns 1 if it was.
+constexpr Sql kMarkPublished{
+    "mark_published",
+    "WITH fence AS MATERIALIZED (SELECT 1 FROM relay_lease"
+    "  WHERE name = $3 AND owner = $4 AND until >= " BOX_NOW " FOR SHARE),"
+    " upd AS (UPDATE outbox SET published_at = " BOX_NOW
+    "  WHERE published_at IS NULL AND id = ANY($2::bigint[]) AND EXISTS (SELECT 1 FROM fence)"
+    "  RETURNING 1)"
+    " SELECT (SELECT count(*) FROM fence), (SELECT count(*) FROM upd)"};
+constexpr Sql kRefundBooking{"refund_booking",
+                             "SELECT booking_id FROM refund WHERE refund_id = $1::uuid"};
+constexpr Sql kMarkRefundIssued{
+    "mark_refund_issued",
+    "UPDATE refund SET status = 'ISSUED', gateway_refund_id = $1, issued_at = " BOX_TS(
+        "$2") " WHERE refund_id = $3::uuid AND status = 'PENDING' RETURNING 1"};
+// SKIP LOCKED: instances claiming at once take disjoint rows and never wait on each other.
+constexpr Sql kClaimStale{
+    "claim_stale",
+    "WITH stale AS MATERIALIZED (SELECT booking_id FROM booking"
+    "  WHERE status = 'PENDING' AND (payment_expires_at <= " BOX_NOW
+    "        OR created_at < " BOX_NOW " - $2::bigint * interval '1 ms')"
+    "    AND (claimed_until IS NULL OR claimed_until < " BOX_NOW
+    ")"
+    "  ORDER BY claimed_until NULLS FIRST, created_at LIMIT $4 FOR UPDATE SKIP LOCKED) "
+    "UPDATE booking b SET claimed_until = " BOX_NOW
+    " + $3::bigint * interval '1 ms'"
+    "  FROM stale WHERE b.booking_id = stale.booking_id RETURNING b.booking_id"};
+constexpr Sql kReleaseClaims{
+    "release_claims",
+    "UPDATE booking SET claimed_until = NULL WHERE booking_id = ANY($1::bigint[])"
+    " AND status = 'PENDING'"};
+constexpr Sql kLockKey{
+    "lock_key",
+    "SELECT fingerprint, state, lock_token::text, " BOX_MS("locked_until") ", booking_id, "
+    BOX_MS("hold_expiry_before") ", " BOX_MS("hold_expiry_after") ", response_status,"
+    " response_body FROM idempotency_key WHERE customer_id = $1 AND key = $2 FOR UPDATE"};
+constexpr Sql kInsertKey{
+    "insert_key",
+    "INSERT INTO idempotency_key (customer_id, key, fingerprint, state, lock_token, locked_until,"
+    " created_at, updated_at)"
+    " VALUES ($1, $2, $3, $4, $5::uuid, " BOX_TS("$6") ", " BOX_TS("$7") ", " BOX_TS("$7") ")"
+    " ON CONFLICT (customer_id, key) DO NOTHING RETURNING 1"};
+constexpr Sql kUpdateKey{
+    "update_key",
+    "UPDATE idempotency_key SET state = $3, lock_token = $4::uuid, locked_until = " BOX_TS("$5") ","
+    "       booking_id = $6, hold_expiry_before = " BOX_TS("$7") ","
+    "       hold_expiry_after = " BOX_TS("$8") ", response_status = $9, response_body = $10,"
+    "       updated_at = " BOX_TS("$11")
+    " WHERE customer_id = $1 AND key = $2"};
+constexpr Sql kDeleteKey{"delete_key",
+                         "DELETE FROM idempotency_key WHERE customer_id = $1 AND key = $2"};
+constexpr Sql kPurgeKeys{"purge_keys",
+                         "DELETE FROM idempotency_key WHERE (customer_id, key) IN"
+                         " (SELECT customer_id, key FROM idempotency_key"
+                         "   WHERE created_at < " BOX_NOW
+                         " - $2::bigint * interval '1 ms'"
+                         "   LIMIT $3 FOR UPDATE SKIP LOCKED)"};
+// Checkout undone: the seats this hold still has until `from` get `to` back.
+constexpr Sql kResetSeatsExpiry{
+    "reset_seats_expiry",
+    BOX_LOCK_SEATS("$1", "$2")
+    "UPDATE show_seat s SET hold_expires_at = " BOX_TS("$5")
+    "  FROM locked"
+    " WHERE s.showtime_id = $1 AND s.seat_code = locked.seat_code"
+    "   AND s.hold_id = $3::uuid AND s.status = 'HELD' AND s.hold_expires_at = " BOX_TS("$4")};
+constexpr Sql kCountRecentBookings{"count_recent_bookings",
+                                   "SELECT status, count(*) FROM booking"
+                                   " WHERE created_at >= " BOX_NOW
+                                   " - $2::bigint * interval '1 ms' GROUP BY status"};
+constexpr Sql kAcquireLease{
+    "acquire_lease",
+    "INSERT INTO relay_lease (name, owner, until)"
+    " VALUES ($2, $3, " BOX_NOW
+    " + $4::bigint * interval '1 ms')"
+    " ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, until = excluded.until"
+    " WHERE relay_lease.owner = excluded.owner OR relay_lease.until < " BOX_NOW " RETURNING owner"};
+constexpr Sql kPendingRefunds{
+    "pending_refunds",
+    "SELECT refund_id::text, payment_id, booking_id, amount, currency, attempts FROM refund"
+    " WHERE status = 'PENDING' AND next_attempt_at <= " BOX_NOW
+    " ORDER BY next_attempt_at LIMIT $2"};
+constexpr Sql kRefundAttemptFailed{
+    "refund_attempt_failed",
+    "UPDATE refund SET attempts = attempts + 1, refused = $2, last_error = $3,"
+    "       next_attempt_at = " BOX_NOW " + $4::bigint * interval '1 ms'"
+    " WHERE refund_id = $5::uuid AND status = 'PENDING'"};
+constexpr Sql kRefundBacklog{
+    "refund_backlog",
+    "SELECT count(*) FILTER (WHERE NOT refused), count(*) FILTER (WHERE refused)"
+    "  FROM refund WHERE status = 'PENDING'"};
+constexpr Sql kSetHoldExpiry{"set_hold_expiry", "UPDATE seat_hold SET expires_at = " BOX_TS(
+                                                    "$1") " WHERE hold_id = $2::uuid"};
+// The seeds' sweeper, batched; SKIP LOCKED means it never waits, on any number of instances.
+constexpr Sql kSweepExpired{
+    "sweep_expired",
+    "WITH expired AS MATERIALIZED (SELECT showtime_id, seat_code FROM show_seat"
+    "  WHERE status = 'HELD' AND hold_expires_at < " BOX_NOW
+    " LIMIT $2 FOR UPDATE SKIP LOCKED) "
+    "UPDATE show_seat s SET status = 'AVAILABLE', hold_id = NULL, customer_id = NULL,"
+    "       hold_expires_at = NULL"
+    "  FROM expired"
+    " WHERE s.showtime_id = expired.showtime_id AND s.seat_code = expired.seat_code"
+    "   AND s.status = 'HELD' AND s.hold_expires_at < " BOX_NOW
+    " RETURNING s.showtime_id, s.seat_code"};
+
+}  // namespace boxoffice
