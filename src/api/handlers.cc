@@ -68,15 +68,7 @@ std::optional<int64_t> ParseId(const std::string& text) {
 
 class Api {
  public:
-  explicit Api(const ApiDeps& deps) : d_(deps) {
-    // One counter per outcome, registered now: the callback path takes no registry lock.
-    for (int i = 0; i <= static_cast<int>(Settlement::kOtherSession); ++i) {
-      const char* outcome = SettlementName(static_cast<Settlement>(i));
-      settled_[static_cast<size_t>(i)] = &d_.metrics->GetCounter(
-          "boxoffice_payments_settled_total", "Payment reports by outcome.",
-          std::string("outcome=\"") + outcome + "\"");
-    }
-  }
+  explicit Api(const ApiDeps& deps) : d_(deps) {}
 
   // The customer behind the bearer token, or the 401 to send.
   std::variant<Principal, Response> Authenticate(const Request& req) const {
@@ -293,8 +285,8 @@ class Api {
     co_return Json(200, BookingJson(booking.value()));
   }
 
-  // The gateway's signed callback: verified before anything is parsed, then settled once
-  // per payment id by the store (late, twice, unknown: see Store::SettlePayment).
+  // The gateway's signed callback: verified before anything is parsed, then settled by the
+  // payments service (once per payment id: late, twice, unknown; see Store::SettlePayment).
   Response PaymentCallback(Request& req) {
     const std::string* signature = req.headers.Find("X-Gateway-Signature");
     Status verified = d_.gateway_secret.empty()
@@ -308,17 +300,9 @@ class Api {
     }
     PaymentReport report;
     if (auto e = ParsePaymentReport(req.body, &report)) return BadBody(*e);
-    auto settled = d_.store->SettlePayment(report);
+    auto settled = d_.payments->Settle(report, "callback", req.request_id);
     if (!settled.ok()) return StatusResponse(settled.status());
     const char* outcome = SettlementName(settled.value());
-    if (settled.value() == Settlement::kConfirmed) {
-      if (auto id = ParseId(report.reference)) d_.holds->BookingConfirmed(*id);
-    }
-    settled_[static_cast<size_t>(settled.value())]->Inc();
-    LogInfo("payment settled", {{"paymentId", report.payment_id},
-                                {"reference", report.reference},
-                                {"outcome", outcome},
-                                {"requestId", req.request_id}});
     return Json(200, nlohmann::json{{"received", true}, {"outcome", outcome}}.dump());
   }
 
@@ -385,7 +369,6 @@ class Api {
 
  private:
   ApiDeps d_;
-  std::array<Counter*, static_cast<size_t>(Settlement::kOtherSession) + 1> settled_{};
 };
 
 }  // namespace

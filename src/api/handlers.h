@@ -11,6 +11,7 @@
 #include "holds/hold_service.h"
 #include "http/router.h"
 #include "payments/checkout.h"
+#include "payments/settlement.h"
 #include "store/store.h"
 
 namespace boxoffice::api {
@@ -19,6 +20,7 @@ struct ApiDeps {
   Store* store = nullptr;
   HoldService* holds = nullptr;
   CheckoutService* checkout = nullptr;
+  PaymentService* payments = nullptr;
   SeatGate* gate = nullptr;  // null: no Redis configured
   SeatMapCache* seat_maps = nullptr;
   SeatStreams* seat_streams = nullptr;

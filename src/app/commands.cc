@@ -301,6 +301,10 @@ int Serve(const ServeFlags& f) {
     checkout_options.crash_at = crash_at;  // test-only fault injection (tests/e2e)
   }
   CheckoutService checkout(store.value().get(), &gateway, checkout_options, &metrics, gate.get());
+  // Callbacks and the reconciler settle payments alike; a confirmed booking's seats stay
+  // behind the gate and the hold path hears of it.
+  PaymentService payments(store.value().get(), &metrics,
+                          [&holds](int64_t booking_id) { holds.BookingConfirmed(booking_id); });
   api::SeatMapCache seat_maps(
       [store = store.value().get()](int64_t id) { return store->GetSeatMap(id); }, &clock,
       kSeatMapMaxAge, &metrics);
@@ -315,6 +319,7 @@ int Serve(const ServeFlags& f) {
   deps.store = store.value().get();
   deps.holds = &holds;
   deps.checkout = &checkout;
+  deps.payments = &payments;
   deps.gate = gate.get();
   deps.seat_maps = &seat_maps;
   deps.seat_streams = &seat_streams;
@@ -348,8 +353,7 @@ int Serve(const ServeFlags& f) {
   ReconcilerOptions reconcile;
   reconcile.older_than = f.reconcile_after;
   reconcile.interval = f.reconcile_interval;
-  reconcile.on_confirmed = [&holds](int64_t booking_id) { holds.BookingConfirmed(booking_id); };
-  Reconciler reconciler(store.value().get(), &gateway, reconcile, &metrics);
+  Reconciler reconciler(store.value().get(), &gateway, &payments, reconcile, &metrics);
   reconciler.Start();
   BookingStats stats(store.value().get(), kStatsInterval, &metrics);
   stats.Start();

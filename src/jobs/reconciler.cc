@@ -4,8 +4,9 @@
 
 namespace boxoffice {
 
-Reconciler::Reconciler(Store* store, Gateway* gateway, ReconcilerOptions options, Metrics* metrics)
-    : store_(store), gateway_(gateway), options_(options), metrics_(metrics) {}
+Reconciler::Reconciler(Store* store, Gateway* gateway, PaymentService* payments,
+                       ReconcilerOptions options, Metrics* metrics)
+    : store_(store), gateway_(gateway), payments_(payments), options_(options), metrics_(metrics) {}
 
 Reconciler::~Reconciler() { Stop(); }
 
@@ -55,13 +56,12 @@ Result<int> Reconciler::RunOnce() {
         Count("malformed_answer");
         continue;
       } else if (session->status == "PAID" || session->status == "FAILED") {
-        auto r = store_->SettlePayment(
+        auto r = payments_->Settle(
             PaymentReport{session->payment_id, b.session_id, std::to_string(b.id),
-                          session->status == "PAID", b.amount.amount, b.amount.currency});
+                          session->status == "PAID", b.amount.amount, b.amount.currency},
+            "reconciler");
         if (!r.ok()) continue;
         outcome = SettlementName(r.value());
-        if (r.value() == Settlement::kConfirmed && options_.on_confirmed)
-          options_.on_confirmed(b.id);
       } else if (session->status == "EXPIRED") {
         auto r = store_->AbandonCheckout(b.id);
         if (!r.ok()) continue;

@@ -12,11 +12,10 @@
 // outage never holds the reconciler in timeouts, one booking after another.
 #pragma once
 
-#include <functional>
-
 #include "core/metrics.h"
 #include "jobs/periodic.h"
 #include "payments/gateway.h"
+#include "payments/settlement.h"
 #include "store/store.h"
 
 namespace boxoffice {
@@ -26,13 +25,13 @@ struct ReconcilerOptions {
   Millis older_than{900'000};  // --reconcile-after: API.md asks again 15 minutes after checkout
   Millis lease{60'000};        // a claimed booking is left to this instance for this long
   int batch_limit = 100;       // bookings per round
-  // Called with each booking the reconciler confirmed (the seat gate keeps its seats).
-  std::function<void(int64_t booking_id)> on_confirmed;
 };
 
 class Reconciler {
  public:
-  Reconciler(Store* store, Gateway* gateway, ReconcilerOptions options, Metrics* metrics);
+  // payments: settles what the gateway answers, as it settles a callback.
+  Reconciler(Store* store, Gateway* gateway, PaymentService* payments, ReconcilerOptions options,
+             Metrics* metrics);
   ~Reconciler();  // stops and joins
 
   // One round now: how many bookings were settled or abandoned.
@@ -45,6 +44,7 @@ class Reconciler {
 
   Store* store_;
   Gateway* gateway_;
+  PaymentService* payments_;
   ReconcilerOptions options_;
   Metrics* metrics_;
   Periodic periodic_;

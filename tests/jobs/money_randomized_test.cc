@@ -158,7 +158,8 @@ TEST_P(MoneyRandomized, InterleavedPurchasesKeepEveryInvariant) {
   CheckoutService checkout(store_.get(), &gateway, options, &metrics);
   RefundWorker refunds(store_.get(), &gateway, Millis(1'000), 50, &metrics);
   ReconcilerOptions reconcile;
-  Reconciler reconciler(store_.get(), &gateway, reconcile, &metrics);
+  PaymentService settlement(store_.get(), &metrics, nullptr);
+  Reconciler reconciler(store_.get(), &gateway, &settlement, reconcile, &metrics);
 
   std::mutex mu;
   std::map<std::string, int> ops;          // operations by kind

@@ -58,7 +58,9 @@ class ReconcilerTest : public StoreContract {
     ReconcilerOptions o;
     o.older_than = Millis(15 * 60'000);
     o.lease = Millis(1'000);
-    reconciler_ = std::make_unique<Reconciler>(store_.get(), &gateway_, o, &metrics_);
+    payments_ = std::make_unique<PaymentService>(store_.get(), &metrics_, nullptr);
+    reconciler_ =
+        std::make_unique<Reconciler>(store_.get(), &gateway_, payments_.get(), o, &metrics_);
   }
   // A checkout of `seats` whose payment session ends 8 minutes from now (the hold 10).
   Booking CheckedOut(int64_t customer, const std::string& seat, const std::string& session) {
@@ -78,6 +80,7 @@ class ReconcilerTest : public StoreContract {
   int64_t showtime_ = 0;
   ScriptedGateway gateway_;
   Metrics metrics_;
+  std::unique_ptr<PaymentService> payments_;
   std::unique_ptr<Reconciler> reconciler_;
 };
 
@@ -136,7 +139,7 @@ TEST_P(ReconcilerTest, BookingsThatCannotSettleNeverStarveTheOthers) {
   o.older_than = Millis(15 * 60'000);
   o.lease = Millis(1'000);
   o.batch_limit = 2;
-  Reconciler small(store_.get(), &gateway_, o, &metrics_);
+  Reconciler small(store_.get(), &gateway_, payments_.get(), o, &metrics_);
   const Booking stuck1 = CheckedOut(5, "E1", "ses_a");
   const Booking stuck2 = CheckedOut(6, "E2", "ses_b");
   clock_.Advance(Millis(1));

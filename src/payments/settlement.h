@@ -1,0 +1,37 @@
+// PaymentService: what a payment report does, whoever brings it: the gateway's signed
+// callback, or the reconciler asking after a callback that never came.
+//
+// The store applies a report exactly once per payment id, all in one transaction
+// (Store::SettlePayment: confirmed, failed, refunded, or a duplicate that changes nothing).
+// Then, for a confirmed booking, on_confirmed tells the hold path (the gate keeps the seats
+// until the showtime, the seat maps and the waiting room hear of it). Every report is
+// counted by outcome (boxoffice_payments_settled_total) and logged. Handlers translate
+// HTTP to a report and back; this decides what follows.
+#pragma once
+
+#include <array>
+#include <functional>
+#include <string_view>
+
+#include "core/metrics.h"
+#include "store/store.h"
+
+namespace boxoffice {
+
+class PaymentService {
+ public:
+  // on_confirmed: called with each booking a report confirmed (may be empty).
+  PaymentService(Store* store, Metrics* metrics, std::function<void(int64_t)> on_confirmed);
+
+  // via: who brought the report ("callback", "reconciler"), for the log.
+  Result<Settlement> Settle(const PaymentReport& report, std::string_view via,
+                            std::string_view request_id = "");
+
+ private:
+  Store* store_;
+  std::function<void(int64_t)> on_confirmed_;
+  // One counter per outcome, registered at construction: no registry lock per report.
+  std::array<Counter*, static_cast<size_t>(Settlement::kOtherSession) + 1> settled_{};
+};
+
+}  // namespace boxoffice
