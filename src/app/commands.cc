@@ -186,50 +186,93 @@ struct ServeFlags {
   Millis sse_heartbeat{15'000};
 };
 
-int Serve(const ServeFlags& f) {
+// The payment session's length: the flag, or 8 minutes (4/5 of a shorter hold). The session
+// ends before the hold does, so a callback has a margin (API.md: 8 of 10 min).
+Millis PaymentTtl(const ServeFlags& f) {
+  return f.payment_ttl > Millis(0) ? f.payment_ttl
+                                   : std::min(Millis(8 * 60'000), f.hold_ttl * 4 / 5);
+}
+
+// What is wrong with serve's flags (the first thing), or "".
+std::string ServeFlagsError(const ServeFlags& f) {
   if (f.common.jwt_secret.size() < kMinJwtSecretLength) {
-    LogError("--jwt-secret must be at least 32 characters");
-    return 2;
+    return "--jwt-secret must be at least 32 characters";
   }
   if (!f.gateway_secret.empty() && f.gateway_secret.size() < kMinGatewaySecretLength) {
-    LogError("--gateway-secret must be at least 16 characters");
-    return 2;
+    return "--gateway-secret must be at least 16 characters";
   }
   if (f.sweep_interval <= Millis(0) || f.reconcile_interval <= Millis(0)) {
-    LogError("--sweep-interval and --reconcile-interval must be positive");
-    return 2;
+    return "--sweep-interval and --reconcile-interval must be positive";
   }
   if (!http::ParseHttpUrl(f.gateway_url)) {
-    LogError("--gateway-url must be http://HOST:PORT[/PATH]");
-    return 2;
+    return "--gateway-url must be http://HOST:PORT[/PATH]";
   }
   if (f.hold_ttl <= Millis(0) || f.hold_max_lifetime < f.hold_ttl) {
-    LogError("--hold-ttl must be positive and at most --hold-max-lifetime");
-    return 2;
+    return "--hold-ttl must be positive and at most --hold-max-lifetime";
   }
-  // The session ends before the hold does, so a callback has a margin (API.md: 8 of 10 min).
-  const Millis payment_ttl =
-      f.payment_ttl > Millis(0) ? f.payment_ttl : std::min(Millis(8 * 60'000), f.hold_ttl * 4 / 5);
+  const Millis payment_ttl = PaymentTtl(f);
   if (payment_ttl <= Millis(0) || payment_ttl > f.hold_ttl) {
-    LogError("--payment-ttl must be positive and at most --hold-ttl");
-    return 2;
+    return "--payment-ttl must be positive and at most --hold-ttl";
   }
   if (f.sse_heartbeat < Millis(100)) {
-    LogError("--sse-heartbeat must be at least 100ms");
-    return 2;
+    return "--sse-heartbeat must be at least 100ms";
   }
   if (f.outbox_lease < Millis(2'000)) {
-    LogError("--outbox-lease must be at least 2s");
-    return 2;
+    return "--outbox-lease must be at least 2s";
   }
   if (f.checkout_lease < Millis(1'000)) {
-    LogError("--checkout-lease must be at least 1s");
-    return 2;
+    return "--checkout-lease must be at least 1s";
   }
   if (!f.public_url.empty() && !http::ParseHttpUrl(f.public_url)) {
-    LogError("--public-url must be http://HOST:PORT[/PATH]");
+    return "--public-url must be http://HOST:PORT[/PATH]";
+  }
+  return "";
+}
+
+// The engines of the hold path: in Redis when --redis is given (shared by every instance),
+// else in process. One Redis client serves the hold path's calls (the rate limit, the
+// gate, the waiting room): on an I/O loop they share that loop's connection, so a hold's
+// rate limit and claim leave in one write.
+struct HoldEngines {
+  std::unique_ptr<RedisClient> redis;
+  std::unique_ptr<SeatGate> gate;  // null without Redis
+  std::unique_ptr<RateLimiter> limiter;
+  std::unique_ptr<SeatEvents> seat_events;
+  std::unique_ptr<WaitingRoom> room;
+};
+
+HoldEngines OpenHoldEngines(const ServeFlags& f, const std::optional<RedisOptions>& redis,
+                            const Clock* clock, Metrics* metrics) {
+  HoldEngines e;
+  if (redis) {
+    e.redis = std::make_unique<RedisClient>(*redis);
+    e.gate = std::make_unique<RedisSeatGate>(e.redis.get(), RedisGateOptions{}, metrics);
+    e.limiter = std::make_unique<RedisRateLimiter>(f.holds_per_minute, e.redis.get(), metrics);
+    e.seat_events = std::make_unique<RedisSeatEvents>(*redis, metrics);
+    e.room = std::make_unique<RedisWaitingRoom>(e.redis.get());
+  } else {
+    e.limiter = std::make_unique<InProcessRateLimiter>(f.holds_per_minute, clock);
+    e.seat_events = std::make_unique<InProcessSeatEvents>();
+    e.room = std::make_unique<InProcessWaitingRoom>();
+  }
+  return e;
+}
+
+// Where the gateway posts payment outcomes: --public-url, or this listener.
+std::string CallbackUrl(const ServeFlags& f, const http::ServerOptions& options,
+                        unsigned short port) {
+  const std::string base = f.public_url.empty()
+                               ? "http://" + options.host + ":" + std::to_string(port)
+                               : f.public_url.substr(0, f.public_url.find_last_not_of('/') + 1);
+  return base + "/payments/callback";
+}
+
+int Serve(const ServeFlags& f) {
+  if (std::string why = ServeFlagsError(f); !why.empty()) {
+    LogError(why);
     return 2;
   }
+  const Millis payment_ttl = PaymentTtl(f);
   std::optional<RedisOptions> redis;
   if (!f.redis_url.empty()) {
     redis = ParseRedisUrl(f.redis_url);
@@ -257,38 +300,15 @@ int Serve(const ServeFlags& f) {
   auto store = OpenAndMigrate(f.common.store, &clock);
   if (!store.ok()) return Fail("cannot open the database", store.status());
   Metrics metrics;
-  // One client for the hold path's Redis calls (the rate limit, the gate, the waiting room):
-  // on an I/O loop they share that loop's connection, so a hold's rate limit and claim
-  // leave in one write.
-  std::unique_ptr<RedisClient> hold_redis;
-  std::unique_ptr<SeatGate> gate;
-  if (redis) {
-    hold_redis = std::make_unique<RedisClient>(*redis);
-    gate = std::make_unique<RedisSeatGate>(hold_redis.get(), RedisGateOptions{}, &metrics);
-  }
+  HoldEngines engines = OpenHoldEngines(f, redis, &clock, &metrics);
+  SeatGate* gate = engines.gate.get();
+  SeatEvents* seat_events = engines.seat_events.get();
   HoldService holds(store.value().get(), HoldPolicy{f.hold_ttl, f.hold_max_lifetime}, &metrics,
-                    gate.get());
-  std::unique_ptr<RateLimiter> limiter;
-  if (redis) {
-    limiter = std::make_unique<RedisRateLimiter>(f.holds_per_minute, hold_redis.get(), &metrics);
-  } else {
-    limiter = std::make_unique<InProcessRateLimiter>(f.holds_per_minute, &clock);
-  }
-  holds.SetRateLimiter(limiter.get(), f.holds_per_minute);
-  std::unique_ptr<SeatEvents> seat_events;
-  if (redis) {
-    seat_events = std::make_unique<RedisSeatEvents>(*redis, &metrics);
-  } else {
-    seat_events = std::make_unique<InProcessSeatEvents>();
-  }
-  holds.SetSeatEvents(seat_events.get());
-  std::unique_ptr<WaitingRoom> room;
-  if (redis) {
-    room = std::make_unique<RedisWaitingRoom>(hold_redis.get());
-  } else {
-    room = std::make_unique<InProcessWaitingRoom>();
-  }
-  Admission admission(room.get(), store.value().get(), f.common.jwt_secret, &clock, &metrics);
+                    gate);
+  holds.SetRateLimiter(engines.limiter.get(), f.holds_per_minute);
+  holds.SetSeatEvents(seat_events);
+  Admission admission(engines.room.get(), store.value().get(), f.common.jwt_secret, &clock,
+                      &metrics);
   admission.Start(kWaitingRoomInterval);
   holds.SetAdmission(&admission);
   HttpGateway gateway(HttpGatewayOptions{f.gateway_url});
@@ -300,7 +320,7 @@ int Serve(const ServeFlags& f) {
   if (const char* crash_at = std::getenv("BOXOFFICE_TEST_CRASH_AT")) {
     checkout_options.crash_at = crash_at;  // test-only fault injection (tests/e2e)
   }
-  CheckoutService checkout(store.value().get(), &gateway, checkout_options, &metrics, gate.get());
+  CheckoutService checkout(store.value().get(), &gateway, checkout_options, &metrics, gate);
   // Callbacks and the reconciler settle payments alike; a confirmed booking's seats stay
   // behind the gate and the hold path hears of it.
   PaymentService payments(store.value().get(), &metrics,
@@ -313,14 +333,14 @@ int Serve(const ServeFlags& f) {
   holds.SetSeatView([&seat_maps](int64_t showtime_id, const std::vector<std::string>& seats) {
     return seat_maps.ShowsAvailable(showtime_id, seats);
   });
-  api::SeatStreams seat_streams(seat_events.get(), f.max_streams, &metrics);
+  api::SeatStreams seat_streams(seat_events, f.max_streams, &metrics);
   http::Router router;
   api::ApiDeps deps;
   deps.store = store.value().get();
   deps.holds = &holds;
   deps.checkout = &checkout;
   deps.payments = &payments;
-  deps.gate = gate.get();
+  deps.gate = gate;
   deps.seat_maps = &seat_maps;
   deps.seat_streams = &seat_streams;
   deps.admission = &admission;
@@ -331,14 +351,11 @@ int Serve(const ServeFlags& f) {
   api::RegisterRoutes(&router, deps);
   http::Server server(options, &router, &metrics);
   if (!server.Start()) return 1;
-  checkout.SetCallbackUrl((f.public_url.empty()
-                               ? "http://" + options.host + ":" + std::to_string(server.port())
-                               : f.public_url.substr(0, f.public_url.find_last_not_of('/') + 1)) +
-                          "/payments/callback");
+  checkout.SetCallbackUrl(CallbackUrl(f, options, server.port()));
   // Seats freed by expiry go out as SeatsReleased once the sweeper commits them (the map
   // already shows them AVAILABLE by then: lazy expiry).
   Sweeper sweeper(store.value().get(), f.sweep_interval, kSweepBatchLimit, &metrics,
-                  [&seat_events](int64_t showtime_id, std::vector<std::string> seats) {
+                  [seat_events](int64_t showtime_id, std::vector<std::string> seats) {
                     seat_events->Publish({SeatChange::Type::kReleased, showtime_id,
                                           std::move(seats), SystemClock().Now()});
                   });
