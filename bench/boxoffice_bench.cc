@@ -24,6 +24,10 @@
 // With --rate, attempts are due at that total rate (open loop), and NAME_attempt reports
 // each attempt's latency from when it was due to the hold's answer.
 //
+// `premiere` sells --showtimes whole: each connection is a customer who reads the map,
+// holds, checks out, pays at the gateway and polls the booking until CONFIRMED, then the
+// next customer. With --rate, customers are due at that total rate (open loop).
+//
 // Latency goes into a log-linear histogram (about 1.5% precision) per thread and route,
 // merged at the end. Output is machine-readable lines:
 //   result NAME requests=… rps=… p50_ms=… p90_ms=… p99_ms=… p999_ms=… max_ms=… errors=…
@@ -100,6 +104,8 @@ struct Worker {
   uint64_t errors = 0;
   // holdstorm
   uint64_t seats_won = 0;
+  // premiere: customers whose purchase started
+  uint64_t customers = 0;
   std::mt19937_64 rng{std::random_device{}()};
 };
 
@@ -395,8 +401,12 @@ std::vector<std::atomic<bool>>* g_sold_out = nullptr;
 std::vector<std::atomic<int>>* g_seats = nullptr;  // seats per showtime, from its map
 Clock::time_point g_all_sold_out{};
 
+// With an interval (open loop, --rate customers per second in all), each customer on this
+// connection is due at a fixed time: the purchase starts then, or at once if the previous
+// one ran late.
 asio::awaitable<void> PremiereLoop(Worker& w, const Options& o, int connection,
-                                   Clock::time_point end) {
+                                   Clock::time_point end, Clock::duration interval,
+                                   Clock::time_point first_due) {
   auto executor = co_await asio::this_coro::executor;
   const tcp::endpoint service(asio::ip::make_address(o.host), o.port);
   Conn conn(executor, service);
@@ -427,7 +437,19 @@ asio::awaitable<void> PremiereLoop(Worker& w, const Options& o, int connection,
   std::string token =
       boxoffice::SignJwt(boxoffice::Principal{++customer, false},
                          boxoffice::SystemClock().Now() + std::chrono::hours(1), o.secret);
+  Clock::time_point due = first_due;
+  asio::steady_timer pacing(executor);
   while (Clock::now() < end && g_on_sale.load() > 0) {
+    if (interval.count() > 0) {
+      if (due > Clock::now()) {
+        pacing.expires_at(due);
+        beast::error_code ec;
+        co_await pacing.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        if (Clock::now() >= end || g_on_sale.load() == 0) break;
+      }
+      due += interval;
+    }
+    ++w.customers;
     // A showtime still on sale, at random.
     int index = std::uniform_int_distribution<int>(0, o.showtimes - 1)(w.rng);
     for (int k = 0; k < o.showtimes && (*g_sold_out)[static_cast<size_t>(index)]; ++k)
@@ -534,6 +556,7 @@ int Usage() {
       "       boxoffice-bench premiere --port PORT --gateway-port PORT --showtime ID\n"
       "                           --secret JWT_SECRET [--showtimes N] [--connections N]\n"
       "                           [--map-reads N] [--max-seats N] [--seconds S]\n"
+      "                           [--rate CUSTOMERS_PER_S] [--name NAME]\n"
       "       boxoffice-bench report --in RUN.txt --out REPORT.md --plots DIR\n");
   return 2;
 }
@@ -648,7 +671,9 @@ int main(int argc, char** argv) {
       asio::co_spawn(w.io, HoldLoop(w, o, c, end, interval, start + interval * c / o.connections),
                      asio::detached);
     } else {
-      asio::co_spawn(w.io, PremiereLoop(w, o, c, end), asio::detached);
+      asio::co_spawn(w.io,
+                     PremiereLoop(w, o, c, end, interval, start + interval * c / o.connections),
+                     asio::detached);
     }
   }
   std::vector<std::thread> threads;
@@ -658,8 +683,9 @@ int main(int argc, char** argv) {
 
   std::map<std::string, Histogram> latency;
   std::map<std::string, std::map<int, uint64_t>> statuses;
-  uint64_t errors = 0, seats_won = 0;
+  uint64_t errors = 0, seats_won = 0, customers = 0;
   for (auto& w : workers) {
+    customers += w->customers;
     for (auto& [route, h] : w->latency) latency[route].Merge(h);
     for (auto& [route, by] : w->statuses)
       for (auto [status, n] : by) statuses[route][status] += n;
@@ -685,11 +711,15 @@ int main(int argc, char** argv) {
         done ? std::chrono::duration<double>(g_all_sold_out - launched).count() : 0.0;
     std::printf(
         "result %s requests=%llu rps=%.0f seconds=%.2f sold_out=%s sell_out_s=%.2f "
-        "seats_confirmed=%llu seats=%llu errors=%llu connections=%d\n",
+        "seats_confirmed=%llu seats=%llu errors=%llu connections=%d customers=%llu "
+        "customers_per_s=%.1f%s\n",
         o.name.c_str(), static_cast<unsigned long long>(requests),
         static_cast<double>(requests) / seconds, seconds, done ? "yes" : "no", sell_out,
         static_cast<unsigned long long>(seats_won), static_cast<unsigned long long>(seats),
-        static_cast<unsigned long long>(errors), o.connections);
+        static_cast<unsigned long long>(errors), o.connections,
+        static_cast<unsigned long long>(customers), static_cast<double>(customers) / seconds,
+        o.rate > 0 ? (" target_customers_per_s=" + std::to_string(int64_t(o.rate))).c_str()
+                   : "");
     for (auto& [route, h] : latency)
       PrintResult(o.name + "_" + route, h, seconds, statuses[route], 0, "");
     return done ? 0 : 1;
