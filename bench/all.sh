@@ -11,10 +11,12 @@ mode=${1:-quick}
 case "$mode" in
   quick) report=docs/benchmarks.md plots=docs/bench
     scenarios=("seatmap bench/seatmap.sh 64 5" "holdstorm bench/holdstorm.sh 64 20"
-      "premiere bench/premiere.sh 500 10 30") ;;
+      "premiere bench/premiere.sh 500 10 30" "premiere bench/premiere.sh 500 10 30 sqlite"
+      "slowgateway bench/slowgateway.sh 64 10") ;;
   full) report=docs/benchmarks-full.md plots=docs/bench-full
     scenarios=("seatmap bench/seatmap.sh 256 30" "holdstorm bench/holdstorm.sh 10000 20"
-      "premiere bench/premiere.sh 5000 10 30") ;;
+      "premiere bench/premiere.sh 5000 10 30" "premiere bench/premiere.sh 5000 10 30 sqlite"
+      "slowgateway bench/slowgateway.sh 256 20") ;;
   *) echo "usage: bench/all.sh quick|full" >&2; exit 2 ;;
 esac
 mkdir -p var/bench "$plots"

@@ -135,3 +135,16 @@ statements_total() {
   psql -qAt "$BOXOFFICE_TEST_PG_URL" -c "SELECT COALESCE(sum(calls), 0) FROM pg_stat_statements
     WHERE query NOT LIKE '%pg_stat_statements%'"
 }
+
+# wrk (Debian's) against a URL: a result line NAME with its requests/s and p99, so the ratio
+# against nginx does not rest on our own load generator alone.
+wrk_result() {
+  local name=$1 url=$2 connections=$3 threads=$4 seconds=$5 out
+  out=$(wrk -t"$threads" -c"$connections" -d"${seconds}s" --latency "$url")
+  awk -v name="$name" '
+    /Requests\/sec:/ { rps = $2 }
+    $1 == "99%" { v = $2; unit = v; sub(/[0-9.]+/, "", unit); sub(/[a-z]+$/, "", v)
+                  p99 = unit == "us" ? v / 1000 : unit == "s" ? v * 1000 : v }
+    END { printf "result %s rps=%.0f p99_ms=%.2f client=wrk\n", name, rps, p99 }' <<<"$out"
+}
+

@@ -5,7 +5,9 @@
 # for the booking to be confirmed; then the next customer. Until everything is sold out.
 # `boxoffice audit` checks the invariants afterwards. The reference is nginx serving the
 # seat map's bytes, read at the same concurrency by the same client.
-#   bench/premiere.sh [CONNECTIONS] [SHOWTIMES] [MAP_READS]
+# With STORE=sqlite, the embedded profile instead (SQLite, no Redis): the closed loop only,
+# named premiere_sqlite.
+#   bench/premiere.sh [CONNECTIONS] [SHOWTIMES] [MAP_READS] [STORE]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib.sh
@@ -14,6 +16,9 @@ with_postgres_and_redis "$0" "$@"
 connections=${1:-500}
 showtimes=${2:-10}
 map_reads=${3:-30}
+store=${4:-postgres}
+name=premiere
+[ "$store" = sqlite ] && name=premiere_sqlite
 threads=$(nproc)
 ulimit -n 65536 2>/dev/null || true
 tmp=$(mktemp -d)
@@ -37,19 +42,31 @@ wait_http "http://127.0.0.1:$gateway_port/v1/sessions?reference=0"
 redis-cli -u "$BOXOFFICE_REDIS" FLUSHALL >/dev/null
 # Every customer holds once, so the per-customer rate limit never bites; it is raised only
 # so that a lost hold's retry is not turned away.
-start_serve --db "$BOXOFFICE_TEST_PG_URL" --redis "$BOXOFFICE_REDIS" \
-  --gateway-url "http://127.0.0.1:$gateway_port" --gateway-secret "$gateway_secret" \
-  --holds-per-minute 100000 --max-connections 100000
+if [ "$store" = sqlite ]; then
+  db="sqlite:$tmp/premiere.db"
+  start_serve --db "$db" \
+    --gateway-url "http://127.0.0.1:$gateway_port" --gateway-secret "$gateway_secret" \
+    --holds-per-minute 100000 --max-connections 100000
+else
+  db=$BOXOFFICE_TEST_PG_URL
+  start_serve --db "$db" --redis "$BOXOFFICE_REDIS" \
+    --gateway-url "http://127.0.0.1:$gateway_port" --gateway-secret "$gateway_secret" \
+    --holds-per-minute 100000 --max-connections 100000
+fi
 first=$(make_showtimes "$showtimes")
-statements_reset
+[ "$store" = sqlite ] || statements_reset
 echo "premiere: $showtimes showtimes × 300 seats, $connections connections, $map_reads map reads per hold, $threads client threads" >&2
 ours=$(build/boxoffice-bench premiere --port "${api##*:}" --gateway-port "$gateway_port" \
   --showtime "$first" --showtimes "$showtimes" --connections "$connections" \
   --threads "$threads" --map-reads "$map_reads" --secret "$bench_secret" --seconds 240 \
-  --max-seats 8) || true
+  --max-seats 8 --name "$name") || true
 echo "$ours"
+open="sold_out=yes"
+runs=1
+if [ "$store" != sqlite ]; then
 statements=$(statements_total)
 bookings=$(psql -qAt "$BOXOFFICE_TEST_PG_URL" -c "SELECT count(*) FROM booking WHERE status = 'CONFIRMED'")
+runs=2
 # Open loop: customers due at half the closed loop's rate, on showtimes of their own, so the
 # latency is that of a service at half load, not of 500 connections queueing.
 open_rate=$(awk -v r="$(field customers_per_s "$ours")" 'BEGIN { printf "%d", r / 2 }')
@@ -60,28 +77,33 @@ open=$(build/boxoffice-bench premiere --port "${api##*:}" --gateway-port "$gatew
   --max-seats 8 --rate "$open_rate" --name premiere_open) || true
 echo "$open"
 echo "# premiere_open: worst p99 of any route $(grep '^result premiere_open_' <<<"$open" | sed -E 's/.* p99_ms=([0-9.]+).*/\1/' | sort -g | tail -1) ms at $open_rate customers/s"
+fi
 path="/showtimes/$first/seats"
 mkdir -p "$tmp/www$(dirname "$path")"
 curl -sf "$api$path" -o "$tmp/www$path"
 stop_serve
-audit=$(build/boxoffice audit --db "$BOXOFFICE_TEST_PG_URL" 2>/dev/null) && audited=0 || audited=1
-echo "${audit/result audit/result premiere_audit}"
-# Every statement the sale cost (holds that lost, the customers' polling of their booking
-# and the jobs included), per booking confirmed.
-awk -v s="$statements" -v b="$bookings" 'BEGIN { if (b > 0) printf "ratio premiere_statements_per_purchase %.1f\n", s / b }'
-echo "# premiere: $statements statements for $bookings bookings"
+audit=$(build/boxoffice audit --db "$db" 2>/dev/null) && audited=0 || audited=1
+echo "${audit/result audit/result ${name}_audit}"
+if [ "$store" != sqlite ]; then
+  # Every statement the sale cost (holds that lost, the customers' polling of their booking
+  # and the jobs included), per booking confirmed.
+  awk -v s="$statements" -v b="$bookings" 'BEGIN { if (b > 0) printf "ratio premiere_statements_per_purchase %.1f\n", s / b }'
+  echo "# premiere: $statements statements for $bookings bookings"
+fi
 
 start_nginx "$path"
 ref=$(build/boxoffice-bench get --port "$nginx_port" --path "$path" --connections "$connections" \
-  --threads "$threads" --seconds 10 --name premiere_nginx)
+  --threads "$threads" --seconds 10 --name "${name}_nginx")
 echo "$ref"
 ours_rps=$(field rps "$(head -1 <<<"$ours")")
-awk -v a="$ours_rps" -v b="$(field rps "$ref")" 'BEGIN { printf "ratio premiere_vs_nginx %.2f\n", a / b }'
+ratio_name=premiere_vs_nginx
+[ "$store" = sqlite ] && ratio_name=premiere_sqlite_vs_nginx
+awk -v n="$ratio_name" -v a="$ours_rps" -v b="$(field rps "$ref")" 'BEGIN { printf "ratio %s %.2f\n", n, a / b }'
 # Sold out means every seat booked and paid, not only none left to hold.
 booked=$(field seats_booked "$audit")
 if ! grep -q "sold_out=yes" <<<"$ours" || ! grep -q "sold_out=yes" <<<"$open" ||
-  [ "$booked" != $((2 * showtimes * 300)) ]; then
-  echo "# premiere: not sold out: ${booked:-no} of $((2 * showtimes * 300)) seats booked"
+  [ "$booked" != $((runs * showtimes * 300)) ]; then
+  echo "# $name: not sold out: ${booked:-no} of $((runs * showtimes * 300)) seats booked"
   exit 1
 fi
 exit "$audited"

@@ -55,6 +55,12 @@ build/boxoffice-bench get --port "${api##*:}" --path "$path" --connections "$con
   --threads "$threads" --seconds "$seconds" --rate "$rate" --name seatmap_open
 build/boxoffice-bench get --port "$nginx_port" --path "$path" --connections "$connections" \
   --threads "$threads" --seconds "$seconds" --rate "$rate" --name seatmap_nginx_open
+# The same comparison with wrk as the client.
+ours_wrk=$(wrk_result seatmap_wrk "$api$path" "$connections" "$threads" "$seconds")
+ref_wrk=$(wrk_result seatmap_nginx_wrk "http://127.0.0.1:$nginx_port$path" "$connections" "$threads" "$seconds")
+echo "$ours_wrk"
+echo "$ref_wrk"
+awk -v a="$(field rps "$ours_wrk")" -v b="$(field rps "$ref_wrk")" 'BEGIN { printf "ratio seatmap_vs_nginx_wrk %.2f\n", a / b }'
 queries=$(awk -v a="$after" -v b="$before" 'BEGIN { print a - b }')
 echo "result seatmap_store queries=$queries per_second=$(awk -v q="$queries" -v s="$seconds" 'BEGIN { printf "%.2f", q / s }')"
 awk -v a="$(field rps "$ours")" -v b="$(field rps "$ref")" 'BEGIN { printf "ratio seatmap_vs_nginx %.2f\n", a / b }'

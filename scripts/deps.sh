@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages boxoffice builds, runs and tests with, if any is missing.
 # `scripts/deps.sh bench` also installs what the benchmarks compare against (nginx) and
-# drive with (curl); `scripts/deps.sh fuzz` clang and libFuzzer; `scripts/deps.sh chaos` faketime.
+# drive with (curl, wrk); `scripts/deps.sh fuzz` clang and libFuzzer; `scripts/deps.sh chaos` faketime.
 set -euo pipefail
 
 packages=(
@@ -12,7 +12,7 @@ packages=(
   postgresql-15 postgresql-contrib
 )
 if [ "${1:-}" = bench ]; then
-  packages+=(nginx-light curl)
+  packages+=(nginx-light curl wrk)
 fi
 # libFuzzer ships with clang's runtime libraries (make fuzz).
 if [ "${1:-}" = fuzz ]; then
