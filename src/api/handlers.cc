@@ -254,24 +254,28 @@ class Api {
     });
   }
 
-  Response Checkout(Request& req) {
-    return WithHold(req, [&](int64_t customer, const std::string& hold_id) {
-      const std::string* key = req.headers.Find("Idempotency-Key");
-      if (!key || key->empty()) {
-        return ErrorResponse(400, "IDEMPOTENCY_KEY_REQUIRED",
-                             "checkout needs an Idempotency-Key header");
-      }
-      if (!IsValidIdempotencyKey(*key)) {
-        return ErrorResponse(400, "VALIDATION_FAILED",
-                             "Idempotency-Key must be 1 to 255 printable ASCII characters");
-      }
-      if (auto e = ParseEmptyObject(req.body)) return BadBody(*e);
-      auto r = d_.checkout->Checkout(customer, *key, hold_id);
-      if (!r.ok()) return StatusResponse(r.status());
-      Response response = Json(r->status, r->body);
-      if (r->replayed) response.Header("Idempotent-Replayed", "true");
-      return response;
-    });
+  // On the I/O thread: the store's phases on the blocking pool, the gateway awaited.
+  io::asio::awaitable<Response> Checkout(Request& req) {
+    auto auth = Authenticate(req);
+    if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
+    const std::string& hold_id = req.params["holdId"];
+    if (!IsUuid(hold_id)) co_return ErrorResponse(404, "NOT_FOUND", "hold not found");
+    const std::string* key = req.headers.Find("Idempotency-Key");
+    if (!key || key->empty()) {
+      co_return ErrorResponse(400, "IDEMPOTENCY_KEY_REQUIRED",
+                              "checkout needs an Idempotency-Key header");
+    }
+    if (!IsValidIdempotencyKey(*key)) {
+      co_return ErrorResponse(400, "VALIDATION_FAILED",
+                              "Idempotency-Key must be 1 to 255 printable ASCII characters");
+    }
+    if (auto e = ParseEmptyObject(req.body)) co_return BadBody(*e);
+    auto r = co_await d_.checkout->CheckoutAsync(std::get<Principal>(auth).customer_id, *key,
+                                                 hold_id);
+    if (!r.ok()) co_return StatusResponse(r.status());
+    Response response = Json(r->status, r->body);
+    if (r->replayed) response.Header("Idempotent-Replayed", "true");
+    co_return response;
   }
 
   // On the I/O thread: customers poll this while they pay.
@@ -439,9 +443,10 @@ void RegisterRoutes(http::Router* router, const ApiDeps& deps) {
   router->Add("PUT", "/admin/showtimes/{showtimeId}/waiting-room", bind(&Api::SetWaitingRoom));
   router->Add("POST", "/showtimes/{showtimeId}/queue", bind(&Api::JoinQueue));
   router->Add("GET", "/showtimes/{showtimeId}/queue/{queueToken}", bind(&Api::QueueStatus));
-  // Checkout waits on the payment gateway: its own pool (API.md: a slow gateway never slows
+  // Checkout awaits the payment gateway without a thread (API.md: a slow gateway never slows
   // holds, seat maps or other customers' requests).
-  router->AddGatewayRoute("POST", "/holds/{holdId}/checkout", bind(&Api::Checkout));
+  router->AddAsync("POST", "/holds/{holdId}/checkout",
+                   [api](Request& r) { return api->Checkout(r); });
   router->AddAsync("GET", "/bookings/{bookingId}",
                    [api](Request& r) { return api->GetBooking(r); });
   router->Add("POST", "/payments/callback", bind(&Api::PaymentCallback));

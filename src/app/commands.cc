@@ -180,7 +180,7 @@ struct ServeFlags {
   Millis sweep_interval{15'000};
   size_t io_threads = std::max(1u, std::thread::hardware_concurrency());
   size_t workers = 8;
-  size_t gateway_workers = 16;
+  size_t gateway_calls = 256;
   size_t max_connections = 10'000;
   size_t max_streams = 1'000;
   Millis sse_heartbeat{15'000};
@@ -280,17 +280,16 @@ int Serve(const ServeFlags& f) {
       LogError("--redis must be redis://HOST:PORT");
       return 2;
     }
-    // Blocking connections (the loops have their own): one per worker of either pool, and
+    // Blocking connections (the loops have their own): one per worker, and
     // a few for the jobs that call the gate and the waiting room (admission rounds, the
     // reconciler's confirmations), so no worker waits for one.
-    redis->pool_size = f.workers + f.gateway_workers + 4;
+    redis->pool_size = f.workers + 4;
     redis->connect_timeout = redis->command_timeout = redis->acquire_timeout = f.redis_timeout;
   }
   http::ServerOptions options;
   if (!ParseListen(f.listen, &options)) return 2;
   options.io_threads = f.io_threads;
   options.worker_threads = f.workers;
-  options.gateway_threads = f.gateway_workers;
   options.max_connections = f.max_connections;
   options.stream_heartbeat = f.sse_heartbeat;
 
@@ -311,7 +310,10 @@ int Serve(const ServeFlags& f) {
                       &metrics);
   admission.Start(kWaitingRoomInterval);
   holds.SetAdmission(&admission);
-  HttpGateway gateway(HttpGatewayOptions{f.gateway_url});
+  HttpGatewayOptions gateway_options;
+  gateway_options.base_url = f.gateway_url;
+  gateway_options.max_in_flight = f.gateway_calls;
+  HttpGateway gateway(gateway_options);
   CheckoutOptions checkout_options;
   checkout_options.hold_ttl = f.hold_ttl;
   checkout_options.hold_max_lifetime = f.hold_max_lifetime;
@@ -545,9 +547,9 @@ void AddCommands(CLI::App* app, int* exit_code) {
       ->check(CLI::Range(1, 64));
   Flag(serve, "workers", &serve_flags->workers, "Threads for database work")
       ->check(CLI::Range(1, 256));
-  Flag(serve, "gateway-workers", &serve_flags->gateway_workers,
-       "Threads for requests that wait on the payment gateway (checkout), apart from --workers")
-      ->check(CLI::Range(1, 1024));
+  Flag(serve, "gateway-calls", &serve_flags->gateway_calls,
+       "Calls waiting on the payment gateway at once per I/O thread (then checkout answers 503)")
+      ->check(CLI::Range(1, 100000));
   Flag(serve, "max-connections", &serve_flags->max_connections, "Open connections at most")
       ->check(CLI::Range(1, 1'000'000));
   Flag(serve, "max-streams", &serve_flags->max_streams,

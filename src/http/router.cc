@@ -175,14 +175,9 @@ std::optional<std::string> Request::QueryParam(std::string_view name) const {
 }
 
 void Router::Add(std::string method, std::string pattern, Handler handler, bool blocking) {
-  Route r{std::move(method), pattern,  blocking, std::move(handler), Split(pattern),
-          nullptr,           false,    nullptr};
+  Route r{std::move(method), pattern, blocking, std::move(handler), Split(pattern), nullptr,
+          nullptr};
   routes_.push_back(std::move(r));
-}
-
-void Router::AddGatewayRoute(std::string method, std::string pattern, Handler handler) {
-  Add(std::move(method), std::move(pattern), std::move(handler), /*blocking=*/true);
-  routes_.back().gateway = true;
 }
 
 void Router::AddAsync(std::string method, std::string pattern, AsyncHandler handler) {

@@ -3,9 +3,8 @@
 // A path that matches no pattern is 404; a path that matches with another method is 405
 // with the Allow header, as API.md asks. Each route carries its pattern (the bounded
 // metrics label) and where its handler runs: on the I/O thread (it never waits, or it is
-// a coroutine that awaits without blocking), on the worker pool (it waits on the database), or on the gateway pool (it waits on the payment
-// gateway, for seconds at worst: kept apart so a slow gateway never takes the workers of
-// holds and seat maps).
+// a coroutine that awaits without blocking), or on the worker pool (it blocks on the
+// database).
 #pragma once
 
 #include <functional>
@@ -32,7 +31,6 @@ struct Route {
   Handler handler;
   std::vector<std::string> segments;  // pattern split on '/'
   FastPath fast;                      // optional, for blocking routes
-  bool gateway = false;               // blocking on the payment gateway: the gateway pool
   AsyncHandler async;                 // set: a coroutine on the I/O thread (blocking unused)
 };
 
@@ -44,8 +42,6 @@ struct Match {
 class Router {
  public:
   void Add(std::string method, std::string pattern, Handler handler, bool blocking = true);
-  // A route whose handler waits on the payment gateway (see RouteKind).
-  void AddGatewayRoute(std::string method, std::string pattern, Handler handler);
   // A route whose handler is a coroutine on the I/O thread.
   void AddAsync(std::string method, std::string pattern, AsyncHandler handler);
   // A blocking route with a non-blocking fast path.

@@ -58,7 +58,6 @@ struct Server::Impl {
   Counter& rejected_connections;
   Counter& overloaded;
   io::BlockingPool workers;
-  io::BlockingPool gateway_workers;
   std::unique_ptr<tcp::acceptor> acceptor;
   std::atomic<size_t> next_context{0};
   std::atomic<size_t> connections{0};
@@ -76,8 +75,7 @@ struct Server::Impl {
                                            "Connections closed at once: max_connections reached.")),
         overloaded(m->GetCounter("boxoffice_http_overloaded_total",
                                  "Requests answered 503: the worker queue was full.")),
-        workers(options.worker_threads, options.max_pending_jobs, &overloaded),
-        gateway_workers(options.gateway_threads, options.max_pending_gateway_jobs, &overloaded) {
+        workers(options.worker_threads, options.max_pending_jobs, &overloaded) {
     const size_t n = std::min(io::Loop::kMaxLoops, std::max<size_t>(1, options.io_threads));
     for (size_t i = 0; i < n; ++i) {
       contexts.push_back(std::make_unique<asio::io_context>(1));
@@ -205,7 +203,7 @@ asio::awaitable<Response> Server::Impl::Dispatch(Request& request, std::string* 
       LogError("fast path threw", {{"route", route.pattern}, {"error", e.what()}});
     }
   }
-  io::BlockingPool& pool = route.gateway ? gateway_workers : workers;
+  io::BlockingPool& pool = workers;
   if (!pool.TryEnter()) {
     co_return ErrorResponse(503, "UNAVAILABLE", "server busy, retry shortly")
         .Header("Retry-After", "1");
@@ -543,7 +541,6 @@ void Server::Stop() {
   for (auto& ctx : impl_->contexts) ctx->stop();
   for (auto& t : impl_->threads) t.join();
   impl_->workers.Join();
-  impl_->gateway_workers.Join();
 }
 
 }  // namespace boxoffice::http

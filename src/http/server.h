@@ -6,9 +6,9 @@
 // route, answer, repeat while keep-alive. Handlers that may block on the database run on a
 // separate worker pool and the session awaits them, so an I/O thread never waits on the
 // database; at most max_pending_jobs such requests may wait for a worker, past that the
-// answer is 503 at once. Handlers that wait on the payment gateway have a pool of their
-// own (gateway_threads, max_pending_gateway_jobs), so a slow gateway never takes a worker
-// from holds and seat maps. Every response carries X-Request-Id. A response with a body stream
+// answer is 503 at once. Coroutine routes run on the I/O thread and await what they wait
+// on (Redis, PostgreSQL pipelines, the payment gateway, io::Offload for what blocks); the
+// workers are the io::Loop's blocking pool. Every response carries X-Request-Id. A response with a body stream
 // (Server-Sent Events) is sent with chunked encoding, chunk by chunk as the stream wakes the
 // session, with a heartbeat after each stream_heartbeat of silence; the connection closes
 // when the stream ends. Stop() closes the acceptor, ends open streams with their last chunk,
@@ -30,8 +30,6 @@ struct ServerOptions {
   unsigned short port = 8080;             // 0: any free port (see Server::port())
   size_t io_threads = 2;                  // one io_context each; default: one per core
   size_t worker_threads = 8;              // blocking handlers; match the database pool
-  size_t gateway_threads = 16;            // handlers waiting on the payment gateway
-  size_t max_pending_gateway_jobs = 256;  // such requests waiting for a thread, then 503
   size_t max_connections = 10'000;        // past this, new connections are closed at once
   size_t max_pending_jobs = 4'096;        // blocking requests waiting for a worker, then 503
   size_t body_limit_bytes = 64 * 1024;    // API.md: 413 past 64 KiB

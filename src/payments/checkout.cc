@@ -39,7 +39,20 @@ CheckoutService::CheckoutService(Store* store, Gateway* gateway, CheckoutOptions
       options_(std::move(options)),
       metrics_(metrics),
       gate_(gate),
-      callback_url_(options_.callback_url) {}
+      callback_url_(options_.callback_url) {
+  for (const char* outcome : {"created", "replayed", "refused", "in_progress", "too_late",
+                              "gateway_unavailable", "error"}) {
+    outcomes_[outcome] = &metrics_->GetCounter("boxoffice_checkouts_total",
+                                               "Checkout requests by outcome.",
+                                               std::string("outcome=\"") + outcome + "\"");
+  }
+}
+
+void CheckoutService::Count(const char* outcome) {
+  auto it = outcomes_.find(outcome);
+  BOX_ASSERT(it != outcomes_.end());
+  it->second->Inc();
+}
 
 void CheckoutService::SetCallbackUrl(std::string url) {
   std::lock_guard lock(callback_mu_);
@@ -60,45 +73,54 @@ void CheckoutService::MaybeCrash(const char* point) const {
 Result<CheckoutResponse> CheckoutService::Checkout(int64_t customer_id,
                                                    const std::string& idempotency_key,
                                                    const std::string& hold_id) {
-  auto count = [this](const char* outcome) {
-    metrics_
-        ->GetCounter("boxoffice_checkouts_total", "Checkout requests by outcome.",
-                     std::string("outcome=\"") + outcome + "\"")
-        .Inc();
-  };
+  return io::RunSync(CheckoutAsync(customer_id, idempotency_key, hold_id));
+}
+
+io::asio::awaitable<void> CheckoutService::Abort(const KeyLock& lock, int64_t booking_id) {
+  auto undo = [this, lock] { return store_->AbortCheckout(lock); };
+  if (Status s = co_await io::Offload(std::move(undo)); !s.ok()) {
+    // The key stays claimed; its lease runs out and a retry carries on from its phase.
+    LogWarn("checkout not undone", {{"bookingId", booking_id}, {"error", s.message()}});
+  }
+}
+
+// (Each store phase is a named lambda handed to io::Offload: see io/loop.h on g++ 12.)
+io::asio::awaitable<Result<CheckoutResponse>> CheckoutService::CheckoutAsync(
+    int64_t customer_id, std::string idempotency_key, std::string hold_id) {
   // Phase 1: claim the key, or find the response to replay.
-  auto record = store_->ClaimCheckoutKey(IdempotencyKey{customer_id, idempotency_key, hold_id},
-                                         options_.key_lease);
+  auto claim = [this, key = IdempotencyKey{customer_id, idempotency_key, hold_id}] {
+    return store_->ClaimCheckoutKey(key, options_.key_lease);
+  };
+  auto record = co_await io::Offload(std::move(claim));
   if (!record.ok()) {
-    count(record.status().code() == Code::kInProgress ? "in_progress" : "refused");
-    return record.status();
+    Count(record.status().code() == Code::kInProgress ? "in_progress" : "refused");
+    co_return record.status();
   }
   if (record->phase == KeyPhase::kFinished) {
-    count("replayed");
-    return CheckoutResponse{record->response_status, record->response_body, true};
+    Count("replayed");
+    co_return CheckoutResponse{record->response_status, record->response_body, true};
   }
   const KeyLock lock = record->lock();
   MaybeCrash("claimed");
 
   // Phase 2: the booking, or the one a request that died before us recorded.
-  Result<Booking> booking = Status(Code::kInternal, "no booking");
-  if (record->phase == KeyPhase::kStarted) {
-    booking = store_->StartCheckout(lock, hold_id, options_.hold_ttl, options_.hold_max_lifetime);
-  } else {
-    booking = store_->GetBooking(record->booking_id, customer_id);
-    if (booking.ok() && booking->status != BookingStatus::kPending) {
-      booking = Status(Code::kNotActive, "the checkout was abandoned");
+  auto book = [this, lock, hold_id, customer_id, phase = record->phase,
+               recorded = record->booking_id]() -> Result<Booking> {
+    if (phase == KeyPhase::kStarted) {
+      return store_->StartCheckout(lock, hold_id, options_.hold_ttl, options_.hold_max_lifetime);
     }
-  }
+    auto found = store_->GetBooking(recorded, customer_id);
+    if (found.ok() && found->status != BookingStatus::kPending) {
+      return Status(Code::kNotActive, "the checkout was abandoned");
+    }
+    return found;
+  };
+  Result<Booking> booking = co_await io::Offload(std::move(book));
   if (!booking.ok()) {
     // Nothing of this request is left but the key: drop it so a retry starts afresh.
-    if (booking.status().code() != Code::kInProgress) {
-      if (Status s = store_->AbortCheckout(lock); !s.ok()) {
-        LogWarn("checkout key not dropped", {{"error", s.message()}});
-      }
-    }
-    count("refused");
-    return booking.status();
+    if (booking.status().code() != Code::kInProgress) co_await Abort(lock, 0);
+    Count("refused");
+    co_return booking.status();
   }
   MaybeCrash("booked");
 
@@ -112,44 +134,46 @@ Result<CheckoutResponse> CheckoutService::Checkout(int64_t customer_id,
   const Instant expires_at = std::min(booking->created_at + options_.payment_ttl,
                                       *hold_ends - (options_.hold_ttl - options_.payment_ttl));
   if (expires_at - booking->created_at < std::min(kMinPaymentWindow, options_.payment_ttl / 2)) {
-    if (Status s = store_->AbortCheckout(lock); !s.ok()) {
-      LogWarn("checkout not undone", {{"bookingId", booking->id}, {"error", s.message()}});
-    }
-    count("too_late");
-    return Status(Code::kNotActive,
-                  "the hold ends too soon to pay for it: hold the seats again");
+    co_await Abort(lock, booking->id);
+    Count("too_late");
+    co_return Status(Code::kNotActive,
+                     "the hold ends too soon to pay for it: hold the seats again");
   }
 
   // Phase 3: the gateway session, outside any transaction. The booking id as idempotency
   // key makes a retry after a crash find the session the first attempt opened.
-  auto session = gateway_->CreateSession(booking->amount.amount, booking->amount.currency,
-                                         std::to_string(booking->id), CallbackUrl(), expires_at,
-                                         "checkout-" + std::to_string(booking->id));
+  std::string reference = std::to_string(booking->id);
+  std::string session_key = "checkout-" + reference;
+  auto session =
+      co_await gateway_->CreateSessionAsync(booking->amount.amount, booking->amount.currency,
+                                            reference, CallbackUrl(), expires_at, session_key);
   if (!session.ok()) {
     LogWarn("payment session not opened; checkout undone",
             {{"bookingId", booking->id}, {"error", session.status().message()}});
-    if (Status s = store_->AbortCheckout(lock); !s.ok()) {
-      // The key stays claimed; its lease runs out and a retry carries on from phase 3.
-      LogWarn("checkout not undone", {{"bookingId", booking->id}, {"error", s.message()}});
-    }
-    count("gateway_unavailable");
-    return Status(Code::kUnavailable, "payment gateway unavailable: " + session.status().message());
+    co_await Abort(lock, booking->id);
+    Count("gateway_unavailable");
+    co_return Status(Code::kUnavailable,
+                     "payment gateway unavailable: " + session.status().message());
   }
   MaybeCrash("session");
 
   // Phase 4: attach the session and store the response, in one transaction.
-  CheckoutResponse response{201, CheckoutJson(booking.value(), session.value(), expires_at), false};
-  auto finished = store_->FinishCheckout(lock, session->session_id, session->url, expires_at,
-                                         response.status, response.body);
+  CheckoutResponse response{201, CheckoutJson(booking.value(), session.value(), expires_at),
+                            false};
+  auto finish = [this, lock, session_id = session->session_id, url = session->url, expires_at,
+                 status = response.status, body = response.body] {
+    return store_->FinishCheckout(lock, session_id, url, expires_at, status, body);
+  };
+  auto finished = co_await io::Offload(std::move(finish));
   if (!finished.ok()) {
-    count(finished.status().code() == Code::kInProgress ? "in_progress" : "error");
-    return finished.status();
+    Count(finished.status().code() == Code::kInProgress ? "in_progress" : "error");
+    co_return finished.status();
   }
   if (!finished.value()) {
-    count("refused");
-    return Status(Code::kNotActive, "the checkout was abandoned");
+    Count("refused");
+    co_return Status(Code::kNotActive, "the checkout was abandoned");
   }
-  count("created");
+  Count("created");
   // The gate's keys follow the hold's new expiry. Until now they ended earlier than the
   // hold, which only ever lets the store decide; after an undo they already match.
   if (gate_ && booking->hold_expires_at) {
@@ -159,7 +183,7 @@ Result<CheckoutResponse> CheckoutService::Checkout(int64_t customer_id,
   }
   LogInfo("checkout created",
           {{"bookingId", booking->id}, {"holdId", hold_id}, {"sessionId", session->session_id}});
-  return response;
+  co_return response;
 }
 
 }  // namespace boxoffice

@@ -17,6 +17,7 @@
 // the key dropped) and the caller gets kUnavailable: nothing is left half-done.
 #pragma once
 
+#include <map>
 #include <mutex>
 #include <string>
 
@@ -58,12 +59,20 @@ class CheckoutService {
   // gateway or the store cannot be reached (nothing half-done).
   Result<CheckoutResponse> Checkout(int64_t customer_id, const std::string& idempotency_key,
                                     const std::string& hold_id);
+  // The same, on an I/O loop: the store's phases run on the blocking pool, the gateway's
+  // call is awaited (no thread waits on the gateway, however slow it is).
+  io::asio::awaitable<Result<CheckoutResponse>> CheckoutAsync(int64_t customer_id,
+                                                              std::string idempotency_key,
+                                                              std::string hold_id);
 
   // For a service listening on port 0: the callback URL is known once it listens.
   void SetCallbackUrl(std::string url);
 
  private:
   void MaybeCrash(const char* point) const;
+  void Count(const char* outcome);
+  // Undoes phase 2 (booking FAILED, the hold's expiry restored, the key dropped).
+  io::asio::awaitable<void> Abort(const KeyLock& lock, int64_t booking_id);
   std::string CallbackUrl() const;
 
   Store* store_;
@@ -71,6 +80,7 @@ class CheckoutService {
   CheckoutOptions options_;
   Metrics* metrics_;
   SeatGate* gate_;
+  std::map<std::string, Counter*> outcomes_;  // registered at construction
   mutable std::mutex callback_mu_;
   std::string callback_url_;
 };

@@ -1,10 +1,10 @@
 #include "payments/gateway.h"
 
 #include <nlohmann/json.hpp>
-#include <thread>
 
 #include "core/text.h"
 #include "core/time_format.h"
+#include "http/async_client.h"
 #include "http/client.h"
 
 namespace boxoffice {
@@ -16,37 +16,41 @@ constexpr size_t kMaxGatewayIdLength = 200;    // ids, as a callback's (api/json
 constexpr size_t kMaxGatewayUrlLength = 2'048;  // a payment page's URL
 
 // Calls the gateway; retries transport failures and 5xx answers (every call made here
-// is safe to repeat: reads, or writes with an idempotency key).
-Result<json> Call(const HttpGatewayOptions& o, const std::string& method, const std::string& path,
-                  const std::string& body,
-                  const std::vector<std::pair<std::string, std::string>>& headers,
-                  int expected_status) {
+// is safe to repeat: reads, or writes with an idempotency key). Through the pool: awaited on
+// an I/O loop, blocking elsewhere.
+io::asio::awaitable<Result<json>> Call(const HttpGatewayOptions& o, http::HttpPool* pool,
+                                       std::string method, std::string path, std::string body,
+                                       std::vector<std::pair<std::string, std::string>> headers,
+                                       int expected_status) {
   auto url = http::ParseHttpUrl(o.base_url);
-  if (!url) return Status(Code::kInvalid, "bad gateway URL " + o.base_url);
-  const std::string base = url->target == "/" ? "" : url->target;
+  if (!url || !pool) co_return Status(Code::kInvalid, "bad gateway URL " + o.base_url);
+  const std::string target = (url->target == "/" ? "" : url->target) + path;
   Millis delay = o.retry_delay;
   Status last(Code::kUnavailable, "gateway not called");
   for (int attempt = 1; attempt <= o.attempts; ++attempt) {
-    auto r = http::Fetch(url->host, url->port, method, base + path, body, headers, o.timeout);
+    auto r = co_await pool->Fetch(method, target, body, headers, o.timeout);
     if (r.ok() && r->status == expected_status) {
       auto j = json::parse(r->body, nullptr, false);
-      if (j.is_object()) return j;
-      return Status(Code::kInternal, "gateway answered " + path + " with a body that is not JSON");
+      if (j.is_object()) co_return j;
+      co_return Status(Code::kInternal,
+                       "gateway answered " + path + " with a body that is not JSON");
     }
     if (r.ok() && r->status < 500) {
       // The gateway refused: retrying the same request will not change its mind.
-      return Status(r->status == 404 ? Code::kNotFound : Code::kInvalid,
-                    "gateway answered " + std::to_string(r->status) + " to " + path + ": " +
-                        CleanTextPrefix(r->body, 200));
+      co_return Status(r->status == 404 ? Code::kNotFound : Code::kInvalid,
+                       "gateway answered " + std::to_string(r->status) + " to " + path + ": " +
+                           CleanTextPrefix(r->body, 200));
     }
     last = r.ok() ? Status(Code::kUnavailable, "gateway answered " + std::to_string(r->status))
                   : r.status();
     if (attempt < o.attempts) {
-      std::this_thread::sleep_for(delay);
+      io::asio::steady_timer pause(co_await io::asio::this_coro::executor, delay);
+      boost::system::error_code ec;
+      co_await pause.async_wait(io::asio::redirect_error(io::asio::use_awaitable, ec));
       delay *= 2;
     }
   }
-  return last;
+  co_return last;
 }
 
 // An id the gateway gave us, as we store it: short, clean text (PostgreSQL would cut one
@@ -60,38 +64,67 @@ std::string IdField(const json& body, const char* field, size_t max = kMaxGatewa
 
 }  // namespace
 
-HttpGateway::HttpGateway(HttpGatewayOptions options) : options_(std::move(options)) {}
+io::asio::awaitable<Result<GatewaySession>> Gateway::CreateSessionAsync(
+    int64_t amount, std::string currency, std::string reference, std::string callback_url,
+    Instant expires_at, std::string idempotency_key) {
+  auto work = [this, amount, currency = std::move(currency), reference = std::move(reference),
+               callback_url = std::move(callback_url), expires_at,
+               key = std::move(idempotency_key)] {
+    return CreateSession(amount, currency, reference, callback_url, expires_at, key);
+  };
+  co_return co_await io::Offload(std::move(work));
+}
+
+HttpGateway::HttpGateway(HttpGatewayOptions options) : options_(std::move(options)) {
+  if (auto url = http::ParseHttpUrl(options_.base_url)) {
+    pool_ = std::make_unique<http::HttpPool>(url->host, url->port, options_.max_in_flight);
+  }
+}
+
+HttpGateway::~HttpGateway() = default;
 
 Result<GatewaySession> HttpGateway::CreateSession(int64_t amount, const std::string& currency,
                                                   const std::string& reference,
                                                   const std::string& callback_url,
                                                   Instant expires_at,
                                                   const std::string& idempotency_key) {
-  auto r = Call(options_, "POST", "/v1/sessions",
-                json{{"amount", amount},
-                     {"currency", currency},
-                     {"reference", reference},
-                     {"callbackUrl", callback_url},
-                     {"expiresAt", FormatRfc3339(expires_at)}}
-                    .dump(),
-                {{"Idempotency-Key", idempotency_key}}, 201);
-  if (!r.ok()) return r.status();
+  return io::RunSync(
+      CreateSessionAsync(amount, currency, reference, callback_url, expires_at, idempotency_key));
+}
+
+io::asio::awaitable<Result<GatewaySession>> HttpGateway::CreateSessionAsync(
+    int64_t amount, std::string currency, std::string reference, std::string callback_url,
+    Instant expires_at, std::string idempotency_key) {
+  std::string body = json{{"amount", amount},
+                          {"currency", currency},
+                          {"reference", reference},
+                          {"callbackUrl", callback_url},
+                          {"expiresAt", FormatRfc3339(expires_at)}}
+                         .dump();
+  std::vector<std::pair<std::string, std::string>> headers = {
+      {"Idempotency-Key", idempotency_key}};
+  auto r = co_await Call(options_, pool_.get(), "POST", "/v1/sessions", std::move(body),
+                         std::move(headers), 201);
+  if (!r.ok()) co_return r.status();
   GatewaySession session{IdField(*r, "sessionId"), IdField(*r, "url", kMaxGatewayUrlLength)};
-  if (session.session_id.empty()) return Status(Code::kInternal, "gateway session without sessionId");
-  return session;
+  if (session.session_id.empty()) {
+    co_return Status(Code::kInternal, "gateway session without sessionId");
+  }
+  co_return session;
 }
 
 Result<GatewaySessionStatus> HttpGateway::GetSession(const std::string& session_id) {
-  auto r = Call(options_, "GET", "/v1/sessions/" + session_id, "", {}, 200);
+  auto r = io::RunSync(
+      Call(options_, pool_.get(), "GET", "/v1/sessions/" + session_id, "", {}, 200));
   if (!r.ok()) return r.status();
   return GatewaySessionStatus{IdField(*r, "status"), IdField(*r, "paymentId")};
 }
 
 Result<std::string> HttpGateway::Refund(const std::string& payment_id, int64_t amount,
                                         const std::string& idempotency_key) {
-  auto r = Call(options_, "POST", "/v1/refunds",
-                json{{"paymentId", payment_id}, {"amount", amount}}.dump(),
-                {{"Idempotency-Key", idempotency_key}}, 201);
+  auto r = io::RunSync(Call(options_, pool_.get(), "POST", "/v1/refunds",
+                            json{{"paymentId", payment_id}, {"amount", amount}}.dump(),
+                            {{"Idempotency-Key", idempotency_key}}, 201));
   if (!r.ok()) return r.status();
   std::string refund_id = IdField(*r, "refundId");
   if (refund_id.empty()) return Status(Code::kInternal, "gateway refund without refundId");

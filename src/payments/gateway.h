@@ -4,10 +4,16 @@
 // refunds, which carry an idempotency key).
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "core/clock.h"
 #include "core/status.h"
+#include "io/loop.h"
+
+namespace boxoffice::http {
+class HttpPool;
+}
 
 namespace boxoffice {
 
@@ -29,6 +35,10 @@ class Gateway {
                                                const std::string& reference,
                                                const std::string& callback_url, Instant expires_at,
                                                const std::string& idempotency_key) = 0;
+  // The same, awaited on an I/O loop (by default CreateSession on the blocking pool).
+  virtual io::asio::awaitable<Result<GatewaySession>> CreateSessionAsync(
+      int64_t amount, std::string currency, std::string reference, std::string callback_url,
+      Instant expires_at, std::string idempotency_key);
   virtual Result<GatewaySessionStatus> GetSession(const std::string& session_id) = 0;
   // Asks for a refund; the same key always names the same refund. Returns its id.
   virtual Result<std::string> Refund(const std::string& payment_id, int64_t amount,
@@ -40,21 +50,31 @@ struct HttpGatewayOptions {
   Millis timeout{2'000};    // per attempt
   int attempts = 3;         // for idempotent calls; 1 + retries
   Millis retry_delay{100};  // doubled after each failed attempt
+  // Calls waiting on the gateway at once, per I/O loop; past it checkout answers 503 at
+  // once (a gateway that stops answering costs a bounded number of sockets, no threads).
+  size_t max_in_flight = 256;
 };
 
+// On an I/O loop, calls go through a keep-alive pool awaited by the request's coroutine
+// (http/async_client.h); elsewhere they block, one connection per call.
 class HttpGateway final : public Gateway {
  public:
   explicit HttpGateway(HttpGatewayOptions options);
+  ~HttpGateway() override;
   Result<GatewaySession> CreateSession(int64_t amount, const std::string& currency,
                                        const std::string& reference,
                                        const std::string& callback_url, Instant expires_at,
                                        const std::string& idempotency_key) override;
+  io::asio::awaitable<Result<GatewaySession>> CreateSessionAsync(
+      int64_t amount, std::string currency, std::string reference, std::string callback_url,
+      Instant expires_at, std::string idempotency_key) override;
   Result<GatewaySessionStatus> GetSession(const std::string& session_id) override;
   Result<std::string> Refund(const std::string& payment_id, int64_t amount,
                              const std::string& idempotency_key) override;
 
  private:
   HttpGatewayOptions options_;
+  std::unique_ptr<http::HttpPool> pool_;  // null: the base URL is not http://HOST:PORT
 };
 
 }  // namespace boxoffice
