@@ -1,5 +1,7 @@
 #include "core/status.h"
 
+#include "core/log.h"
+
 namespace boxoffice {
 
 const char* CodeName(Code code) {
@@ -37,6 +39,7 @@ const char* CodeName(Code code) {
 }
 
 void AssertFail(const char* expr, const char* file, int line) {
+  FlushLogs();  // the lines that led here first
   std::fprintf(
       stderr,
       "{\"level\":\"fatal\",\"msg\":\"assertion failed\",\"expr\":\"%s\",\"at\":\"%s:%d\"}\n", expr,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/log.h"
+
 namespace boxoffice::io {
 namespace {
 
@@ -34,6 +36,7 @@ Loop::Loop(size_t index, asio::io_context* context, BlockingPool* blocking)
 void Loop::Run() {
   BOX_ASSERT(current_loop == nullptr);
   current_loop = this;
+  SetLogAsync(true);  // an I/O thread never writes a log line itself
   context_->run();
   // Per-loop connections close here, on their own thread, before the io_context goes.
   while (!exit_hooks_.empty()) {
@@ -42,6 +45,8 @@ void Loop::Run() {
     hook();
   }
   handle_->Close();
+  SetLogAsync(false);
+  FlushLogs();
   current_loop = nullptr;
 }
 

@@ -67,6 +67,7 @@ std::string CheckoutService::CallbackUrl() const {
 void CheckoutService::MaybeCrash(const char* point) const {
   if (options_.crash_at != point) return;
   LogWarn("checkout fault injection: killing the process", {{"point", point}});
+  FlushLogs();
   std::raise(SIGKILL);
 }
 
