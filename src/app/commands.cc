@@ -325,8 +325,9 @@ int Serve(const ServeFlags& f) {
   CheckoutService checkout(store.value().get(), &gateway, checkout_options, &metrics, gate);
   // Callbacks and the reconciler settle payments alike; a confirmed booking's seats stay
   // behind the gate and the hold path hears of it.
-  PaymentService payments(store.value().get(), &metrics,
-                          [&holds](int64_t booking_id) { holds.BookingConfirmed(booking_id); });
+  PaymentService payments(store.value().get(), &metrics, [&holds](const Booking& booking) {
+    holds.BookingConfirmed(booking);
+  });
   api::SeatMapCache seat_maps(
       [store = store.value().get()](int64_t id) { return store->GetSeatMap(id); }, &clock,
       kSeatMapMaxAge, &metrics);

@@ -146,16 +146,26 @@ Result<Hold> HoldService::ExtendHold(const std::string& hold_id, int64_t custome
 
 namespace boxoffice {
 
-void HoldService::BookingConfirmed(int64_t booking_id) {
-  if (!gate_ && !events_ && !admission_) return;
-  auto booking = store_->GetBooking(booking_id, Store::kAnyCustomer);
-  if (!booking.ok()) return;
-  if (admission_) admission_->BookingConfirmed(booking->showtime_id, booking->customer_id);
-  SeatsChanged(SeatChange::Type::kBooked, booking->showtime_id, booking->seats);
+void HoldService::BookingConfirmed(const Booking& booking) {
+  if (admission_) admission_->BookingConfirmed(booking.showtime_id, booking.customer_id);
+  SeatsChanged(SeatChange::Type::kBooked, booking.showtime_id, booking.seats);
   if (!gate_) return;
-  auto showtime = store_->GetShowtime(booking->showtime_id);
-  if (!showtime.ok()) return;
-  gate_->KeepUntil(booking->showtime_id, booking->seats, booking->hold_id, showtime->starts_at);
+  auto starts = StartsAt(booking.showtime_id);
+  if (!starts) return;
+  gate_->KeepUntil(booking.showtime_id, booking.seats, booking.hold_id, *starts);
+}
+
+std::optional<Instant> HoldService::StartsAt(int64_t showtime_id) {
+  {
+    std::lock_guard lock(starts_mu_);
+    if (auto it = starts_at_.find(showtime_id); it != starts_at_.end()) return it->second;
+  }
+  auto showtime = store_->GetShowtime(showtime_id);  // outside the lock
+  if (!showtime.ok()) return std::nullopt;
+  std::lock_guard lock(starts_mu_);
+  if (starts_at_.size() >= kMaxKnownShowtimes) starts_at_.clear();
+  starts_at_[showtime_id] = showtime->starts_at;
+  return showtime->starts_at;
 }
 
 }  // namespace boxoffice

@@ -58,7 +58,7 @@ class HoldService {
   // After a payment confirmed booking_id: with a gate, its seats' keys stay until the
   // showtime starts (best effort: without them the store still refuses the seats); the
   // seat-change listener hears of it.
-  void BookingConfirmed(int64_t booking_id);
+  void BookingConfirmed(const Booking& booking);
 
   // Hold attempts per customer are limited by `limiter` (null: unlimited). Set before
   // serving.
@@ -98,6 +98,11 @@ class HoldService {
   SeatEvents* events_ = nullptr;
   Admission* admission_ = nullptr;
   SeatView shown_free_;
+  // A showtime's start (it never changes), read from the store once.
+  std::optional<Instant> StartsAt(int64_t showtime_id);
+  static constexpr size_t kMaxKnownShowtimes = 100'000;  // then the table starts afresh
+  std::mutex starts_mu_;                                  // a leaf
+  std::unordered_map<int64_t, Instant> starts_at_;        // guarded by starts_mu_
   // Whether a dispute of the gate on this showtime may go to the store now.
   bool MayDispute(int64_t showtime_id);
   std::mutex dispute_mu_;

@@ -1,13 +1,11 @@
 #include "payments/settlement.h"
 
-#include <charconv>
-
 #include "core/log.h"
 
 namespace boxoffice {
 
 PaymentService::PaymentService(Store* store, Metrics* metrics,
-                               std::function<void(int64_t)> on_confirmed)
+                               std::function<void(const Booking&)> on_confirmed)
     : store_(store), on_confirmed_(std::move(on_confirmed)) {
   for (size_t i = 0; i < settled_.size(); ++i) {
     const char* outcome = SettlementName(static_cast<Settlement>(i));
@@ -19,17 +17,15 @@ PaymentService::PaymentService(Store* store, Metrics* metrics,
 
 Result<Settlement> PaymentService::Settle(const PaymentReport& report, std::string_view via,
                                           std::string_view request_id) {
-  auto settled = store_->SettlePayment(report);
+  Booking confirmed;
+  auto settled = store_->SettlePayment(report, &confirmed);
   if (!settled.ok()) return settled.status();
   const Settlement outcome = settled.value();
   settled_[static_cast<size_t>(outcome)]->Inc();
   if (outcome == Settlement::kConfirmed && on_confirmed_) {
-    int64_t booking_id = 0;
-    const std::string& ref = report.reference;
-    auto [end, ec] = std::from_chars(ref.data(), ref.data() + ref.size(), booking_id);
     // A confirmation names its booking: the store found it by this reference.
-    BOX_ASSERT(ec == std::errc() && end == ref.data() + ref.size() && booking_id > 0);
-    on_confirmed_(booking_id);
+    BOX_ASSERT(confirmed.id > 0 && std::to_string(confirmed.id) == report.reference);
+    on_confirmed_(confirmed);
   }
   LogInfo("payment settled", {{"paymentId", report.payment_id},
                               {"reference", report.reference},

@@ -20,8 +20,10 @@ namespace boxoffice {
 
 class PaymentService {
  public:
-  // on_confirmed: called with each booking a report confirmed (may be empty).
-  PaymentService(Store* store, Metrics* metrics, std::function<void(int64_t)> on_confirmed);
+  // on_confirmed: called with each booking a report confirmed, as the store left it (may be
+  // empty).
+  PaymentService(Store* store, Metrics* metrics,
+                 std::function<void(const Booking&)> on_confirmed);
 
   // via: who brought the report ("callback", "reconciler"), for the log.
   Result<Settlement> Settle(const PaymentReport& report, std::string_view via,
@@ -29,7 +31,7 @@ class PaymentService {
 
  private:
   Store* store_;
-  std::function<void(int64_t)> on_confirmed_;
+  std::function<void(const Booking&)> on_confirmed_;
   // One counter per outcome, registered at construction: no registry lock per report.
   std::array<Counter*, static_cast<size_t>(Settlement::kOtherSession) + 1> settled_{};
 };

@@ -215,7 +215,8 @@ Status AbortCheckoutIn(MoneyTx& tx, const KeyLock& lock) {
   return tx.DeleteKey(lock.customer_id, lock.key);
 }
 
-Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report) {
+Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report,
+                                   Booking* confirmed_booking) {
   auto now_r = tx.Now();
   if (!now_r.ok()) return now_r.status();
   const Instant now = now_r.value();
@@ -278,6 +279,10 @@ Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report) {
     b.status = BookingStatus::kConfirmed;
     if (Status s = tx.UpdateBooking(b.id, b.status, report.payment_id, now); !s.ok()) return s;
     if (Status s = WriteEvent(tx, "BookingConfirmed", b, now); !s.ok()) return s;
+    if (confirmed_booking) {
+      *confirmed_booking = b;
+      confirmed_booking->payment_id = report.payment_id;
+    }
     return Settlement::kConfirmed;
   }
   // Paid, but the seats cannot be delivered (or not for that money): never take seats back

@@ -81,8 +81,9 @@ Status AbortCheckoutIn(MoneyTx& tx, const KeyLock& lock);
 // Store::ExtendHold's rules.
 Result<Hold> ExtendHoldIn(MoneyTx& tx, const std::string& hold_id, int64_t customer_id, Millis ttl,
                           Millis max_lifetime);
-// Store::SettlePayment's rules.
-Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report);
+// Store::SettlePayment's rules; *confirmed (if given) gets the booking a confirmation made.
+Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report,
+                                   Booking* confirmed = nullptr);
 // Store::AbandonCheckout's rules.
 Result<bool> AbandonCheckoutIn(MoneyTx& tx, int64_t booking_id);
 // Store::CompleteRefund's rules.

@@ -391,10 +391,10 @@ Result<Booking> PgStore::StartCheckout(const std::string& hold_id, int64_t custo
   });
 }
 
-Result<Settlement> PgStore::SettlePayment(const PaymentReport& report) {
+Result<Settlement> PgStore::SettlePayment(const PaymentReport& report, Booking* confirmed) {
   return impl_->InTx<Settlement>(&retried_, [&](PgConnection& c) {
     PgMoneyTx tx(c, impl_->Now());
-    return SettlePaymentIn(tx, report);
+    return SettlePaymentIn(tx, report, confirmed);
   });
 }
 

@@ -77,7 +77,8 @@ class PgStore final : public Store {
   Result<Booking> GetBooking(int64_t booking_id, int64_t customer_id) override;
   io::asio::awaitable<Result<Booking>> GetBookingAsync(int64_t booking_id,
                                                        int64_t customer_id) override;
-  Result<Settlement> SettlePayment(const PaymentReport& report) override;
+  Result<Settlement> SettlePayment(const PaymentReport& report, Booking* confirmed) override;
+  using Store::SettlePayment;
   Result<std::vector<Booking>> ClaimStaleCheckouts(Millis older_than, Millis lease,
                                                    int limit) override;
   Result<bool> AbandonCheckout(int64_t booking_id) override;

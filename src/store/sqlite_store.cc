@@ -1070,9 +1070,10 @@ Result<Booking> SqliteStore::StartCheckout(const std::string& hold_id, int64_t c
   });
 }
 
-Result<Settlement> SqliteStore::SettlePayment(const PaymentReport& report) {
-  return InWriteTx<Settlement>(pools_->writer, clock_,
-                               [&](MoneyTx& tx) { return SettlePaymentIn(tx, report); });
+Result<Settlement> SqliteStore::SettlePayment(const PaymentReport& report, Booking* confirmed) {
+  return InWriteTx<Settlement>(pools_->writer, clock_, [&](MoneyTx& tx) {
+    return SettlePaymentIn(tx, report, confirmed);
+  });
 }
 
 Status SqliteStore::AttachPaymentSession(int64_t booking_id, const std::string& session_id,

@@ -86,7 +86,8 @@ class SqliteStore final : public Store {
   Status AttachPaymentSession(int64_t booking_id, const std::string& session_id,
                               const std::string& url, Instant expires_at) override;
   Result<Booking> GetBooking(int64_t booking_id, int64_t customer_id) override;
-  Result<Settlement> SettlePayment(const PaymentReport& report) override;
+  Result<Settlement> SettlePayment(const PaymentReport& report, Booking* confirmed) override;
+  using Store::SettlePayment;
   Result<std::vector<Booking>> ClaimStaleCheckouts(Millis older_than, Millis lease,
                                                    int limit) override;
   Result<bool> AbandonCheckout(int64_t booking_id) override;

@@ -378,7 +378,12 @@ class Store {
   // the seeds' confirm statement (HELD → BOOKED only where hold_id matches and the hold has
   // not expired), the booking's new status, its outbox event, and a refund intent whenever
   // money would otherwise be kept without a seat.
-  virtual Result<Settlement> SettlePayment(const PaymentReport& report) = 0;
+  // *confirmed (when given) receives the booking a kConfirmed report confirmed, as it now
+  // is, so the caller need not read it again.
+  virtual Result<Settlement> SettlePayment(const PaymentReport& report, Booking* confirmed) = 0;
+  Result<Settlement> SettlePayment(const PaymentReport& report) {
+    return SettlePayment(report, nullptr);
+  }
 
   // How many bookings made in the last `window` are in each status (for /metrics; the
   // window bounds the cost of counting, by an index on created_at).
