@@ -16,12 +16,18 @@ namespace beast = boost::beast;
 namespace bhttp = beast::http;
 using tcp = asio::ip::tcp;
 
-// One loop's connections to the service; touched by that loop's thread only.
+// One loop's connections to the service; touched by that loop's thread only. The count of
+// calls in flight is shared with the calls' frames, which may outlive this (a loop that
+// stops destroys its suspended coroutines after its exit hooks freed this).
 struct HttpPool::Connections {
-  explicit Connections(asio::io_context& c) : context(c) {}
-  asio::io_context& context;
-  std::vector<std::unique_ptr<beast::tcp_stream>> idle;
-  size_t in_flight = 0;
+  struct Idle {
+    std::unique_ptr<beast::tcp_stream> stream;
+    std::chrono::steady_clock::time_point since;
+  };
+  explicit Connections(asio::any_io_executor e) : executor(std::move(e)) {}
+  asio::any_io_executor executor;
+  std::vector<Idle> idle;
+  std::shared_ptr<size_t> in_flight = std::make_shared<size_t>(0);
   std::optional<tcp::resolver::results_type> endpoints;  // resolved once, on first use
 };
 
@@ -34,56 +40,79 @@ namespace {
 
 // Counts a call in flight for as long as it lives.
 struct InFlight {
-  explicit InFlight(size_t* n) : n_(n) { ++*n_; }
+  explicit InFlight(std::shared_ptr<size_t> n) : n_(std::move(n)) { ++*n_; }
   ~InFlight() { --*n_; }
   InFlight(const InFlight&) = delete;
   InFlight& operator=(const InFlight&) = delete;
-  size_t* n_;
+  std::shared_ptr<size_t> n_;
 };
+
+// A kept-alive connection idle this long is closed rather than reused: services close
+// theirs after a while (often a minute), and a stale one costs a failed attempt.
+constexpr std::chrono::seconds kMaxIdleTime{15};
 
 }  // namespace
 
 asio::awaitable<Result<ClientResponse>> HttpPool::Fetch(
     std::string method, std::string target, std::string body,
     std::vector<std::pair<std::string, std::string>> headers, Millis timeout) {
-  Connections* c = loops_.Get(
-      [](asio::io_context& context) { return std::make_unique<Connections>(context); });
-  if (!c) co_return http::Fetch(host_, port_, method, target, body, headers, timeout);
+  Connections* c = loops_.Get([](asio::io_context& context) {
+    return std::make_unique<Connections>(context.get_executor());
+  });
+  // Off the loops: a connection of this call's own, on the caller's executor (RunSync's),
+  // so the timeout holds there too, and nothing is kept.
+  std::optional<Connections> own;
+  if (!c) c = &own.emplace(co_await asio::this_coro::executor);
+  const bool pooled = !own;
   const std::string where = host_ + ":" + std::to_string(port_) + target;
-  if (c->in_flight >= max_in_flight_) {
+  if (pooled && *c->in_flight >= max_in_flight_) {
     co_return Status(Code::kUnavailable, "too many calls in flight to " + where);
   }
-  InFlight counted(&c->in_flight);
+  InFlight counted(c->in_flight);
+  // One deadline for the whole call: resolving, connecting, writing and reading.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   bhttp::request<bhttp::string_body> req{bhttp::string_to_verb(method), target, 11};
   req.set(bhttp::field::host, host_);
   if (!body.empty()) req.set(bhttp::field::content_type, "application/json");
   for (const auto& [k, v] : headers) req.set(k, v);
-  req.keep_alive(true);
+  req.keep_alive(pooled);
   req.body() = body;
   req.prepare_payload();
   beast::error_code ec;
+  const std::string port = std::to_string(port_);
   // A kept-alive connection the service closed meanwhile fails at once: then once more on
   // a fresh one. (Every call made here may be repeated: reads, or writes with a key.)
   for (int attempt = 0; attempt < 2; ++attempt) {
     std::unique_ptr<beast::tcp_stream> stream;
-    const bool reused = !c->idle.empty();
-    if (reused) {
-      stream = std::move(c->idle.back());
+    const auto now = std::chrono::steady_clock::now();
+    while (attempt == 0 && !c->idle.empty() && !stream) {
+      Connections::Idle last = std::move(c->idle.back());
       c->idle.pop_back();
-    } else {
+      if (now - last.since < kMaxIdleTime) stream = std::move(last.stream);
+    }
+    const bool reused = stream != nullptr;
+    if (!reused) {
       if (!c->endpoints) {
-        tcp::resolver resolver(c->context);
-        auto found = co_await resolver.async_resolve(host_, std::to_string(port_),
-                                                     asio::redirect_error(asio::use_awaitable, ec));
-        if (ec) co_return Status(Code::kUnavailable, "http " + where + ": " + ec.message());
-        c->endpoints = std::move(found);
+        beast::error_code bad;
+        const auto address = asio::ip::make_address(host_, bad);
+        if (!bad) {
+          c->endpoints = tcp::resolver::results_type::create(tcp::endpoint(address, port_), host_,
+                                                             port);
+        } else {
+          // A name: resolved once per loop (a numeric address needs no resolver).
+          tcp::resolver resolver(c->executor);
+          auto found = co_await resolver.async_resolve(host_, port,
+                                                       asio::redirect_error(asio::use_awaitable, ec));
+          if (ec) co_return Status(Code::kUnavailable, "http " + where + ": " + ec.message());
+          c->endpoints = std::move(found);
+        }
       }
-      stream = std::make_unique<beast::tcp_stream>(c->context);
-      stream->expires_after(timeout);
+      stream = std::make_unique<beast::tcp_stream>(c->executor);
+      stream->expires_at(deadline);
       co_await stream->async_connect(*c->endpoints, asio::redirect_error(asio::use_awaitable, ec));
       if (ec) co_return Status(Code::kUnavailable, "http " + where + ": " + ec.message());
     }
-    stream->expires_after(timeout);
+    stream->expires_at(deadline);
     co_await bhttp::async_write(*stream, req, asio::redirect_error(asio::use_awaitable, ec));
     beast::flat_buffer buffer;
     bhttp::response_parser<bhttp::string_body> parser;
@@ -94,7 +123,7 @@ asio::awaitable<Result<ClientResponse>> HttpPool::Fetch(
                                  asio::redirect_error(asio::use_awaitable, ec));
     }
     if (ec) {
-      if (reused && attempt == 0 && ec != beast::error::timeout) continue;
+      if (reused && ec != beast::error::timeout) continue;
       co_return Status(Code::kUnavailable, "http " + method + " " + where + ": " + ec.message());
     }
     auto& res = parser.get();
@@ -106,9 +135,9 @@ asio::awaitable<Result<ClientResponse>> HttpPool::Fetch(
       out.headers[name] = std::string(f.value());
     }
     out.body = std::move(res.body());
-    if (res.keep_alive() && c->idle.size() < kMaxIdle) {
+    if (pooled && res.keep_alive() && c->idle.size() < kMaxIdle) {
       stream->expires_never();
-      c->idle.push_back(std::move(stream));
+      c->idle.push_back(Connections::Idle{std::move(stream), std::chrono::steady_clock::now()});
     }
     co_return out;
   }

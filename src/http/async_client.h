@@ -5,11 +5,13 @@
 // ones); a call takes an idle connection or opens one, and gives it back when the answer
 // allows. At most max_in_flight calls run at once per loop: past that a call is refused at
 // once with kUnavailable, so a service that stops answering costs a bounded number of
-// sockets and coroutines, never a queue. Every call is bounded by its timeout (connect,
-// write and read together). A kept-alive connection the service closed meanwhile is
-// noticed on use and the call is made once more on a fresh one.
+// sockets and coroutines, never a queue. Every call is bounded by one deadline (resolving,
+// connecting, writing and reading together). A kept-alive connection the service closed
+// meanwhile is noticed on use and the call is made once more on a fresh one; one idle for
+// more than 15 s is not reused.
 //
-// Off the loops (jobs, tests), Fetch makes the blocking call of http/client.h.
+// Off the loops (jobs, tests, through io::RunSync), a call gets a connection of its own on
+// the caller's executor, under the same deadline, and keeps nothing.
 #pragma once
 
 #include <string>

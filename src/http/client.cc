@@ -7,6 +7,8 @@
 // clang-format on
 #include <cctype>
 
+#include "http/async_client.h"
+
 namespace boxoffice::http {
 
 namespace asio = boost::asio;
@@ -43,40 +45,10 @@ Result<ClientResponse> Fetch(const std::string& host, unsigned short port,
                              const std::string& body,
                              const std::vector<std::pair<std::string, std::string>>& headers,
                              Millis timeout) {
-  try {
-    asio::io_context ioc;
-    tcp::resolver resolver(ioc);
-    beast::tcp_stream stream(ioc);
-    stream.expires_after(timeout);
-    stream.connect(resolver.resolve(host, std::to_string(port)));
-    bhttp::request<bhttp::string_body> req{bhttp::string_to_verb(method), target, 11};
-    req.set(bhttp::field::host, host);
-    if (!body.empty()) req.set(bhttp::field::content_type, "application/json");
-    for (const auto& [k, v] : headers) req.set(k, v);
-    req.body() = body;
-    req.prepare_payload();
-    bhttp::write(stream, req);
-    beast::flat_buffer buffer;
-    bhttp::response_parser<bhttp::string_body> parser;
-    parser.body_limit(kMaxClientResponseBytes);
-    parser.skip(method == "HEAD");
-    bhttp::read(stream, buffer, parser);
-    auto& res = parser.get();
-    ClientResponse out;
-    out.status = static_cast<int>(res.result_int());
-    for (const auto& f : res) {
-      std::string name(f.name_string());
-      for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      out.headers[name] = std::string(f.value());
-    }
-    out.body = std::move(res.body());
-    beast::error_code ec;
-    stream.socket().shutdown(tcp::socket::shutdown_both, ec);
-    return out;
-  } catch (const std::exception& e) {
-    return Status(Code::kUnavailable, std::string("http ") + method + " " + host + ":" +
-                                          std::to_string(port) + target + ": " + e.what());
-  }
+  // Beast's blocking calls ignore timeouts: the call runs asynchronously on a private
+  // io_context instead, where the deadline holds.
+  HttpPool once(host, port, 1);
+  return io::RunSync(once.Fetch(method, target, body, headers, timeout));
 }
 
 }  // namespace boxoffice::http

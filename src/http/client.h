@@ -1,6 +1,7 @@
-// A small blocking HTTP/1.1 client (Beast) for calls to other services: the payment
-// gateway, the gateway's callbacks, and the tests. One connection per call, every call
-// bounded by a timeout covering connect, write and read.
+// A small blocking HTTP/1.1 client (Beast) for calls to other services off the I/O loops:
+// the gateway's callbacks, the tests, the tools. One connection per call, every call
+// bounded by a timeout covering connect, write and read (it runs on a private io_context:
+// never call it on an I/O loop, which http/async_client.h serves).
 #pragma once
 
 #include <map>

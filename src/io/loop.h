@@ -51,6 +51,8 @@ class BlockingPool {
 
   // Counts a job in, or false when max_pending jobs already wait (the caller answers 503).
   bool TryEnter();
+  // Counts a job in whatever waits: for the few jobs that finish what a request started.
+  void Enter() { pending_.fetch_add(1, std::memory_order_relaxed); }
   // The job left the queue (it started on a thread).
   void Leave() { pending_.fetch_sub(1, std::memory_order_relaxed); }
   asio::thread_pool::executor_type executor() { return pool_.get_executor(); }
@@ -165,14 +167,20 @@ asio::awaitable<void> Store(asio::awaitable<T> work, std::optional<T>* out) {
 }  // namespace detail
 
 // Runs f() on the current loop's blocking pool and resumes on the loop; inline off the
-// loops. f returns a Status or a Result; a full queue makes it kUnavailable.
+// loops. f returns a Status or a Result; a full queue makes it kUnavailable, unless
+// may_refuse is false (for work that finishes what a request already started, which must
+// not be left half-done).
 template <class F>
-auto Offload(F f) -> asio::awaitable<std::invoke_result_t<F&>> {
+auto Offload(F f, bool may_refuse = true) -> asio::awaitable<std::invoke_result_t<F&>> {
   using R = std::invoke_result_t<F&>;
   Loop* loop = Loop::Current();
   if (!loop || !loop->blocking()) co_return f();
   BlockingPool* pool = loop->blocking();
-  if (!pool->TryEnter()) co_return R(Status(Code::kUnavailable, "server busy, retry shortly"));
+  if (!may_refuse) {
+    pool->Enter();
+  } else if (!pool->TryEnter()) {
+    co_return R(Status(Code::kUnavailable, "server busy, retry shortly"));
+  }
   // (co_spawn wants a default-constructible result: hence the optional.)
   auto executor = pool->executor();
   auto out = co_await asio::co_spawn(executor, detail::RunInPool<R>(pool, std::move(f)),

@@ -78,8 +78,9 @@ Result<CheckoutResponse> CheckoutService::Checkout(int64_t customer_id,
 }
 
 io::asio::awaitable<void> CheckoutService::Abort(const KeyLock& lock, int64_t booking_id) {
+  // Never refused by a full pool: an undo left undone would leave the checkout half-done.
   auto undo = [this, lock] { return store_->AbortCheckout(lock); };
-  if (Status s = co_await io::Offload(std::move(undo)); !s.ok()) {
+  if (Status s = co_await io::Offload(std::move(undo), /*may_refuse=*/false); !s.ok()) {
     // The key stays claimed; its lease runs out and a retry carries on from its phase.
     LogWarn("checkout not undone", {{"bookingId", booking_id}, {"error", s.message()}});
   }
@@ -145,9 +146,10 @@ io::asio::awaitable<Result<CheckoutResponse>> CheckoutService::CheckoutAsync(
   // key makes a retry after a crash find the session the first attempt opened.
   std::string reference = std::to_string(booking->id);
   std::string session_key = "checkout-" + reference;
+  std::string callback_url = CallbackUrl();
   auto session =
       co_await gateway_->CreateSessionAsync(booking->amount.amount, booking->amount.currency,
-                                            reference, CallbackUrl(), expires_at, session_key);
+                                            reference, callback_url, expires_at, session_key);
   if (!session.ok()) {
     LogWarn("payment session not opened; checkout undone",
             {{"bookingId", booking->id}, {"error", session.status().message()}});
@@ -165,7 +167,9 @@ io::asio::awaitable<Result<CheckoutResponse>> CheckoutService::CheckoutAsync(
                  status = response.status, body = response.body] {
     return store_->FinishCheckout(lock, session_id, url, expires_at, status, body);
   };
-  auto finished = co_await io::Offload(std::move(finish));
+  // The session exists: finishing is never refused by a full pool (the checkout would be
+  // left half-done until its key's lease ran out).
+  auto finished = co_await io::Offload(std::move(finish), /*may_refuse=*/false);
   if (!finished.ok()) {
     Count(finished.status().code() == Code::kInProgress ? "in_progress" : "error");
     co_return finished.status();

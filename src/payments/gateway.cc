@@ -103,8 +103,10 @@ io::asio::awaitable<Result<GatewaySession>> HttpGateway::CreateSessionAsync(
                          .dump();
   std::vector<std::pair<std::string, std::string>> headers = {
       {"Idempotency-Key", idempotency_key}};
-  auto r = co_await Call(options_, pool_.get(), "POST", "/v1/sessions", std::move(body),
-                         std::move(headers), 201);
+  std::string method = "POST";
+  std::string path = "/v1/sessions";
+  auto r = co_await Call(options_, pool_.get(), std::move(method), std::move(path),
+                         std::move(body), std::move(headers), 201);
   if (!r.ok()) co_return r.status();
   GatewaySession session{IdField(*r, "sessionId"), IdField(*r, "url", kMaxGatewayUrlLength)};
   if (session.session_id.empty()) {

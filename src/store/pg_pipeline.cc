@@ -56,6 +56,7 @@ asio::awaitable<Status> PgPipeline::EnsureConnected() {
   } catch (const std::exception& e) {
     // Never left "connecting": the waiters are answered and the next request tries again.
     s = Status(Code::kUnavailable, std::string("cannot connect to postgresql: ") + e.what());
+    Close(s);
     state_ = State::kDown;
   }
   if (!s.ok()) {

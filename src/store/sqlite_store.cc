@@ -749,7 +749,15 @@ class SqliteStore::HoldQueue {
       std::vector<HoldRequest> requests;
       requests.reserve(batch.size());
       for (const auto& e : batch) requests.push_back(e.request);
-      std::vector<Result<Hold>> results = store_->HoldBatch(requests);
+      std::vector<Result<Hold>> results;
+      try {
+        results = store_->HoldBatch(requests);
+      } catch (const std::exception& e) {
+        // Every request taken is answered whatever happens, and the queue carries on.
+        results.assign(batch.size(), Result<Hold>(Status(
+                                         Code::kUnavailable, std::string("hold batch failed: ") +
+                                                                 e.what())));
+      }
       BOX_ASSERT(results.size() == batch.size());
       for (size_t i = 0; i < batch.size(); ++i) {
         // A loop that has ended drops the answer (nobody waits for it any more).

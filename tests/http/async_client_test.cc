@@ -1,7 +1,7 @@
 // The HTTP pool the I/O loops call the payment gateway through: one kept-alive connection
 // carries call after call; a service that answers too slowly fails the call within its
 // timeout; a dead one fails it at once; past max_in_flight calls a call is refused at once
-// instead of queueing; off the loops the same call blocks.
+// instead of queueing; off the loops the same call blocks, within the same timeout.
 #include "http/async_client.h"
 
 #include <gtest/gtest.h>
@@ -93,13 +93,16 @@ class TinyService {
 };
 
 io::asio::awaitable<Result<ClientResponse>> Get(HttpPool* pool, Millis timeout) {
-  co_return co_await pool->Fetch("GET", "/v1/ping", "", {}, timeout);
+  std::string method = "GET", target = "/v1/ping", body;
+  std::vector<std::pair<std::string, std::string>> headers;
+  co_return co_await pool->Fetch(std::move(method), std::move(target), std::move(body),
+                                 std::move(headers), timeout);
 }
 
 io::asio::awaitable<std::vector<Result<ClientResponse>>> Several(HttpPool* pool, int n,
                                                                   Millis timeout) {
   std::vector<Result<ClientResponse>> out;
-  for (int i = 0; i < n; ++i) out.push_back(co_await pool->Fetch("GET", "/", "", {}, timeout));
+  for (int i = 0; i < n; ++i) out.push_back(co_await Get(pool, timeout));
   co_return out;
 }
 
@@ -158,6 +161,17 @@ TEST(HttpPool, PastMaxInFlightACallIsRefusedAtOnce) {
       << "refused at once, not queued";
   EXPECT_TRUE(f1.get().ok());
   EXPECT_TRUE(f2.get().ok());
+}
+
+// The blocking client of jobs and tools (the refund worker, the reconciler, the fake
+// gateway's callbacks) is bounded too: a service that accepts and never answers used to
+// hold its caller for good.
+TEST(HttpFetch, ABlockingCallEndsAtItsTimeout) {
+  TinyService service(std::chrono::milliseconds(1'500));
+  const auto started = std::chrono::steady_clock::now();
+  auto r = Fetch("127.0.0.1", service.port(), "GET", "/", "", {}, Millis(200));
+  EXPECT_EQ(r.status().code(), Code::kUnavailable);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(1'400));
 }
 
 TEST(HttpPool, OffTheLoopsTheCallBlocks) {
