@@ -1,6 +1,8 @@
 #include "gate/redis_client.h"
 
+#include <arpa/inet.h>
 #include <hiredis/async.h>
+#include <netdb.h>
 #include <hiredis/hiredis.h>
 #include <openssl/sha.h>
 
@@ -23,6 +25,32 @@ class RedisConnection {
 };
 
 namespace {
+
+// The host as a numeric address, resolved here (off the loops) when it is a name: hiredis
+// resolves a name synchronously on every connect, which on a loop would stall every
+// request of it. A name that does not resolve now is kept (and resolved at connect).
+std::string NumericHost(const std::string& host) {
+  // IPv4 first, as hiredis itself tries it, then any.
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0 || !found) {
+    hints.ai_family = AF_UNSPEC;
+    found = nullptr;
+    if (getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0 || !found) return host;
+  }
+  char text[INET6_ADDRSTRLEN] = {};
+  const void* addr = found->ai_family == AF_INET
+                         ? static_cast<const void*>(
+                               &reinterpret_cast<sockaddr_in*>(found->ai_addr)->sin_addr)
+                         : static_cast<const void*>(
+                               &reinterpret_cast<sockaddr_in6*>(found->ai_addr)->sin6_addr);
+  const bool ok = inet_ntop(found->ai_family, addr, text, sizeof text) != nullptr;
+  freeaddrinfo(found);
+  return ok ? std::string(text) : host;
+}
+
 
 timeval ToTimeval(Millis ms) {
   return timeval{static_cast<time_t>(ms.count() / 1000),
@@ -84,6 +112,11 @@ RedisScript::RedisScript(std::string text) : body(std::move(text)) {
 
 RedisClient::RedisClient(RedisOptions options)
     : options_(std::move(options)),
+      loop_options_([this] {
+        RedisOptions o = options_;
+        o.host = NumericHost(o.host);
+        return o;
+      }()),
       pool_(options_.pool_size, options_.acquire_timeout,
             [this]() -> Result<std::unique_ptr<RedisConnection>> {
               redisContext* c = redisConnectWithTimeout(options_.host.c_str(), options_.port,
@@ -290,9 +323,10 @@ class RedisLoopConnection {
 
 RedisLoopConnection* RedisClient::LoopConnection() {
   return loop_connections_.Get([this](io::asio::io_context& context) {
-    return std::make_unique<RedisLoopConnection>(context, options_);
+    return std::make_unique<RedisLoopConnection>(context, loop_options_);
   });
 }
+
 
 RedisPending RedisClient::SendArgv(std::vector<std::string> argv, const RedisScript* script) {
   auto call = std::make_shared<RedisCall>();

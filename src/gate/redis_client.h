@@ -107,6 +107,7 @@ class RedisClient {
   RedisLoopConnection* LoopConnection();
 
   RedisOptions options_;
+  RedisOptions loop_options_;  // the host resolved once: the loops never resolve a name
   Pool<RedisConnection> pool_;
   io::PerLoop<RedisLoopConnection> loop_connections_;
 };

@@ -111,6 +111,19 @@ TEST(RedisClientOnALoop, AScriptRedisLostIsLoadedAgain) {
   EXPECT_EQ(again->integer, 8);
 }
 
+// A host name is resolved when the client is made, off the loops: a loop's reconnect never
+// waits on a resolver.
+TEST(RedisClientOnALoop, AHostNameIsResolvedOnceOffTheLoop) {
+  START_REDIS(redis);
+  RedisOptions o = Options(redis, Millis(1'000));
+  o.host = "localhost";
+  RedisClient client(o);
+  LoopThread loop;
+  auto pong = loop.Run(Call(&client, {"PING"}));
+  ASSERT_TRUE(pong.ok()) << pong.status().message();
+  EXPECT_EQ(pong->text, "PONG");
+}
+
 TEST(RedisClientOffTheLoops, SendAndAwaitRunOnTheBlockingConnections) {
   START_REDIS(redis);
   RedisClient client(Options(redis, Millis(1'000)));
