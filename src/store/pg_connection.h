@@ -33,7 +33,7 @@ class PgConnection {
   }
 
   Result<PgResultPtr> Exec(const Sql& sql, const std::vector<Param>& params) {
-    if (!prepared_.count(sql.name)) {
+    if (!prepared_.count(std::string(sql.name))) {
       PgResultPtr prep(
           PQprepare(conn_, sql.name, sql.text, static_cast<int>(params.size()), nullptr), &PQclear);
       if (PQresultStatus(prep.get()) != PGRES_COMMAND_OK) return Fail(prep.get());
@@ -60,7 +60,9 @@ class PgConnection {
   }
 
   PGconn* conn_;
-  std::unordered_set<const char*> prepared_;
+  // By name, not by pointer: the same statement's name may lie at different addresses in
+  // different files (string literals are merged by some builds, not by others).
+  std::unordered_set<std::string> prepared_;
   std::string last_sqlstate_;
 };
 

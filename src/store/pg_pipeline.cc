@@ -152,7 +152,7 @@ std::shared_ptr<PgPipeline::Request> PgPipeline::Submit(const Sql& sql,
     return request;
   }
   const int n = static_cast<int>(params.size());
-  if (!prepared_.count(sql.name)) {
+  if (!prepared_.count(std::string(sql.name))) {
     if (PQsendPrepare(conn_, sql.name, sql.text, n, nullptr) != 1) {
       const Status why = PgError(conn_, nullptr);
       Close(why);
@@ -252,7 +252,7 @@ void PgPipeline::OnReadable() {
         }
         break;
       default: {
-        if (front.kind == Item::Kind::kPrepare) prepared_.erase(front.name);
+        if (front.kind == Item::Kind::kPrepare) prepared_.erase(std::string(front.name));
         // 26000: a statement sent right behind a prepare that failed; it is prepared again
         // by the next request, so this one may simply be tried again.
         const char* state = PQresultErrorField(raw, PG_DIAG_SQLSTATE);

@@ -88,7 +88,7 @@ class PgPipeline {
   uint64_t generation_ = 0;  // one per connection: waits armed for an older one do nothing
   std::deque<Item> queue_;   // what was sent and is not answered yet, in order
   size_t in_flight_ = 0;     // statements in queue_
-  std::unordered_set<const char*> prepared_;
+  std::unordered_set<std::string> prepared_;  // by name (see pg_connection.h)
   bool read_armed_ = false;
   bool write_armed_ = false;
   bool flush_pending_ = false;

@@ -698,7 +698,10 @@ class SqliteStore::HoldQueue {
   struct Pending {
     enum : int { kWaiting, kTaken, kAbandoned };
     std::atomic<int> state{kWaiting};
-    io::Completion<Result<Hold>> done;  // touched on the request's loop only
+    // The waiting coroutine's completion (in its frame), touched on its loop only: the
+    // answer is posted there. Null once the coroutine is gone. Nothing here belongs to a
+    // loop, so the queue's thread may drop the last reference after the loop ended.
+    io::Completion<Result<Hold>>* waiter = nullptr;
   };
 
   explicit HoldQueue(SqliteStore* store) : store_(store), thread_([this] { Run(); }) {}
@@ -762,7 +765,7 @@ class SqliteStore::HoldQueue {
       for (size_t i = 0; i < batch.size(); ++i) {
         // A loop that has ended drops the answer (nobody waits for it any more).
         batch[i].loop->Post([pending = batch[i].pending, r = std::move(results[i])]() mutable {
-          pending->done.Set(std::move(r));
+          if (pending->waiter) pending->waiter->Set(std::move(r));
         });
       }
     }
@@ -1008,17 +1011,23 @@ io::asio::awaitable<Result<Hold>> SqliteStore::HoldSeatsAsync(HoldRequest reques
   io::Loop* loop = io::Loop::Current();
   if (!loop) co_return HoldSeats(request);  // off the loops
   auto pending = std::make_shared<HoldQueue::Pending>();
+  io::Completion<Result<Hold>> done;
+  pending->waiter = &done;
+  struct Forget {  // the answer of a request nobody waits for any more goes nowhere
+    HoldQueue::Pending* p;
+    ~Forget() { p->waiter = nullptr; }
+  } forget{pending.get()};
   if (!holds_->Push(std::move(request), pending, loop->handle())) {
     co_return Status(Code::kUnavailable, "too many holds waiting for the database");
   }
-  auto result = co_await pending->done.Wait(kHoldWaitBound);
+  auto result = co_await done.Wait(kHoldWaitBound);
   if (!result) {
     int waiting = HoldQueue::Pending::kWaiting;
     if (pending->state.compare_exchange_strong(waiting, HoldQueue::Pending::kAbandoned)) {
       co_return Status(Code::kUnavailable, "too many holds waiting for the database");
     }
     // Taken: its transaction runs and answers (bounded by the writer's own timeouts).
-    result = co_await pending->done.Wait(kHoldWaitBound);
+    result = co_await done.Wait(kHoldWaitBound);
     if (!result) co_return Status(Code::kUnavailable, "the hold's transaction did not come back");
   }
   co_return std::move(*result);
