@@ -291,7 +291,7 @@ class Api {
 
   // The gateway's signed callback: verified before anything is parsed, then settled by the
   // payments service (once per payment id: late, twice, unknown; see Store::SettlePayment).
-  Response PaymentCallback(Request& req) {
+  io::asio::awaitable<Response> PaymentCallback(Request& req) {
     const std::string* signature = req.headers.Find("X-Gateway-Signature");
     Status verified = d_.gateway_secret.empty()
                           ? Status(Code::kInvalid, "payment callbacks are not configured")
@@ -300,14 +300,15 @@ class Api {
     if (!verified.ok()) {
       LogWarn("payment callback refused",
               {{"reason", verified.message()}, {"requestId", req.request_id}});
-      return ErrorResponse(401, "UNAUTHENTICATED", "bad or missing gateway signature");
+      co_return ErrorResponse(401, "UNAUTHENTICATED", "bad or missing gateway signature");
     }
     PaymentReport report;
-    if (auto e = ParsePaymentReport(req.body, &report)) return BadBody(*e);
-    auto settled = d_.payments->Settle(report, "callback", req.request_id);
-    if (!settled.ok()) return StatusResponse(settled.status());
+    if (auto e = ParsePaymentReport(req.body, &report)) co_return BadBody(*e);
+    std::string via = "callback";
+    auto settled = co_await d_.payments->SettleAsync(std::move(report), via, req.request_id);
+    if (!settled.ok()) co_return StatusResponse(settled.status());
     const char* outcome = SettlementName(settled.value());
-    return Json(200, nlohmann::json{{"received", true}, {"outcome", outcome}}.dump());
+    co_return Json(200, nlohmann::json{{"received", true}, {"outcome", outcome}}.dump());
   }
 
   Response SetWaitingRoom(Request& req) {
@@ -449,7 +450,9 @@ void RegisterRoutes(http::Router* router, const ApiDeps& deps) {
                    [api](Request& r) { return api->Checkout(r); });
   router->AddAsync("GET", "/bookings/{bookingId}",
                    [api](Request& r) { return api->GetBooking(r); });
-  router->Add("POST", "/payments/callback", bind(&Api::PaymentCallback));
+  // A confirmation is one statement awaited on the loop (Store::TryConfirmPaymentAsync).
+  router->AddAsync("POST", "/payments/callback",
+                   [api](Request& r) { return api->PaymentCallback(r); });
 }
 
 }  // namespace boxoffice::api

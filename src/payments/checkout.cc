@@ -87,21 +87,24 @@ io::asio::awaitable<void> CheckoutService::Abort(const KeyLock& lock, int64_t bo
 }
 
 // (Each store phase is a named lambda handed to io::Offload: see io/loop.h on g++ 12.)
-io::asio::awaitable<Result<CheckoutResponse>> CheckoutService::CheckoutAsync(
+io::asio::awaitable<Result<CheckoutService::Begun>> CheckoutService::Begin(
     int64_t customer_id, std::string idempotency_key, std::string hold_id) {
+  IdempotencyKey key{customer_id, idempotency_key, hold_id};
+  auto at_once = co_await store_->TryBeginCheckoutAsync(key, hold_id, options_.key_lease,
+                                                        options_.hold_ttl,
+                                                        options_.hold_max_lifetime);
+  if (!at_once.ok()) co_return at_once.status();
+  if (at_once.value()) {
+    // Claimed and booked in one step: the two recovery points are passed together.
+    MaybeCrash("claimed");
+    co_return Begun{std::move(at_once.value()->record), std::move(at_once.value()->booking)};
+  }
+
   // Phase 1: claim the key, or find the response to replay.
-  auto claim = [this, key = IdempotencyKey{customer_id, idempotency_key, hold_id}] {
-    return store_->ClaimCheckoutKey(key, options_.key_lease);
-  };
+  auto claim = [this, key] { return store_->ClaimCheckoutKey(key, options_.key_lease); };
   auto record = co_await io::Offload(std::move(claim));
-  if (!record.ok()) {
-    Count(record.status().code() == Code::kInProgress ? "in_progress" : "refused");
-    co_return record.status();
-  }
-  if (record->phase == KeyPhase::kFinished) {
-    Count("replayed");
-    co_return CheckoutResponse{record->response_status, record->response_body, true};
-  }
+  if (!record.ok()) co_return record.status();
+  if (record->phase == KeyPhase::kFinished) co_return Begun{std::move(record.value()), {}};
   const KeyLock lock = record->lock();
   MaybeCrash("claimed");
 
@@ -121,9 +124,26 @@ io::asio::awaitable<Result<CheckoutResponse>> CheckoutService::CheckoutAsync(
   if (!booking.ok()) {
     // Nothing of this request is left but the key: drop it so a retry starts afresh.
     if (booking.status().code() != Code::kInProgress) co_await Abort(lock, 0);
-    Count("refused");
     co_return booking.status();
   }
+  co_return Begun{std::move(record.value()), std::move(booking.value())};
+}
+
+io::asio::awaitable<Result<CheckoutResponse>> CheckoutService::CheckoutAsync(
+    int64_t customer_id, std::string idempotency_key, std::string hold_id) {
+  auto begun = co_await Begin(customer_id, idempotency_key, hold_id);
+  if (!begun.ok()) {
+    Count(begun.status().code() == Code::kInProgress ? "in_progress" : "refused");
+    co_return begun.status();
+  }
+  const IdempotencyRecord& record = begun->record;
+  if (record.phase == KeyPhase::kFinished) {
+    Count("replayed");
+    co_return CheckoutResponse{record.response_status, record.response_body, true};
+  }
+  BOX_ASSERT(begun->booking.has_value());
+  const KeyLock lock = record.lock();
+  const Booking* booking = &*begun->booking;
   MaybeCrash("booked");
 
   // The session ends payment_ttl after checkout, and never later than the hold's expiry
@@ -131,7 +151,7 @@ io::asio::awaitable<Result<CheckoutResponse>> CheckoutService::CheckoutAsync(
   // sooner than checkout + payment_ttl, and a payment after the hold ended is refunded.
   // Both instants come from the store's clock (created_at, the re-armed expiry).
   const std::optional<Instant> hold_ends =
-      booking->hold_expires_at ? booking->hold_expires_at : record->hold_expiry_after;
+      booking->hold_expires_at ? booking->hold_expires_at : record.hold_expiry_after;
   BOX_ASSERT(hold_ends.has_value());  // a started checkout knows its hold's expiry
   const Instant expires_at = std::min(booking->created_at + options_.payment_ttl,
                                       *hold_ends - (options_.hold_ttl - options_.payment_ttl));
@@ -161,15 +181,13 @@ io::asio::awaitable<Result<CheckoutResponse>> CheckoutService::CheckoutAsync(
   MaybeCrash("session");
 
   // Phase 4: attach the session and store the response, in one transaction.
-  CheckoutResponse response{201, CheckoutJson(booking.value(), session.value(), expires_at),
+  CheckoutResponse response{201, CheckoutJson(*booking, session.value(), expires_at),
                             false};
-  auto finish = [this, lock, session_id = session->session_id, url = session->url, expires_at,
-                 status = response.status, body = response.body] {
-    return store_->FinishCheckout(lock, session_id, url, expires_at, status, body);
-  };
   // The session exists: finishing is never refused by a full pool (the checkout would be
   // left half-done until its key's lease ran out).
-  auto finished = co_await io::Offload(std::move(finish), /*may_refuse=*/false);
+  auto finished = co_await store_->FinishCheckoutAsync(lock, session->session_id, session->url,
+                                                       expires_at, response.status,
+                                                       response.body);
   if (!finished.ok()) {
     Count(finished.status().code() == Code::kInProgress ? "in_progress" : "error");
     co_return finished.status();

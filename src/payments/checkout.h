@@ -73,6 +73,15 @@ class CheckoutService {
   void Count(const char* outcome);
   // Undoes phase 2 (booking FAILED, the hold's expiry restored, the key dropped).
   io::asio::awaitable<void> Abort(const KeyLock& lock, int64_t booking_id);
+  // Phases 1 and 2: the key's record (kFinished: replay it) and, unless finished, the
+  // booking, made now or by a request that died before this one. One statement when the
+  // store decides a new key's case in one step (Store::TryBeginCheckoutAsync).
+  struct Begun {
+    IdempotencyRecord record;
+    std::optional<Booking> booking;  // unless the record is kFinished
+  };
+  io::asio::awaitable<Result<Begun>> Begin(int64_t customer_id, std::string idempotency_key,
+                                           std::string hold_id);
   std::string CallbackUrl() const;
 
   Store* store_;

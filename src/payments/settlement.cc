@@ -15,12 +15,9 @@ PaymentService::PaymentService(Store* store, Metrics* metrics,
   }
 }
 
-Result<Settlement> PaymentService::Settle(const PaymentReport& report, std::string_view via,
-                                          std::string_view request_id) {
-  Booking confirmed;
-  auto settled = store_->SettlePayment(report, &confirmed);
-  if (!settled.ok()) return settled.status();
-  const Settlement outcome = settled.value();
+void PaymentService::Settled(const PaymentReport& report, Settlement outcome,
+                             const Booking& confirmed, std::string_view via,
+                             std::string_view request_id) {
   settled_[static_cast<size_t>(outcome)]->Inc();
   if (outcome == Settlement::kConfirmed && on_confirmed_) {
     // A confirmation names its booking: the store found it by this reference.
@@ -32,7 +29,39 @@ Result<Settlement> PaymentService::Settle(const PaymentReport& report, std::stri
                               {"outcome", SettlementName(outcome)},
                               {"via", std::string(via)},
                               {"requestId", std::string(request_id)}});
-  return outcome;
+}
+
+Result<Settlement> PaymentService::Settle(const PaymentReport& report, std::string_view via,
+                                          std::string_view request_id) {
+  Booking confirmed;
+  auto settled = store_->SettlePayment(report, &confirmed);
+  if (!settled.ok()) return settled.status();
+  Settled(report, settled.value(), confirmed, via, request_id);
+  return settled.value();
+}
+
+io::asio::awaitable<Result<Settlement>> PaymentService::SettleAsync(PaymentReport report,
+                                                                    std::string via,
+                                                                    std::string request_id) {
+  Booking confirmed;
+  auto at_once = co_await store_->TryConfirmPaymentAsync(report, &confirmed);
+  if (!at_once.ok()) co_return at_once.status();
+  // What follows may block on Redis (the waiting room, the gate, the seat maps hear of a
+  // confirmation), and every case but the one-step ones is the general transaction: both
+  // run on the blocking pool.
+  if (at_once.value()) {
+    const Settlement outcome = *at_once.value();
+    auto follow = [this, report, outcome, confirmed, via, request_id] {
+      Settled(report, outcome, confirmed, via, request_id);
+      return Status::Ok();
+    };
+    co_await io::Offload(std::move(follow), /*may_refuse=*/false);
+    co_return outcome;
+  }
+  auto settle = [this, report, via, request_id]() -> Result<Settlement> {
+    return Settle(report, via, request_id);
+  };
+  co_return co_await io::Offload(std::move(settle), /*may_refuse=*/false);
 }
 
 }  // namespace boxoffice

@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "core/metrics.h"
+#include "io/loop.h"
 #include "store/store.h"
 
 namespace boxoffice {
@@ -28,8 +29,17 @@ class PaymentService {
   // via: who brought the report ("callback", "reconciler"), for the log.
   Result<Settlement> Settle(const PaymentReport& report, std::string_view via,
                             std::string_view request_id = "");
+  // The same, awaited on an I/O loop: a confirmation in one statement when the store
+  // decides that case in one step (Store::TryConfirmPaymentAsync), every other case on the
+  // loop's blocking pool. Never refused by a full pool: the gateway would only retry.
+  io::asio::awaitable<Result<Settlement>> SettleAsync(PaymentReport report, std::string via,
+                                                      std::string request_id);
 
  private:
+  // Counts, tells the hold path of a confirmation, and logs.
+  void Settled(const PaymentReport& report, Settlement outcome, const Booking& confirmed,
+               std::string_view via, std::string_view request_id);
+
   Store* store_;
   std::function<void(const Booking&)> on_confirmed_;
   // One counter per outcome, registered at construction: no registry lock per report.

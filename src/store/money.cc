@@ -39,13 +39,6 @@ Result<Price> SumPrices(const std::vector<Price>& prices, size_t seats) {
   return total;
 }
 
-std::optional<int64_t> ParseReference(const std::string& text) {
-  int64_t id = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-  if (ec != std::errc() || end != text.data() + text.size() || id <= 0) return std::nullopt;
-  return id;
-}
-
 Status WriteEvent(MoneyTx& tx, const char* type, const Booking& booking, Instant now) {
   const std::string event_id = NewUuid();
   return tx.InsertEvent(event_id, type, std::to_string(booking.id),
@@ -59,6 +52,13 @@ Status WriteRefund(MoneyTx& tx, const PaymentReport& report, int64_t booking_id,
 }
 
 }  // namespace
+
+std::optional<int64_t> ParseReference(const std::string& text) {
+  int64_t id = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (ec != std::errc() || end != text.data() + text.size() || id <= 0) return std::nullopt;
+  return id;
+}
 
 Result<Hold> ExtendHoldIn(MoneyTx& tx, const std::string& hold_id, int64_t customer_id, Millis ttl,
                           Millis max_lifetime) {

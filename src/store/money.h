@@ -82,6 +82,8 @@ Status AbortCheckoutIn(MoneyTx& tx, const KeyLock& lock);
 Result<Hold> ExtendHoldIn(MoneyTx& tx, const std::string& hold_id, int64_t customer_id, Millis ttl,
                           Millis max_lifetime);
 // Store::SettlePayment's rules; *confirmed (if given) gets the booking a confirmation made.
+// The booking id a payment report's reference names, if it is one (a positive decimal).
+std::optional<int64_t> ParseReference(const std::string& text);
 Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report,
                                    Booking* confirmed = nullptr);
 // Store::AbandonCheckout's rules.

@@ -62,12 +62,7 @@ class PgHoldBatcher {
   // is refused at once rather than left waiting behind more than that.
   static constexpr size_t kMaxWaiting = 4 * kMaxBatch;
 
-  // Statements sent and the requests they carried, counted where every loop's batcher
-  // adds (relaxed atomics: no lock on the hold path).
-  struct Counts {
-    std::atomic<uint64_t> statements{0};
-    std::atomic<uint64_t> requests{0};
-  };
+  using Counts = PgBatchCounts;
 
   // now: the test clock's override, or NULL (the database's clock). statement_timeout:
   // the pipeline's; a request waits at most for the statement in flight and its own.

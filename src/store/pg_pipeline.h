@@ -17,6 +17,7 @@
 // At most max_in_flight statements wait on one connection; past that, kUnavailable at once.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -37,6 +38,13 @@ struct PgPipelineOptions {
   Millis lock_timeout{2'000};
   size_t max_in_flight = 4'096;  // statements waiting on one connection, then kUnavailable
   std::string application_name = "boxoffice";
+};
+
+// Statements a batching component sent on the loops' pipelines and the requests they
+// carried, counted where every loop adds (relaxed atomics: no lock on the request path).
+struct PgBatchCounts {
+  std::atomic<uint64_t> statements{0};
+  std::atomic<uint64_t> requests{0};
 };
 
 class PgPipeline {

@@ -43,20 +43,21 @@ Status LoadPrices(PgConnection& c, std::vector<Showtime>* list) {
   return Status::Ok();
 }
 
-Booking ReadBooking(const PGresult* r) {
+Booking ReadBooking(const PGresult* r, int row, int first) {
+  auto col = [first](int c) { return first + c; };
   Booking b;
-  b.id = Int(r, 0, 0);
-  b.hold_id = Text(r, 0, 1);
-  b.showtime_id = Int(r, 0, 2);
-  b.customer_id = Int(r, 0, 3);
-  b.seats = ParseArray(Text(r, 0, 4));
-  b.status = ParseBookingStatus(Text(r, 0, 5)).value_or(BookingStatus::kFailed);
-  b.amount = Price{Int(r, 0, 6), Text(r, 0, 7)};
-  b.session_id = Text(r, 0, 8);
-  b.payment_url = Text(r, 0, 9);
-  if (!PQgetisnull(r, 0, 10)) b.payment_expires_at = FromEpochMs(Int(r, 0, 10));
-  b.payment_id = Text(r, 0, 11);
-  b.created_at = FromEpochMs(Int(r, 0, 12));
+  b.id = Int(r, row, col(0));
+  b.hold_id = Text(r, row, col(1));
+  b.showtime_id = Int(r, row, col(2));
+  b.customer_id = Int(r, row, col(3));
+  b.seats = ParseArray(Text(r, row, col(4)));
+  b.status = ParseBookingStatus(Text(r, row, col(5))).value_or(BookingStatus::kFailed);
+  b.amount = Price{Int(r, row, col(6)), Text(r, row, col(7))};
+  b.session_id = Text(r, row, col(8));
+  b.payment_url = Text(r, row, col(9));
+  if (!PQgetisnull(r, row, col(10))) b.payment_expires_at = FromEpochMs(Int(r, row, col(10)));
+  b.payment_id = Text(r, row, col(11));
+  b.created_at = FromEpochMs(Int(r, row, col(12)));
   return b;
 }
 

@@ -13,7 +13,8 @@ namespace boxoffice {
 
 Showtime ReadShowtime(const PGresult* r, int row);
 Hold ReadHold(const PGresult* r);  // BOX_HOLD_COLUMNS, first row
-Booking ReadBooking(const PGresult* r);  // BOX_BOOKING_COLUMNS, first row
+// BOX_BOOKING_COLUMNS of a row, from column `first` on.
+Booking ReadBooking(const PGresult* r, int row = 0, int first = 0);
 // Fills the prices of the listed showtimes (one statement for all of them).
 Status LoadPrices(PgConnection& c, std::vector<Showtime>* list);
 inline Status Done(const Result<PgResultPtr>& r) { return r.ok() ? Status::Ok() : r.status(); }

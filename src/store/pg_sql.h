@@ -148,11 +148,15 @@ constexpr Sql kAttachSession{
     "UPDATE booking SET session_id = $1, payment_url = $2, payment_expires_at = " BOX_TS("$3") ","
     "       updated_at = statement_timestamp()"
     " WHERE booking_id = $4 AND status = 'PENDING' AND (session_id IS NULL OR session_id = $1)"};
-#define BOX_BOOKING_COLUMNS                                                                      \
+#define BOX_BOOKING_SELECT                                                                       \
   "SELECT booking_id, hold_id::text, showtime_id, customer_id, seats, status, amount, currency," \
   " session_id, payment_url, " BOX_MS("payment_expires_at") ", payment_id, " BOX_MS(             \
-      "created_at") " FROM booking WHERE booking_id = $1"
+      "created_at") " FROM booking"
+#define BOX_BOOKING_COLUMNS BOX_BOOKING_SELECT " WHERE booking_id = $1"
 constexpr Sql kSelectBooking{"select_booking", BOX_BOOKING_COLUMNS};
+// Reads of several bookings at once (store/pg_booking_reads.h): those that exist, any order.
+constexpr Sql kSelectBookings{"select_bookings",
+                              BOX_BOOKING_SELECT " WHERE booking_id = ANY($1::bigint[])"};
 constexpr Sql kLockBooking{"lock_booking", BOX_BOOKING_COLUMNS " FOR UPDATE"};
 constexpr Sql kInsertPayment{"insert_payment",
                              "INSERT INTO payment (payment_id, session_id, booking_id, status, "
@@ -256,6 +260,15 @@ constexpr Sql kPurgeKeys{"purge_keys",
                          "   WHERE created_at < " BOX_NOW
                          " - $2::bigint * interval '1 ms'"
                          "   LIMIT $3 FOR UPDATE SKIP LOCKED)"};
+// A purchase's phases in one statement each (migration 0013).
+constexpr Sql kCheckoutBegin{
+    "checkout_begin",
+    "SELECT * FROM boxoffice_checkout_begin($1, $2, $3, $4, $5::uuid, $6::uuid, $7, $8, $9)"};
+constexpr Sql kCheckoutFinish{
+    "checkout_finish",
+    "SELECT boxoffice_checkout_finish($1, $2, $3, $4::uuid, $5, $6, $7, $8, $9)"};
+constexpr Sql kSettleConfirm{
+    "settle_confirm", "SELECT * FROM boxoffice_settle_confirm($1, $2, $3, $4, $5, $6, $7::uuid)"};
 // Checkout undone: the seats this hold still has until `from` get `to` back.
 constexpr Sql kResetSeatsExpiry{
     "reset_seats_expiry",

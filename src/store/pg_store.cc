@@ -14,6 +14,7 @@
 #include "store/money.h"
 #include "store/pg_common.h"
 #include "store/pg_connection.h"
+#include "store/pg_booking_reads.h"
 #include "store/pg_hold_batch.h"
 #include "store/pg_money_tx.h"
 #include "store/pg_pipeline.h"
@@ -29,21 +30,24 @@ constexpr int kMaxTxAttempts = 3;
 }  // namespace
 
 struct PgStore::Impl {
-  // Each I/O loop's pipelined connection and the hold batcher on it.
+  // Each I/O loop's pipelined connection, and the hold batcher and booking reads on it.
   struct LoopState {
     LoopState(io::asio::io_context& context, Impl* impl)
         : pipeline(context, PgPipelineOptions{impl->options.url, impl->options.connect_timeout,
                                               impl->options.statement_timeout,
                                               impl->options.lock_timeout}),
           batcher(&pipeline, [impl] { return impl->Now(); }, impl->options.statement_timeout,
-                  &impl->hold_counts) {}
+                  &impl->hold_counts),
+          booking_reads(&pipeline, impl->options.statement_timeout, &impl->read_counts) {}
     PgPipeline pipeline;
     PgHoldBatcher batcher;
+    PgBookingReads booking_reads;
   };
 
   PgOptions options;
   Pool<PgConnection> pool;
-  PgHoldBatcher::Counts hold_counts;
+  PgBatchCounts hold_counts;
+  PgBatchCounts read_counts;  // booking reads
   io::PerLoop<LoopState> loops;
 
   // The current loop's state, made at first use; null off the loops.
@@ -340,6 +344,9 @@ uint64_t PgStore::hold_statements() const {
 uint64_t PgStore::batched_holds() const {
   return impl_->hold_counts.requests.load(std::memory_order_relaxed);
 }
+uint64_t PgStore::booking_read_statements() const {
+  return impl_->read_counts.statements.load(std::memory_order_relaxed);
+}
 
 io::asio::awaitable<Result<Hold>> PgStore::HoldSeatsAsync(HoldRequest request) {
   Impl::LoopState* loop = impl_->Loop();
@@ -424,13 +431,118 @@ Result<IdempotencyRecord> PgStore::ClaimCheckoutKey(const IdempotencyKey& key, M
   });
 }
 
+namespace {
+
+std::vector<Param> FinishParams(Param now, const KeyLock& lock, const std::string& session_id,
+                                const std::string& url, Instant expires_at, int response_status,
+                                const std::string& response_body) {
+  return {std::move(now),       P(lock.customer_id),
+          lock.key,             lock.token,
+          session_id,           url,
+          P(ToEpochMs(expires_at)), P(int64_t{response_status}),
+          response_body};
+}
+
+// kCheckoutFinish's answer, as FinishCheckout's.
+Result<bool> FinishOutcome(const PGresult* r) {
+  BOX_ASSERT(PQntuples(r) == 1);
+  const std::string outcome = Text(r, 0, 0);
+  if (outcome == "finished") return true;
+  if (outcome == "abandoned") return false;
+  BOX_ASSERT(outcome == "lost");
+  return Status(Code::kInProgress, "another request took over this idempotency key");
+}
+
+}  // namespace
+
+// One statement (migration 0013) where the general transaction (FinishCheckoutIn, which
+// SQLite runs) takes five: the same rule, decided in the database.
 Result<bool> PgStore::FinishCheckout(const KeyLock& lock, const std::string& session_id,
                                      const std::string& url, Instant expires_at,
                                      int response_status, const std::string& response_body) {
-  return impl_->InTx<bool>(&retried_, [&](PgConnection& c) {
-    PgMoneyTx tx(c, impl_->Now());
-    return FinishCheckoutIn(tx, lock, session_id, url, expires_at, response_status, response_body);
+  return impl_->Run<bool>(&retried_, [&](PgConnection& c) -> Result<bool> {
+    auto res = c.Exec(kCheckoutFinish, FinishParams(impl_->Now(), lock, session_id, url,
+                                                    expires_at, response_status, response_body));
+    if (!res.ok()) return res.status();
+    return FinishOutcome(res.value().get());
   });
+}
+
+io::asio::awaitable<Result<bool>> PgStore::FinishCheckoutAsync(KeyLock lock,
+                                                               std::string session_id,
+                                                               std::string url, Instant expires_at,
+                                                               int response_status,
+                                                               std::string response_body) {
+  Impl::LoopState* loop = impl_->Loop();
+  if (!loop) {
+    co_return FinishCheckout(lock, session_id, url, expires_at, response_status, response_body);
+  }
+  std::vector<Param> params = FinishParams(impl_->Now(), lock, session_id, url, expires_at,
+                                           response_status, response_body);
+  auto res = co_await loop->pipeline.Exec(kCheckoutFinish, std::move(params));
+  if (!res.ok()) co_return res.status();
+  co_return FinishOutcome(res->get());
+}
+
+io::asio::awaitable<Result<std::optional<Store::CheckoutBegun>>> PgStore::TryBeginCheckoutAsync(
+    IdempotencyKey key, std::string hold_id, Millis lease, Millis ttl, Millis max_lifetime) {
+  using Begun = std::optional<CheckoutBegun>;
+  Impl::LoopState* loop = impl_->Loop();
+  if (!loop || !IsUuid(hold_id)) co_return Begun();  // the general path explains a bad id
+  const std::string token = NewUuid();
+  std::vector<Param> params = {impl_->Now(),      P(key.customer_id), key.key,
+                               key.fingerprint,   hold_id,            token,
+                               P(lease.count()),  P(ttl.count()),     P(max_lifetime.count())};
+  auto res = co_await loop->pipeline.Exec(kCheckoutBegin, std::move(params));
+  if (!res.ok()) co_return res.status();
+  const PGresult* r = res->get();
+  BOX_ASSERT(PQntuples(r) == 1);
+  if (Text(r, 0, 0) != "booked") co_return Begun();
+  CheckoutBegun out;
+  Booking& b = out.booking;
+  b.id = Int(r, 0, 1);
+  b.hold_id = hold_id;
+  b.showtime_id = Int(r, 0, 2);
+  b.customer_id = key.customer_id;
+  b.seats = ParseArray(Text(r, 0, 3));
+  b.status = BookingStatus::kPending;
+  b.amount = Price{Int(r, 0, 4), Text(r, 0, 5)};
+  b.created_at = FromEpochMs(Int(r, 0, 6));
+  b.hold_expires_at = FromEpochMs(Int(r, 0, 8));
+  IdempotencyRecord& record = out.record;
+  record.key = std::move(key);
+  record.phase = KeyPhase::kBookingCreated;
+  record.token = token;
+  record.locked_until = b.created_at + lease;
+  record.booking_id = b.id;
+  record.hold_expiry_before = FromEpochMs(Int(r, 0, 7));
+  record.hold_expiry_after = b.hold_expires_at;
+  BOX_ASSERT(b.id > 0 && !b.seats.empty() && *record.hold_expiry_after >= *record.hold_expiry_before);
+  co_return Begun(std::move(out));
+}
+
+io::asio::awaitable<Result<std::optional<Settlement>>> PgStore::TryConfirmPaymentAsync(
+    PaymentReport report, Booking* confirmed) {
+  using Outcome = std::optional<Settlement>;
+  Impl::LoopState* loop = impl_->Loop();
+  const std::optional<int64_t> booking_id = ParseReference(report.reference);
+  if (!loop || !report.succeeded || report.payment_id.empty() || !booking_id) {
+    co_return Outcome();
+  }
+  std::vector<Param> params = {impl_->Now(),      report.payment_id, report.session_id,
+                               P(*booking_id),    P(report.amount),  report.currency,
+                               NewUuid()};
+  auto res = co_await loop->pipeline.Exec(kSettleConfirm, std::move(params));
+  if (!res.ok()) co_return res.status();
+  const PGresult* r = res->get();
+  BOX_ASSERT(PQntuples(r) == 1);
+  const std::string outcome = Text(r, 0, 0);
+  if (outcome == "duplicate") co_return Outcome(Settlement::kDuplicate);
+  if (outcome != "confirmed") co_return Outcome();
+  Booking b = ReadBooking(r, 0, /*first=*/1);
+  BOX_ASSERT(b.id == *booking_id && b.status == BookingStatus::kConfirmed);
+  if (confirmed) *confirmed = std::move(b);
+  co_return Outcome(Settlement::kConfirmed);
 }
 
 Status PgStore::AbortCheckout(const KeyLock& lock) {
@@ -476,10 +588,13 @@ io::asio::awaitable<Result<Booking>> PgStore::GetBookingAsync(int64_t booking_id
                                                               int64_t customer_id) {
   Impl::LoopState* loop = impl_->Loop();
   if (!loop) co_return GetBooking(booking_id, customer_id);  // off the loops
-  std::vector<Param> params = {P(booking_id)};
-  auto res = co_await loop->pipeline.Exec(kSelectBooking, std::move(params));
-  if (!res.ok()) co_return res.status();
-  co_return BookingOf(res->get(), booking_id, customer_id);
+  auto found = co_await loop->booking_reads.Get(booking_id);
+  if (!found.ok()) co_return found.status();
+  if (!found.value() ||
+      (customer_id != kAnyCustomer && found.value()->customer_id != customer_id)) {
+    co_return BookingNotFound(booking_id);
+  }
+  co_return std::move(*found.value());
 }
 
 Result<std::vector<OutboxEvent>> PgStore::PendingEvents(int64_t after_id, int limit) {

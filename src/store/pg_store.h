@@ -70,6 +70,17 @@ class PgStore final : public Store {
   Result<bool> FinishCheckout(const KeyLock& lock, const std::string& session_id,
                               const std::string& url, Instant expires_at, int response_status,
                               const std::string& response_body) override;
+  // Purchase phases in one statement each on an I/O loop (migration 0013); off the loops
+  // the general methods.
+  io::asio::awaitable<Result<bool>> FinishCheckoutAsync(KeyLock lock, std::string session_id,
+                                                        std::string url, Instant expires_at,
+                                                        int response_status,
+                                                        std::string response_body) override;
+  io::asio::awaitable<Result<std::optional<CheckoutBegun>>> TryBeginCheckoutAsync(
+      IdempotencyKey key, std::string hold_id, Millis lease, Millis ttl,
+      Millis max_lifetime) override;
+  io::asio::awaitable<Result<std::optional<Settlement>>> TryConfirmPaymentAsync(
+      PaymentReport report, Booking* confirmed) override;
   Status AbortCheckout(const KeyLock& lock) override;
   Result<int> PurgeCheckoutKeys(Millis older_than, int limit) override;
   Status AttachPaymentSession(int64_t booking_id, const std::string& session_id,
@@ -102,6 +113,8 @@ class PgStore final : public Store {
   // Hold statements the loops' batchers sent, and the hold requests they decided.
   uint64_t hold_statements() const;
   uint64_t batched_holds() const;
+  // Statements the loops sent for booking reads (GetBookingAsync; several reads each).
+  uint64_t booking_read_statements() const;
   // Transactions retried after a deadlock or serialization failure (expected: zero).
   uint64_t retried_transactions() const { return retried_.load(); }
 

@@ -354,6 +354,32 @@ class Store {
   virtual Result<bool> FinishCheckout(const KeyLock& lock, const std::string& session_id,
                                       const std::string& url, Instant expires_at,
                                       int response_status, const std::string& response_body) = 0;
+  // FinishCheckout, awaited on an I/O loop (by default on the loop's blocking pool, never
+  // refused: the gateway session exists, the checkout must not be left half-done).
+  virtual io::asio::awaitable<Result<bool>> FinishCheckoutAsync(KeyLock lock,
+                                                                std::string session_id,
+                                                                std::string url,
+                                                                Instant expires_at,
+                                                                int response_status,
+                                                                std::string response_body);
+  // The one-step forms of a purchase's phases, for the case a purchase meets when all goes
+  // well (one statement each on PostgreSQL, awaited on an I/O loop). Each makes exactly the
+  // decision the general methods would make for that case; for any other case it changes
+  // nothing and returns nullopt, and the caller runs the general methods. By default they
+  // always return nullopt.
+  struct CheckoutBegun {
+    IdempotencyRecord record;  // phase kBookingCreated, claimed by a fresh token
+    Booking booking;           // PENDING, with hold_expires_at the re-armed expiry
+  };
+  // ClaimCheckoutKey then StartCheckout(lock, …), atomically, for a key never seen before
+  // and an active hold of the key's customer with no checkout pending.
+  virtual io::asio::awaitable<Result<std::optional<CheckoutBegun>>> TryBeginCheckoutAsync(
+      IdempotencyKey key, std::string hold_id, Millis lease, Millis ttl, Millis max_lifetime);
+  // SettlePayment for a successful payment of the right amount and session for a PENDING
+  // booking whose seats are all still its hold's: kConfirmed (with *confirmed), or
+  // kDuplicate for a payment id settled before.
+  virtual io::asio::awaitable<Result<std::optional<Settlement>>> TryConfirmPaymentAsync(
+      PaymentReport report, Booking* confirmed);
   // Undoes a keyed checkout that cannot finish (the gateway is down), in one transaction: a
   // PENDING booking without a session becomes FAILED (never offered, nothing paid: no
   // event), the hold gets back the expiry it had unless it changed since, and the key is

@@ -17,4 +17,26 @@ io::asio::awaitable<Result<Booking>> Store::GetBookingAsync(int64_t booking_id,
   co_return co_await io::Offload(std::move(work));
 }
 
+io::asio::awaitable<Result<bool>> Store::FinishCheckoutAsync(KeyLock lock, std::string session_id,
+                                                            std::string url, Instant expires_at,
+                                                            int response_status,
+                                                            std::string response_body) {
+  auto work = [this, lock = std::move(lock), session_id = std::move(session_id),
+               url = std::move(url), expires_at, response_status,
+               response_body = std::move(response_body)] {
+    return FinishCheckout(lock, session_id, url, expires_at, response_status, response_body);
+  };
+  co_return co_await io::Offload(std::move(work), /*may_refuse=*/false);
+}
+
+io::asio::awaitable<Result<std::optional<Store::CheckoutBegun>>> Store::TryBeginCheckoutAsync(
+    IdempotencyKey, std::string, Millis, Millis, Millis) {
+  co_return std::optional<CheckoutBegun>();
+}
+
+io::asio::awaitable<Result<std::optional<Settlement>>> Store::TryConfirmPaymentAsync(
+    PaymentReport, Booking*) {
+  co_return std::optional<Settlement>();
+}
+
 }  // namespace boxoffice

@@ -127,6 +127,68 @@ TEST_P(HoldBatches, ARefusedRequestInABatchTakesNothingAndLeavesTheOthers) {
   EXPECT_EQ(status["B6"], SeatStatus::kAvailable);
 }
 
+// Booking reads that arrive together on a loop share a statement on PostgreSQL; each gets
+// its own booking, and NOT_FOUND for another customer's or one that does not exist.
+TEST_P(HoldBatches, BookingReadsThatArriveTogetherShareAStatement) {
+  const int64_t showtime = MakeShowtime({{"A", 20}});
+  std::vector<Booking> bookings;
+  for (int i = 1; i <= 20; ++i) {
+    auto hold = TryHold(showtime, 100 + i, {"A" + std::to_string(i)});
+    ASSERT_TRUE(hold.ok());
+    auto booking = store_->StartCheckout(hold->hold_id, 100 + i, kTtl, kTtl * 2);
+    ASSERT_TRUE(booking.ok()) << booking.status().message();
+    bookings.push_back(booking.value());
+  }
+  constexpr int kReads = 300;
+  struct Read {
+    int64_t booking_id;
+    int64_t customer_id;
+    const Booking* expected;  // null: NOT_FOUND
+  };
+  std::vector<Read> reads;
+  for (int i = 0; i < kReads; ++i) {
+    const Booking& b = bookings[i % bookings.size()];
+    if (i % 10 == 3) {
+      reads.push_back({b.id, b.customer_id + 1, nullptr});  // another customer's
+    } else if (i % 10 == 7) {
+      reads.push_back({b.id + 100'000, b.customer_id, nullptr});  // none
+    } else {
+      reads.push_back({b.id, i % 5 == 0 ? Store::kAnyCustomer : b.customer_id, &b});
+    }
+  }
+  std::vector<Result<Booking>> outcomes;
+  {
+    LoopThread loop;
+    std::vector<std::promise<Result<Booking>>> promises(kReads);
+    std::vector<std::future<Result<Booking>>> futures;
+    for (int i = 0; i < kReads; ++i) {
+      futures.push_back(promises[i].get_future());
+      io::asio::co_spawn(
+          loop.context(),
+          Deliver(store_->GetBookingAsync(reads[i].booking_id, reads[i].customer_id), &promises[i]),
+          io::asio::detached);
+    }
+    for (auto& f : futures) outcomes.push_back(f.get());
+  }
+  for (int i = 0; i < kReads; ++i) {
+    SCOPED_TRACE("read " + std::to_string(i));
+    if (!reads[i].expected) {
+      EXPECT_EQ(outcomes[i].status().code(), Code::kNotFound);
+      continue;
+    }
+    ASSERT_TRUE(outcomes[i].ok()) << outcomes[i].status().message();
+    EXPECT_EQ(outcomes[i]->id, reads[i].expected->id);
+    EXPECT_EQ(outcomes[i]->customer_id, reads[i].expected->customer_id);
+    EXPECT_EQ(outcomes[i]->seats, reads[i].expected->seats);
+    EXPECT_EQ(outcomes[i]->status, BookingStatus::kPending);
+    EXPECT_EQ(outcomes[i]->amount.amount, 1250);
+  }
+  if (auto* pg = dynamic_cast<PgStore*>(store_.get())) {
+    EXPECT_LT(pg->booking_read_statements(), static_cast<uint64_t>(kReads) / 2)
+        << "reads that arrived together shared statements";
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, HoldBatches,
                          ::testing::Values(Engine::kSqlite, Engine::kPostgres), EngineName);
 

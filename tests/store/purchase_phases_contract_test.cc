@@ -1,0 +1,278 @@
+// A purchase's phases in one step each (Store::TryBeginCheckoutAsync, FinishCheckoutAsync,
+// TryConfirmPaymentAsync; one statement each on PostgreSQL, migration 0013), awaited on an
+// I/O loop: for the case all goes well they decide exactly what the general methods would;
+// for every other case they change nothing and leave it to the general methods. SQLite has
+// no one-step forms (nullopt always), so there the same checks show the general path.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/crypto.h"
+#include "core/time_format.h"
+#include "store/store_fixture.h"
+#include "support/loop_thread.h"
+
+namespace boxoffice {
+namespace {
+
+using testing::LoopThread;
+
+constexpr Millis kLease{30'000};
+
+class PurchasePhases : public StoreContract {
+ protected:
+  bool OneStep() const { return GetParam() == Engine::kPostgres; }
+
+  Result<std::optional<Store::CheckoutBegun>> Begin(int64_t customer, const std::string& key,
+                                                    const std::string& hold_id) {
+    return loop_->Run(store_->TryBeginCheckoutAsync(IdempotencyKey{customer, key, hold_id},
+                                                    hold_id, kLease, kTtl, kMaxLifetime));
+  }
+  Result<std::optional<Settlement>> Confirm(const PaymentReport& report, Booking* confirmed) {
+    return loop_->Run(store_->TryConfirmPaymentAsync(report, confirmed));
+  }
+  Result<bool> Finish(const KeyLock& lock, const std::string& session) {
+    return loop_->Run(store_->FinishCheckoutAsync(lock, session, "https://pay/" + session,
+                                                  clock_.Now() + Millis(5 * 60'000), 201,
+                                                  "{\"body\":1}"));
+  }
+  // The key is not recorded: claiming it finds a fresh one (then drops it again).
+  void ExpectNoKey(int64_t customer, const std::string& key, const std::string& hold_id) {
+    auto fresh = store_->ClaimCheckoutKey(IdempotencyKey{customer, key, hold_id}, kLease);
+    ASSERT_TRUE(fresh.ok()) << fresh.status().message();
+    EXPECT_EQ(fresh->phase, KeyPhase::kStarted);
+    EXPECT_TRUE(store_->AbortCheckout(fresh->lock()).ok());
+  }
+  PaymentReport Paid(const Booking& b, const std::string& payment_id, const std::string& session) {
+    return PaymentReport{payment_id, session, std::to_string(b.id), true, b.amount.amount,
+                         b.amount.currency};
+  }
+  // A hold of E1+F1 by customer 1, checked out by the general path with session ses_1.
+  Booking CheckedOut() {
+    st_ = MakePricedShowtime();
+    auto hold = TryHold(st_, 1, {"E1", "F1"});
+    EXPECT_TRUE(hold.ok());
+    hold_id_ = hold->hold_id;
+    auto b = store_->StartCheckout(hold_id_, 1, kTtl, kMaxLifetime);
+    EXPECT_TRUE(b.ok()) << b.status().message();
+    EXPECT_TRUE(store_->AttachPaymentSession(b->id, "ses_1", "https://pay/ses_1",
+                                             clock_.Now() + Millis(5 * 60'000))
+                    .ok());
+    return b.value();
+  }
+
+  void TearDown() override { loop_.reset(); }  // its connections close before the store
+
+  std::unique_ptr<LoopThread> loop_ = std::make_unique<LoopThread>();
+  int64_t st_ = 0;
+  std::string hold_id_;
+};
+
+TEST_P(PurchasePhases, ANewKeyIsClaimedAndBookedInOneStep) {
+  st_ = MakePricedShowtime();
+  auto hold = TryHold(st_, 1, {"E1", "F1"});
+  ASSERT_TRUE(hold.ok());
+  clock_.Advance(Millis(5 * 60'000));
+  auto begun = Begin(1, "k1", hold->hold_id);
+  ASSERT_TRUE(begun.ok()) << begun.status().message();
+  if (!OneStep()) {
+    EXPECT_FALSE(begun.value());
+    ExpectNoKey(1, "k1", hold->hold_id);
+    return;
+  }
+  ASSERT_TRUE(begun.value());
+  const Booking& b = begun.value()->booking;
+  const IdempotencyRecord& record = begun.value()->record;
+  // As StartCheckout: priced by category, PENDING, the hold re-armed to now + ttl.
+  EXPECT_EQ(b.status, BookingStatus::kPending);
+  EXPECT_EQ(b.amount.amount, 1250 + 1650);
+  EXPECT_EQ(b.amount.currency, "EUR");
+  EXPECT_EQ(b.seats, (std::vector<std::string>{"E1", "F1"}));
+  EXPECT_EQ(b.created_at, clock_.Now());
+  EXPECT_EQ(b.hold_expires_at, kStart + Millis(15 * 60'000));
+  EXPECT_EQ(store_->GetHold(hold->hold_id, 1)->expires_at, kStart + Millis(15 * 60'000));
+  EXPECT_EQ(Owners(st_)["E1"].status, SeatStatus::kHeld);
+  auto stored = store_->GetBooking(b.id, 1);
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ(stored->hold_id, hold->hold_id);
+  EXPECT_EQ(stored->amount.amount, 2900);
+  // As ClaimCheckoutKey then StartCheckout(lock): the key at its second recovery point.
+  EXPECT_EQ(record.phase, KeyPhase::kBookingCreated);
+  EXPECT_EQ(record.booking_id, b.id);
+  EXPECT_EQ(record.hold_expiry_before, kStart + Millis(10 * 60'000));
+  EXPECT_EQ(record.hold_expiry_after, kStart + Millis(15 * 60'000));
+  EXPECT_EQ(record.locked_until, clock_.Now() + kLease);
+  EXPECT_EQ(store_->ClaimCheckoutKey(IdempotencyKey{1, "k1", hold->hold_id}, kLease)
+                .status()
+                .code(),
+            Code::kInProgress);
+  EXPECT_EQ(store_->StartCheckout(hold->hold_id, 1, kTtl, kMaxLifetime).status().code(),
+            Code::kCheckoutExists);
+
+  // The last phase, one step too; then the response is replayed.
+  auto finished = Finish(record.lock(), "ses_k1");
+  ASSERT_TRUE(finished.ok()) << finished.status().message();
+  EXPECT_TRUE(finished.value());
+  EXPECT_EQ(store_->GetBooking(b.id, 1)->session_id, "ses_k1");
+  auto replay = store_->ClaimCheckoutKey(IdempotencyKey{1, "k1", hold->hold_id}, kLease);
+  ASSERT_TRUE(replay.ok());
+  EXPECT_EQ(replay->phase, KeyPhase::kFinished);
+  EXPECT_EQ(replay->response_status, 201);
+  EXPECT_EQ(replay->response_body, "{\"body\":1}");
+  EXPECT_EQ(store_->ClaimCheckoutKey(IdempotencyKey{1, "k1", "another hold"}, kLease)
+                .status()
+                .code(),
+            Code::kKeyReused);
+}
+
+TEST_P(PurchasePhases, EveryOtherCheckoutCaseChangesNothing) {
+  st_ = MakePricedShowtime();
+  // A key used before: the general path carries it on or replays it.
+  auto first = TryHold(st_, 1, {"E1"});
+  ASSERT_TRUE(first.ok());
+  auto claimed = store_->ClaimCheckoutKey(IdempotencyKey{1, "used", first->hold_id}, kLease);
+  ASSERT_TRUE(claimed.ok());
+  auto begun = Begin(1, "used", first->hold_id);
+  ASSERT_TRUE(begun.ok());
+  EXPECT_FALSE(begun.value());
+  EXPECT_EQ(store_->GetHold(first->hold_id, 1)->expires_at, kStart + kTtl);
+  EXPECT_EQ(store_->PendingEvents(0, 10)->size(), 0u);
+
+  // Another customer's hold, a released hold, a pending checkout, an expired hold, a hold
+  // id that is no hold.
+  auto released = TryHold(st_, 1, {"E2"});
+  ASSERT_TRUE(released.ok());
+  ASSERT_TRUE(store_->ReleaseHold(released->hold_id, 1).ok());
+  auto pending = TryHold(st_, 1, {"E3"});
+  ASSERT_TRUE(pending.ok());
+  auto checkout = store_->StartCheckout(pending->hold_id, 1, kTtl, kMaxLifetime);
+  ASSERT_TRUE(checkout.ok());
+  auto expiring = TryHold(st_, 1, {"E4"}, Millis(1'000));
+  ASSERT_TRUE(expiring.ok());
+  clock_.Advance(Millis(2'000));
+  const std::vector<std::pair<int64_t, std::string>> cases = {
+      {2, first->hold_id},   {1, released->hold_id}, {1, pending->hold_id},
+      {1, expiring->hold_id}, {1, NewUuid()},        {1, "not-a-uuid"}};
+  for (const auto& [customer, hold_id] : cases) {
+    SCOPED_TRACE(hold_id);
+    auto none = Begin(customer, "fresh", hold_id);
+    ASSERT_TRUE(none.ok()) << none.status().message();
+    EXPECT_FALSE(none.value());
+    ExpectNoKey(customer, "fresh", hold_id);
+  }
+  EXPECT_EQ(store_->GetHold(pending->hold_id, 1)->expires_at, *checkout->hold_expires_at);
+  EXPECT_EQ(Owners(st_)["E4"].status, SeatStatus::kAvailable);
+}
+
+TEST_P(PurchasePhases, FinishingIsRefusedToALostClaimAndDropsTheKeyOfAnAbandonedBooking) {
+  st_ = MakePricedShowtime();
+  auto hold = TryHold(st_, 1, {"E1"});
+  ASSERT_TRUE(hold.ok());
+  auto record = store_->ClaimCheckoutKey(IdempotencyKey{1, "k", hold->hold_id}, kLease);
+  ASSERT_TRUE(record.ok());
+  auto b = store_->StartCheckout(record->lock(), hold->hold_id, kTtl, kMaxLifetime);
+  ASSERT_TRUE(b.ok());
+  KeyLock stolen = record->lock();
+  stolen.token = NewUuid();
+  EXPECT_EQ(Finish(stolen, "ses_x").status().code(), Code::kInProgress);
+  EXPECT_EQ(store_->GetBooking(b->id, 1)->session_id, "");
+
+  ASSERT_TRUE(store_->AbandonCheckout(b->id).value());
+  auto finished = Finish(record->lock(), "ses_k");
+  ASSERT_TRUE(finished.ok());
+  EXPECT_FALSE(finished.value());
+  EXPECT_EQ(store_->GetBooking(b->id, 1)->status, BookingStatus::kFailed);
+  EXPECT_EQ(store_->GetBooking(b->id, 1)->session_id, "");
+  ExpectNoKey(1, "k", hold->hold_id);
+}
+
+TEST_P(PurchasePhases, APaymentConfirmsInOneStepWithItsEventOnce) {
+  const Booking b = CheckedOut();
+  clock_.Advance(Millis(60'000));
+  Booking confirmed;
+  auto outcome = Confirm(Paid(b, "pay_1", "ses_1"), &confirmed);
+  ASSERT_TRUE(outcome.ok()) << outcome.status().message();
+  if (!OneStep()) {
+    EXPECT_FALSE(outcome.value());
+    EXPECT_EQ(store_->SettlePayment(Paid(b, "pay_1", "ses_1")).value(), Settlement::kConfirmed);
+  } else {
+    ASSERT_TRUE(outcome.value());
+    EXPECT_EQ(*outcome.value(), Settlement::kConfirmed);
+    // The booking as it now is, as a read of it would give.
+    auto read = store_->GetBooking(b.id, 1);
+    ASSERT_TRUE(read.ok());
+    EXPECT_EQ(confirmed.id, b.id);
+    EXPECT_EQ(confirmed.status, BookingStatus::kConfirmed);
+    EXPECT_EQ(confirmed.payment_id, "pay_1");
+    EXPECT_EQ(confirmed.hold_id, read->hold_id);
+    EXPECT_EQ(confirmed.customer_id, 1);
+    EXPECT_EQ(confirmed.seats, read->seats);
+    EXPECT_EQ(confirmed.amount.amount, read->amount.amount);
+    EXPECT_EQ(confirmed.amount.currency, read->amount.currency);
+    EXPECT_EQ(confirmed.session_id, "ses_1");
+    EXPECT_EQ(confirmed.payment_url, read->payment_url);
+    EXPECT_EQ(confirmed.payment_expires_at, read->payment_expires_at);
+    EXPECT_EQ(confirmed.created_at, read->created_at);
+    auto again = Confirm(Paid(b, "pay_1", "ses_1"), nullptr);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again.value(), std::optional<Settlement>(Settlement::kDuplicate));
+  }
+  EXPECT_EQ(store_->SettlePayment(Paid(b, "pay_1", "ses_1")).value(), Settlement::kDuplicate);
+  auto booking = store_->GetBooking(b.id, 1);
+  EXPECT_EQ(booking->status, BookingStatus::kConfirmed);
+  EXPECT_EQ(booking->payment_id, "pay_1");
+  EXPECT_EQ(Owners(st_)["E1"].status, SeatStatus::kBooked);
+  EXPECT_EQ(Owners(st_)["F1"].status, SeatStatus::kBooked);
+  EXPECT_EQ(store_->GetHold(hold_id_, 1)->state, HoldState::kBooked);
+  auto events = store_->PendingEvents(0, 10).value();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].type, "BookingConfirmed");
+  EXPECT_EQ(events[0].key, std::to_string(b.id));
+  auto payload = nlohmann::json::parse(events[0].payload);
+  EXPECT_EQ(payload["id"], events[0].event_id);
+  EXPECT_EQ(payload["type"], "BookingConfirmed");
+  EXPECT_EQ(payload["bookingId"], b.id);
+  EXPECT_EQ(payload["showtimeId"], st_);
+  EXPECT_EQ(payload["seats"], nlohmann::json::array({"E1", "F1"}));
+  EXPECT_EQ(payload["amount"]["amount"], 2900);
+  EXPECT_EQ(payload["amount"]["currency"], "EUR");
+  EXPECT_EQ(payload["occurredAt"], FormatRfc3339(clock_.Now()));
+  auto audit = store_->Audit();
+  ASSERT_TRUE(audit.ok());
+  EXPECT_EQ(audit->violations(), 0);
+}
+
+// A wrong amount, another session, a failed payment, a hold that expired, an unknown
+// reference: no one-step decision, nothing recorded; the general path then decides.
+TEST_P(PurchasePhases, EveryOtherPaymentGoesTheGeneralWay) {
+  const Booking b = CheckedOut();
+  PaymentReport cheap = Paid(b, "pay_cheap", "ses_1");
+  cheap.amount -= 1;
+  PaymentReport other = Paid(b, "pay_other", "ses_2");
+  PaymentReport failed = Paid(b, "pay_failed", "ses_1");
+  failed.succeeded = false;
+  PaymentReport unknown = Paid(b, "pay_unknown", "ses_1");
+  unknown.reference = std::to_string(b.id + 1000);
+  for (const PaymentReport& report : {cheap, other, failed, unknown}) {
+    SCOPED_TRACE(report.payment_id);
+    auto none = Confirm(report, nullptr);
+    ASSERT_TRUE(none.ok()) << none.status().message();
+    EXPECT_FALSE(none.value());
+    EXPECT_EQ(store_->GetBooking(b.id, 1)->status, BookingStatus::kPending);
+  }
+  clock_.Advance(kTtl + Millis(1));
+  auto late = Confirm(Paid(b, "pay_late", "ses_1"), nullptr);
+  ASSERT_TRUE(late.ok());
+  EXPECT_FALSE(late.value());
+  // Nothing was recorded: the general path sees each payment for the first time.
+  EXPECT_EQ(store_->SettlePayment(other).value(), Settlement::kOtherSession);
+  EXPECT_EQ(store_->SettlePayment(Paid(b, "pay_late", "ses_1")).value(),
+            Settlement::kLateRefunded);
+  EXPECT_EQ(store_->PendingRefunds(10)->size(), 2u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, PurchasePhases,
+                         ::testing::Values(Engine::kSqlite, Engine::kPostgres), EngineName);
+
+}  // namespace
+}  // namespace boxoffice
