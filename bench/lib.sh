@@ -128,9 +128,10 @@ statements_reset() {
 }
 
 # Statements run since statements_reset (every client, the jobs included; not these
-# queries), and the ten most called, on stderr.
+# queries), and the ten most called with their total execution time, on stderr.
 statements_total() {
-  psql -qAt "$BOXOFFICE_TEST_PG_URL" -c "SELECT left(regexp_replace(query, '\s+', ' ', 'g'), 90), calls
+  psql -qAt "$BOXOFFICE_TEST_PG_URL" -c "SELECT left(regexp_replace(query, '\s+', ' ', 'g'), 90), calls,
+    round(total_exec_time::numeric, 1) AS total_ms
     FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%' ORDER BY calls DESC LIMIT 10" >&2
   psql -qAt "$BOXOFFICE_TEST_PG_URL" -c "SELECT COALESCE(sum(calls), 0) FROM pg_stat_statements
     WHERE query NOT LIKE '%pg_stat_statements%'"

@@ -78,9 +78,10 @@ BEGIN
   END IF;
   target := greatest(h.expires_at, least(now_ts + ttl_ms * interval '1 ms',
                                          h.created_at + max_lifetime_ms * interval '1 ms'));
+  -- (Every seat was found this hold's and live under its lock above: the rows are named by
+  -- key and hold only, so no plan can wander through other seats.)
   UPDATE show_seat ss SET hold_expires_at = target
-   WHERE ss.showtime_id = h.showtime_id AND ss.seat_code = ANY(h.seats)
-     AND ss.hold_id = hold AND ss.status = 'HELD' AND ss.hold_expires_at >= now_ts;
+   WHERE ss.showtime_id = h.showtime_id AND ss.seat_code = ANY(h.seats) AND ss.hold_id = hold;
   GET DIAGNOSTICS changed = ROW_COUNT;
   PERFORM boxoffice_assert(changed = cardinality(h.seats), 'partial re-arm');
   UPDATE seat_hold SET expires_at = target WHERE hold_id = hold;
@@ -191,9 +192,9 @@ BEGIN
     RETURN NEXT;
     RETURN;
   END IF;
+  -- (Every seat was found this hold's and live under its lock above.)
   UPDATE show_seat ss SET status = 'BOOKED', booking_id = b.booking_id, hold_expires_at = NULL
-   WHERE ss.showtime_id = b.showtime_id AND ss.seat_code = ANY(b.seats)
-     AND ss.status = 'HELD' AND ss.hold_id = b.hold_id;
+   WHERE ss.showtime_id = b.showtime_id AND ss.seat_code = ANY(b.seats) AND ss.hold_id = b.hold_id;
   GET DIAGNOSTICS changed = ROW_COUNT;
   PERFORM boxoffice_assert(changed = cardinality(b.seats), 'partial confirm');
   UPDATE seat_hold SET status = 'BOOKED' WHERE hold_id = b.hold_id;

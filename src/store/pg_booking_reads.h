@@ -25,7 +25,7 @@ class PgBookingReads {
   static constexpr size_t kMaxBatch = 128;
   static constexpr size_t kMaxWaiting = 8 * kMaxBatch;
 
-  PgBookingReads(PgPipeline* pipeline, Millis statement_timeout, PgBatchCounts* counts)
+  PgBookingReads(PgPipelineSet* pipeline, Millis statement_timeout, PgBatchCounts* counts)
       : pipeline_(pipeline),
         answer_bound_(2 * (statement_timeout + PgPipeline::kAnswerMargin)),
         counts_(counts) {}
@@ -42,7 +42,7 @@ class PgBookingReads {
   };
   io::asio::awaitable<void> Drain();
 
-  PgPipeline* pipeline_;
+  PgPipelineSet* pipeline_;
   const Millis answer_bound_;
   bool in_flight_ = false;
   std::deque<std::shared_ptr<Waiting>> waiting_;

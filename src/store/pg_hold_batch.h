@@ -66,7 +66,7 @@ class PgHoldBatcher {
 
   // now: the test clock's override, or NULL (the database's clock). statement_timeout:
   // the pipeline's; a request waits at most for the statement in flight and its own.
-  PgHoldBatcher(PgPipeline* pipeline, std::function<Param()> now, Millis statement_timeout,
+  PgHoldBatcher(PgPipelineSet* pipeline, std::function<Param()> now, Millis statement_timeout,
                 Counts* counts)
       : pipeline_(pipeline),
         now_(std::move(now)),
@@ -90,7 +90,7 @@ class PgHoldBatcher {
   io::asio::awaitable<void> Drain(int64_t showtime_id);
   io::asio::awaitable<Result<Hold>> Explain(const HoldRequest& request);
 
-  PgPipeline* pipeline_;
+  PgPipelineSet* pipeline_;
   std::function<Param()> now_;
   const Millis answer_bound_;
   std::unordered_map<int64_t, Queue> queues_;  // showtimes with requests waiting or in flight

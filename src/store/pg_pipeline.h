@@ -64,6 +64,8 @@ class PgPipeline {
 
   // The server process of the current connection (tests), or 0.
   int backend_pid() const;
+  // Statements sent on this connection and not answered yet.
+  size_t in_flight() const { return in_flight_; }
 
  private:
   struct Request {
@@ -103,6 +105,34 @@ class PgPipeline {
   std::vector<std::shared_ptr<io::Completion<Status>>> connect_waiters_;
   std::chrono::steady_clock::time_point retry_at_{};
   std::string last_error_;
+};
+
+// A loop's few pipelined connections. PostgreSQL runs one connection's statements one
+// after the other, so a statement waiting for a row lock (a hot showtime's) would hold up
+// everything sent behind it on its connection: each statement goes to the connection with
+// the fewest statements in flight, and a waiting one delays only what shares its
+// connection. Each connection is opened at its first use.
+class PgPipelineSet {
+ public:
+  static constexpr size_t kMaxConnections = 8;
+
+  PgPipelineSet(io::asio::io_context& context, const PgPipelineOptions& options, size_t count) {
+    BOX_ASSERT(count >= 1 && count <= kMaxConnections);
+    for (size_t i = 0; i < count; ++i) {
+      pipelines_.push_back(std::make_unique<PgPipeline>(context, options));
+    }
+  }
+
+  PgPipeline& Pick() {
+    PgPipeline* best = pipelines_.front().get();
+    for (const auto& p : pipelines_) {
+      if (p->in_flight() < best->in_flight()) best = p.get();
+    }
+    return *best;
+  }
+
+ private:
+  std::vector<std::unique_ptr<PgPipeline>> pipelines_;
 };
 
 }  // namespace boxoffice

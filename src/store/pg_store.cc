@@ -30,16 +30,18 @@ constexpr int kMaxTxAttempts = 3;
 }  // namespace
 
 struct PgStore::Impl {
-  // Each I/O loop's pipelined connection, and the hold batcher and booking reads on it.
+  // Each I/O loop's pipelined connections, and the hold batcher and booking reads on them.
   struct LoopState {
     LoopState(io::asio::io_context& context, Impl* impl)
-        : pipeline(context, PgPipelineOptions{impl->options.url, impl->options.connect_timeout,
-                                              impl->options.statement_timeout,
-                                              impl->options.lock_timeout}),
-          batcher(&pipeline, [impl] { return impl->Now(); }, impl->options.statement_timeout,
+        : pipelines(context,
+                    PgPipelineOptions{impl->options.url, impl->options.connect_timeout,
+                                      impl->options.statement_timeout,
+                                      impl->options.lock_timeout},
+                    impl->options.pipelines_per_loop),
+          batcher(&pipelines, [impl] { return impl->Now(); }, impl->options.statement_timeout,
                   &impl->hold_counts),
-          booking_reads(&pipeline, impl->options.statement_timeout, &impl->read_counts) {}
-    PgPipeline pipeline;
+          booking_reads(&pipelines, impl->options.statement_timeout, &impl->read_counts) {}
+    PgPipelineSet pipelines;
     PgHoldBatcher batcher;
     PgBookingReads booking_reads;
   };
@@ -479,7 +481,7 @@ io::asio::awaitable<Result<bool>> PgStore::FinishCheckoutAsync(KeyLock lock,
   }
   std::vector<Param> params = FinishParams(impl_->Now(), lock, session_id, url, expires_at,
                                            response_status, response_body);
-  auto res = co_await loop->pipeline.Exec(kCheckoutFinish, std::move(params));
+  auto res = co_await loop->pipelines.Pick().Exec(kCheckoutFinish, std::move(params));
   if (!res.ok()) co_return res.status();
   co_return FinishOutcome(res->get());
 }
@@ -493,7 +495,7 @@ io::asio::awaitable<Result<std::optional<Store::CheckoutBegun>>> PgStore::TryBeg
   std::vector<Param> params = {impl_->Now(),      P(key.customer_id), key.key,
                                key.fingerprint,   hold_id,            token,
                                P(lease.count()),  P(ttl.count()),     P(max_lifetime.count())};
-  auto res = co_await loop->pipeline.Exec(kCheckoutBegin, std::move(params));
+  auto res = co_await loop->pipelines.Pick().Exec(kCheckoutBegin, std::move(params));
   if (!res.ok()) co_return res.status();
   const PGresult* r = res->get();
   BOX_ASSERT(PQntuples(r) == 1);
@@ -532,7 +534,7 @@ io::asio::awaitable<Result<std::optional<Settlement>>> PgStore::TryConfirmPaymen
   std::vector<Param> params = {impl_->Now(),      report.payment_id, report.session_id,
                                P(*booking_id),    P(report.amount),  report.currency,
                                NewUuid()};
-  auto res = co_await loop->pipeline.Exec(kSettleConfirm, std::move(params));
+  auto res = co_await loop->pipelines.Pick().Exec(kSettleConfirm, std::move(params));
   if (!res.ok()) co_return res.status();
   const PGresult* r = res->get();
   BOX_ASSERT(PQntuples(r) == 1);

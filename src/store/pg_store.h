@@ -36,6 +36,8 @@ struct PgOptions {
   Millis statement_timeout{5'000};
   Millis lock_timeout{2'000};
   const Clock* test_clock = nullptr;  // null: the database's clock
+  // Pipelined connections of each I/O loop (PgPipelineSet), opened as the load needs them.
+  size_t pipelines_per_loop = 2;
 };
 
 class PgConnection;
