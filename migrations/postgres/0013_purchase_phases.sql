@@ -10,8 +10,10 @@
 -- the decision the general one would make for that case, so which one ran never shows.
 --
 -- Lock order, as in store/money.cc: the key row, then the hold row, then the seat rows in
--- seat-code order (checkout); the booking row, then the hold row, then the seat rows, then
--- the payment's unique key (confirmation).
+-- seat-code order (checkout); the booking row, then the payment's unique key, then the
+-- hold row, then the seat rows (confirmation). A row a function inserted and then finds it
+-- must not keep (the key of a refused checkout, the payment of a late one) it deletes
+-- again in the same transaction: nothing of it is ever seen.
 
 -- The time every function here judges by: now_ms, or the database's clock, to the ms (the
 -- general path reads its clock the same way, once per transaction).
@@ -164,13 +166,27 @@ DECLARE
 BEGIN
   outcome := 'slow';
   SELECT bk.* INTO b FROM booking bk WHERE bk.booking_id = reference FOR UPDATE;
-  IF FOUND AND EXISTS (SELECT 1 FROM payment p WHERE p.payment_id = payment) THEN
+  IF NOT FOUND THEN
+    RETURN NEXT;
+    RETURN;
+  END IF;
+  IF EXISTS (SELECT 1 FROM payment p WHERE p.payment_id = payment) THEN
     outcome := 'duplicate';  -- a callback delivered twice, the usual misfortune
     RETURN NEXT;
     RETURN;
   END IF;
-  IF NOT FOUND OR b.status <> 'PENDING' OR (b.session_id IS NOT NULL AND b.session_id <> session)
+  IF b.status <> 'PENDING' OR (b.session_id IS NOT NULL AND b.session_id <> session)
      OR b.amount <> paid OR b.currency <> paid_currency THEN
+    RETURN NEXT;
+    RETURN;
+  END IF;
+  -- The payment's key next, as the general path takes it (booking, payment, hold, seats);
+  -- taken back below if the seats are no longer all the hold's.
+  INSERT INTO payment (payment_id, session_id, booking_id, status, amount, currency, received_at)
+  VALUES (payment, session, b.booking_id, 'SUCCEEDED', paid, paid_currency, now_ts)
+  ON CONFLICT (payment_id) DO NOTHING;
+  IF NOT FOUND THEN
+    outcome := 'duplicate';
     RETURN NEXT;
     RETURN;
   END IF;
@@ -181,14 +197,7 @@ BEGIN
             FROM show_seat ss WHERE ss.showtime_id = b.showtime_id AND ss.seat_code = ANY(b.seats)
            ORDER BY ss.seat_code FOR NO KEY UPDATE) s;
   IF ours <> cardinality(b.seats) THEN
-    RETURN NEXT;
-    RETURN;
-  END IF;
-  INSERT INTO payment (payment_id, session_id, booking_id, status, amount, currency, received_at)
-  VALUES (payment, session, b.booking_id, 'SUCCEEDED', paid, paid_currency, now_ts)
-  ON CONFLICT (payment_id) DO NOTHING;
-  IF NOT FOUND THEN
-    outcome := 'duplicate';
+    DELETE FROM payment p WHERE p.payment_id = payment;  -- this transaction's own row
     RETURN NEXT;
     RETURN;
   END IF;
@@ -200,14 +209,15 @@ BEGIN
   UPDATE seat_hold SET status = 'BOOKED' WHERE hold_id = b.hold_id;
   UPDATE booking SET status = 'CONFIRMED', payment_id = payment, updated_at = now_ts
    WHERE booking_id = b.booking_id;
+  -- The event's bytes are BookingEventJson's (src/store/store.cc): keys in order, compact.
   INSERT INTO outbox (event_id, type, key, payload, created_at)
   VALUES (event, 'BookingConfirmed', b.booking_id::text,
-          jsonb_build_object(
-            'id', event, 'type', 'BookingConfirmed', 'bookingId', b.booking_id,
-            'showtimeId', b.showtime_id, 'seats', to_jsonb(b.seats),
-            'amount', jsonb_build_object('amount', b.amount, 'currency', b.currency),
-            'occurredAt', to_char(now_ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
-          )::text,
+          '{"amount":{"amount":' || b.amount || ',"currency":' || to_json(b.currency::text)
+          || '},"bookingId":' || b.booking_id || ',"id":' || to_json(event::text)
+          || ',"occurredAt":'
+          || to_json(to_char(now_ts AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+          || ',"seats":' || array_to_json(b.seats) || ',"showtimeId":' || b.showtime_id
+          || ',"type":"BookingConfirmed"}',
           now_ts);
   outcome := 'confirmed';
   o_booking := b.booking_id;

@@ -2,8 +2,10 @@
 -- hot path: a status has a handful of values, and with statistics that lag a premiere
 -- (thousands of seats turn HELD within seconds) the planner took it for selective and
 -- scanned every held seat of every showtime to change the few of one hold. The sweeper
--- needs only the held seats by expiry: a partial index that holds just those, which no
--- statement of the hot path can use for its seats (they are found by primary key or hold).
+-- needs only the held seats by expiry: a partial index that holds just those. The hot
+-- path's statements of migrations 0012 and 0013 name their seats by primary key and hold
+-- only, so it cannot lure them; the general transactions' (extend, the general checkout)
+-- still filter on hold_expires_at and could in principle use it.
 -- On a large existing table, create the new index CONCURRENTLY by hand before upgrading.
 CREATE INDEX IF NOT EXISTS idx_show_seat_held_expiry ON show_seat (hold_expires_at)
     WHERE status = 'HELD';

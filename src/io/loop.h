@@ -188,6 +188,33 @@ auto Offload(F f, bool may_refuse = true) -> asio::awaitable<std::invoke_result_
   co_return std::move(*out);
 }
 
+// A place in the current loop's blocking pool, taken when a request arrives and kept until
+// its job is handed to Offload: work the request does on the loop in between (a statement
+// that must then be followed up on the pool) cannot carry the pool past its bound. Off
+// the loops, or without a pool, there is always a place.
+class PoolPlace {
+ public:
+  PoolPlace() {
+    Loop* loop = Loop::Current();
+    pool_ = loop ? loop->blocking() : nullptr;
+    taken_ = pool_ && pool_->TryEnter();
+  }
+  ~PoolPlace() { Give(); }
+  PoolPlace(const PoolPlace&) = delete;
+  PoolPlace& operator=(const PoolPlace&) = delete;
+  // False when the pool was full (the caller answers 503).
+  bool ok() const { return !pool_ || taken_; }
+  // Gives the place back, just before Offload(…, /*may_refuse=*/false) takes it again.
+  void Give() {
+    if (taken_) pool_->Leave();
+    taken_ = false;
+  }
+
+ private:
+  BlockingPool* pool_ = nullptr;
+  bool taken_ = false;
+};
+
 // Drives a coroutine to its end on the calling thread, which must not be a loop (it would
 // stop that loop while it waits). Exceptions propagate.
 template <class T>

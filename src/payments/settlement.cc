@@ -43,12 +43,17 @@ Result<Settlement> PaymentService::Settle(const PaymentReport& report, std::stri
 io::asio::awaitable<Result<Settlement>> PaymentService::SettleAsync(PaymentReport report,
                                                                     std::string via,
                                                                     std::string request_id) {
+  // The place this report's work on the blocking pool will take, kept from now on: a burst
+  // of callbacks is refused here (the gateway retries) rather than queued without bound.
+  io::PoolPlace place;
+  if (!place.ok()) co_return Status(Code::kUnavailable, "server busy, retry shortly");
   Booking confirmed;
   auto at_once = co_await store_->TryConfirmPaymentAsync(report, &confirmed);
   if (!at_once.ok()) co_return at_once.status();
   // What follows may block on Redis (the waiting room, the gate, the seat maps hear of a
   // confirmation), and every case but the one-step ones is the general transaction: both
-  // run on the blocking pool.
+  // run on the blocking pool, in the place taken above.
+  place.Give();
   if (at_once.value()) {
     const Settlement outcome = *at_once.value();
     auto follow = [this, report, outcome, confirmed, via, request_id] {

@@ -31,7 +31,8 @@ class PaymentService {
                             std::string_view request_id = "");
   // The same, awaited on an I/O loop: a confirmation in one statement when the store
   // decides that case in one step (Store::TryConfirmPaymentAsync), every other case on the
-  // loop's blocking pool. Never refused by a full pool: the gateway would only retry.
+  // loop's blocking pool. kUnavailable when that pool is full as the report arrives (the
+  // gateway retries); once the report is taken, its work is never refused.
   io::asio::awaitable<Result<Settlement>> SettleAsync(PaymentReport report, std::string via,
                                                       std::string request_id);
 

@@ -46,7 +46,7 @@ io::asio::awaitable<void> PgBookingReads::Drain() {
       std::vector<Param> params = {IntArrayLiteral(ids)};
       counts_->statements.fetch_add(1, std::memory_order_relaxed);
       counts_->requests.fetch_add(batch.size(), std::memory_order_relaxed);
-      auto result = co_await pipeline_->Pick().Exec(kSelectBookings, std::move(params));
+      auto result = co_await pipeline_->Exec(kSelectBookings, std::move(params));
       if (result.ok()) {
         const PGresult* r = result->get();
         for (int i = 0; i < PQntuples(r); ++i) {

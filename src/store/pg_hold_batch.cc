@@ -116,7 +116,7 @@ io::asio::awaitable<void> PgHoldBatcher::Drain(int64_t showtime_id) {
       std::vector<Param> params = HoldBatchParams(now_(), requests);
       counts_->statements.fetch_add(1, std::memory_order_relaxed);
       counts_->requests.fetch_add(batch.size(), std::memory_order_relaxed);
-      auto result = co_await pipeline_->Pick().Exec(kHoldBatch, std::move(params));
+      auto result = co_await pipeline_->Exec(kHoldBatch, std::move(params));
       rows = result.ok() ? ReadHoldRows(result->get(), batch.size())
                          : Result<std::vector<HoldRow>>(result.status());
     } catch (const std::exception& e) {
@@ -135,14 +135,14 @@ io::asio::awaitable<Result<Hold>> PgHoldBatcher::Explain(const HoldRequest& requ
   // The rare path (a code that is not a seat): nothing was held, this only reads.
   // (Arguments are named first: g++ 12 miscompiles a braced list inside a co_await.)
   std::vector<Param> codes = {P(request.showtime_id), ArrayLiteral(request.seats)};
-  auto existing = co_await pipeline_->Pick().Exec(kExistingSeats, std::move(codes));
+  auto existing = co_await pipeline_->Exec(kExistingSeats, std::move(codes));
   if (!existing.ok()) co_return existing.status();
   std::vector<std::string> found;
   for (int i = 0; i < PQntuples(existing->get()); ++i) found.push_back(Text(existing->get(), i, 0));
   bool exists = true;
   if (found.empty()) {
     std::vector<Param> id = {P(request.showtime_id)};
-    auto showtime = co_await pipeline_->Pick().Exec(kShowtimeExists, std::move(id));
+    auto showtime = co_await pipeline_->Exec(kShowtimeExists, std::move(id));
     if (!showtime.ok()) co_return showtime.status();
     exists = PQntuples(showtime->get()) > 0;
   }

@@ -36,6 +36,18 @@ asio::awaitable<Result<PgResultPtr>> PgPipeline::Exec(const Sql& sql, std::vecto
   co_return std::move(*answer);
 }
 
+PgPipeline::Health PgPipeline::health() const {
+  switch (state_) {
+    case State::kReady:
+      return Health::kReady;
+    case State::kConnecting:
+      return Health::kConnecting;
+    case State::kDown:
+      break;
+  }
+  return std::chrono::steady_clock::now() < retry_at_ ? Health::kCoolingDown : Health::kClosed;
+}
+
 asio::awaitable<Status> PgPipeline::EnsureConnected() {
   if (state_ == State::kReady) co_return Status::Ok();
   if (state_ == State::kConnecting) {

@@ -61,11 +61,19 @@ class PgPipeline {
   // Runs one statement as its own transaction and awaits its result (a tuples or command
   // result; an error is its Status, as PgError translates it).
   io::asio::awaitable<Result<PgResultPtr>> Exec(const Sql& sql, std::vector<Param> params);
+  // Opens the connection unless it is ready (or joins the connect under way); kUnavailable
+  // when it cannot, within connect_timeout, or within a second of a failed attempt.
+  io::asio::awaitable<Status> Open() { return EnsureConnected(); }
 
   // The server process of the current connection (tests), or 0.
   int backend_pid() const;
-  // Statements sent on this connection and not answered yet.
-  size_t in_flight() const { return in_flight_; }
+  // How a statement sent now would fare: at once (kReady), after a connect under way or
+  // one it starts (kConnecting, kClosed), or refused at once (kCoolingDown: a connect
+  // failed within the last second).
+  enum class Health { kReady, kConnecting, kClosed, kCoolingDown };
+  Health health() const;
+  // Statements sent and not answered yet, and those waiting for the connect.
+  size_t load() const { return in_flight_ + connect_waiters_.size(); }
 
  private:
   struct Request {
@@ -111,7 +119,8 @@ class PgPipeline {
 // after the other, so a statement waiting for a row lock (a hot showtime's) would hold up
 // everything sent behind it on its connection: each statement goes to the connection with
 // the fewest statements in flight, and a waiting one delays only what shares its
-// connection. Each connection is opened at its first use.
+// connection. A connection is opened when the others are busy; one whose connect failed
+// gets nothing for its second of cooling down while another can serve.
 class PgPipelineSet {
  public:
   static constexpr size_t kMaxConnections = 8;
@@ -123,12 +132,41 @@ class PgPipelineSet {
     }
   }
 
+  // The ready connection with the least load, unless another is idle enough to be worth
+  // opening or waiting for; never one whose connect just failed while another can serve.
   PgPipeline& Pick() {
-    PgPipeline* best = pipelines_.front().get();
+    PgPipeline* ready = nullptr;
+    PgPipeline* spare = nullptr;  // connecting, or closed and free to open
     for (const auto& p : pipelines_) {
-      if (p->in_flight() < best->in_flight()) best = p.get();
+      switch (p->health()) {
+        case PgPipeline::Health::kReady:
+          if (!ready || p->load() < ready->load()) ready = p.get();
+          break;
+        case PgPipeline::Health::kConnecting:
+        case PgPipeline::Health::kClosed:
+          if (!spare || p->load() < spare->load()) spare = p.get();
+          break;
+        case PgPipeline::Health::kCoolingDown:
+          break;
+      }
     }
-    return *best;
+    if (ready && (ready->load() == 0 || !spare || spare->load() >= ready->load())) return *ready;
+    if (spare) return *spare;
+    return *pipelines_.front();  // none can connect now: it answers 503 at once
+  }
+
+  // Exec on the connection Pick chooses. A statement meant for a connection that cannot
+  // open (the server's connection limit, say) was never sent: it goes to a ready one.
+  io::asio::awaitable<Result<PgResultPtr>> Exec(const Sql& sql, std::vector<Param> params) {
+    PgPipeline* chosen = &Pick();
+    if (chosen->health() != PgPipeline::Health::kReady) {
+      if (Status opened = co_await chosen->Open(); !opened.ok()) {
+        for (const auto& p : pipelines_) {
+          if (p->health() == PgPipeline::Health::kReady) chosen = p.get();
+        }
+      }
+    }
+    co_return co_await chosen->Exec(sql, std::move(params));
   }
 
  private:

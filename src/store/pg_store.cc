@@ -481,9 +481,19 @@ io::asio::awaitable<Result<bool>> PgStore::FinishCheckoutAsync(KeyLock lock,
   }
   std::vector<Param> params = FinishParams(impl_->Now(), lock, session_id, url, expires_at,
                                            response_status, response_body);
-  auto res = co_await loop->pipelines.Pick().Exec(kCheckoutFinish, std::move(params));
-  if (!res.ok()) co_return res.status();
-  co_return FinishOutcome(res->get());
+  auto res = co_await loop->pipelines.Exec(kCheckoutFinish, std::move(params));
+  if (res.ok()) co_return FinishOutcome(res->get());
+  if (res.status().code() != Code::kUnavailable) co_return res.status();
+  // The session exists: a full or lost connection does not leave the checkout half-done
+  // until its key's lease runs out; the pool's connection finishes it. (Had the statement
+  // run before the connection was lost, the claim is finished and this answers kInProgress:
+  // the client's retry replays the response.)
+  auto finish = [this, lock = std::move(lock), session_id = std::move(session_id),
+                 url = std::move(url), expires_at, response_status,
+                 response_body = std::move(response_body)] {
+    return FinishCheckout(lock, session_id, url, expires_at, response_status, response_body);
+  };
+  co_return co_await io::Offload(std::move(finish), /*may_refuse=*/false);
 }
 
 io::asio::awaitable<Result<std::optional<Store::CheckoutBegun>>> PgStore::TryBeginCheckoutAsync(
@@ -495,7 +505,7 @@ io::asio::awaitable<Result<std::optional<Store::CheckoutBegun>>> PgStore::TryBeg
   std::vector<Param> params = {impl_->Now(),      P(key.customer_id), key.key,
                                key.fingerprint,   hold_id,            token,
                                P(lease.count()),  P(ttl.count()),     P(max_lifetime.count())};
-  auto res = co_await loop->pipelines.Pick().Exec(kCheckoutBegin, std::move(params));
+  auto res = co_await loop->pipelines.Exec(kCheckoutBegin, std::move(params));
   if (!res.ok()) co_return res.status();
   const PGresult* r = res->get();
   BOX_ASSERT(PQntuples(r) == 1);
@@ -534,7 +544,7 @@ io::asio::awaitable<Result<std::optional<Settlement>>> PgStore::TryConfirmPaymen
   std::vector<Param> params = {impl_->Now(),      report.payment_id, report.session_id,
                                P(*booking_id),    P(report.amount),  report.currency,
                                NewUuid()};
-  auto res = co_await loop->pipelines.Pick().Exec(kSettleConfirm, std::move(params));
+  auto res = co_await loop->pipelines.Exec(kSettleConfirm, std::move(params));
   if (!res.ok()) co_return res.status();
   const PGresult* r = res->get();
   BOX_ASSERT(PQntuples(r) == 1);

@@ -15,6 +15,11 @@
 // Durability: synchronous=NORMAL by default (a committed transaction survives a crash of
 // the process; the last ones may be lost on power failure); `?synchronous=full` in the URL
 // makes every commit durable at the cost of an fsync each.
+//
+// Files: sqlite_sql.h (the statements), sqlite_connection.h (a connection, a statement in
+// use, a write transaction), sqlite_rows.* (rows into the store's types), sqlite_money_tx.h
+// (the money rules' primitives), sqlite_hold_batch.cc with sqlite_store_parts.h (holds
+// and their queue), sqlite_store.cc (the rest of the Store methods).
 #pragma once
 
 #include <atomic>

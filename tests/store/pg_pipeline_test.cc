@@ -10,6 +10,8 @@
 
 #include <future>
 
+#include <unistd.h>
+
 #include "support/loop_thread.h"
 #include "support/test_env.h"
 
@@ -114,6 +116,55 @@ TEST(PgPipeline, ABrokenConnectionFailsWhatItCarriedAndTheNextStatementReconnect
     p.reset();
     co_return true;
   }(std::move(pipeline)));
+}
+
+// A loop's connections: a statement meant for one that cannot open (here the role's
+// connection limit of 1 stops the second) goes to the one that works, and is never failed
+// for it.
+io::asio::awaitable<Result<PgResultPtr>> ExecOnSet(PgPipelineSet* set, std::string arg) {
+  std::vector<Param> params = {Param(std::move(arg))};
+  co_return co_await set->Exec(kSleep, std::move(params));
+}
+
+TEST(PgPipelineSet, AConnectionThatCannotOpenNeverFailsAStatement) {
+  REQUIRE_POSTGRES();
+  const std::string role = "pipeline_limit_" + std::to_string(getpid());
+  PGconn* admin = PQconnectdb(testing::PostgresUrl().c_str());
+  ASSERT_EQ(PQstatus(admin), CONNECTION_OK);
+  PQclear(PQexec(admin, ("DROP ROLE IF EXISTS " + role).c_str()));
+  PGresult* created =
+      PQexec(admin, ("CREATE ROLE " + role + " LOGIN CONNECTION LIMIT 1").c_str());
+  ASSERT_EQ(PQresultStatus(created), PGRES_COMMAND_OK) << PQerrorMessage(admin);
+  PQclear(created);
+  PgPipelineOptions options = Options();
+  const std::string url = testing::PostgresUrl();
+  const size_t at = url.find("://") + 3;
+  options.url = url.substr(0, at) + role + url.substr(url.find('@', at));
+  {
+    LoopThread loop;
+    auto set = std::make_unique<PgPipelineSet>(loop.context(), options, 2);
+    constexpr int kStatements = 60;
+    std::vector<std::promise<Result<PgResultPtr>>> promises(kStatements);
+    std::vector<std::future<Result<PgResultPtr>>> futures;
+    for (int round = 0; round < 3; ++round) {
+      futures.clear();
+      for (int i = 0; i < kStatements / 3; ++i) {
+        const int n = round * (kStatements / 3) + i;
+        futures.push_back(Spawn(loop, ExecOnSet(set.get(), "0.002"), &promises[n]));
+      }
+      for (auto& f : futures) {
+        auto r = f.get();
+        EXPECT_TRUE(r.ok()) << r.status().message();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1'100));  // past the cool-down
+    }
+    loop.Run([](std::unique_ptr<PgPipelineSet> s) -> io::asio::awaitable<bool> {
+      s.reset();
+      co_return true;
+    }(std::move(set)));
+  }
+  PQclear(PQexec(admin, ("DROP ROLE IF EXISTS " + role).c_str()));
+  PQfinish(admin);
 }
 
 }  // namespace

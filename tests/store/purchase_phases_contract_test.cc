@@ -237,6 +237,9 @@ TEST_P(PurchasePhases, APaymentConfirmsInOneStepWithItsEventOnce) {
   EXPECT_EQ(payload["amount"]["amount"], 2900);
   EXPECT_EQ(payload["amount"]["currency"], "EUR");
   EXPECT_EQ(payload["occurredAt"], FormatRfc3339(clock_.Now()));
+  // Byte for byte what the general path writes: which path ran never shows downstream.
+  EXPECT_EQ(events[0].payload,
+            BookingEventJson(events[0].event_id, "BookingConfirmed", *booking, clock_.Now()));
   auto audit = store_->Audit();
   ASSERT_TRUE(audit.ok());
   EXPECT_EQ(audit->violations(), 0);
