@@ -267,31 +267,54 @@ std::string CallbackUrl(const ServeFlags& f, const http::ServerOptions& options,
   return base + "/payments/callback";
 }
 
+// Redis from --redis (nullopt without it); false (logged) when the URL is malformed.
+bool RedisFromFlags(const ServeFlags& f, std::optional<RedisOptions>* redis) {
+  if (f.redis_url.empty()) return true;
+  *redis = ParseRedisUrl(f.redis_url);
+  if (!*redis) {
+    LogError("--redis must be redis://HOST:PORT");
+    return false;
+  }
+  // Blocking connections (the loops have their own): one per worker, and a few for the
+  // jobs that call the gate and the waiting room (admission rounds, the reconciler's
+  // confirmations), so no worker waits for one.
+  (*redis)->pool_size = f.workers + 4;
+  (*redis)->connect_timeout = (*redis)->command_timeout = (*redis)->acquire_timeout =
+      f.redis_timeout;
+  return true;
+}
+
+// The HTTP server's options from the flags; false (logged) when --listen is malformed.
+bool ServerOptionsFromFlags(const ServeFlags& f, http::ServerOptions* options) {
+  if (!ParseListen(f.listen, options)) return false;
+  options->io_threads = f.io_threads;
+  options->worker_threads = f.workers;
+  options->max_connections = f.max_connections;
+  options->stream_heartbeat = f.sse_heartbeat;
+  return true;
+}
+
+CheckoutOptions CheckoutOptionsFromFlags(const ServeFlags& f) {
+  CheckoutOptions checkout;
+  checkout.hold_ttl = f.hold_ttl;
+  checkout.hold_max_lifetime = f.hold_max_lifetime;
+  checkout.payment_ttl = PaymentTtl(f);
+  checkout.key_lease = f.checkout_lease;
+  if (const char* crash_at = std::getenv("BOXOFFICE_TEST_CRASH_AT")) {
+    checkout.crash_at = crash_at;  // test-only fault injection (tests/e2e)
+  }
+  return checkout;
+}
+
 int Serve(const ServeFlags& f) {
   if (std::string why = ServeFlagsError(f); !why.empty()) {
     LogError(why);
     return 2;
   }
-  const Millis payment_ttl = PaymentTtl(f);
   std::optional<RedisOptions> redis;
-  if (!f.redis_url.empty()) {
-    redis = ParseRedisUrl(f.redis_url);
-    if (!redis) {
-      LogError("--redis must be redis://HOST:PORT");
-      return 2;
-    }
-    // Blocking connections (the loops have their own): one per worker, and
-    // a few for the jobs that call the gate and the waiting room (admission rounds, the
-    // reconciler's confirmations), so no worker waits for one.
-    redis->pool_size = f.workers + 4;
-    redis->connect_timeout = redis->command_timeout = redis->acquire_timeout = f.redis_timeout;
-  }
+  if (!RedisFromFlags(f, &redis)) return 2;
   http::ServerOptions options;
-  if (!ParseListen(f.listen, &options)) return 2;
-  options.io_threads = f.io_threads;
-  options.worker_threads = f.workers;
-  options.max_connections = f.max_connections;
-  options.stream_heartbeat = f.sse_heartbeat;
+  if (!ServerOptionsFromFlags(f, &options)) return 2;
 
   const sigset_t signals = BlockStopSignals();
 
@@ -314,15 +337,8 @@ int Serve(const ServeFlags& f) {
   gateway_options.base_url = f.gateway_url;
   gateway_options.max_in_flight = f.gateway_calls;
   HttpGateway gateway(gateway_options);
-  CheckoutOptions checkout_options;
-  checkout_options.hold_ttl = f.hold_ttl;
-  checkout_options.hold_max_lifetime = f.hold_max_lifetime;
-  checkout_options.payment_ttl = payment_ttl;
-  checkout_options.key_lease = f.checkout_lease;
-  if (const char* crash_at = std::getenv("BOXOFFICE_TEST_CRASH_AT")) {
-    checkout_options.crash_at = crash_at;  // test-only fault injection (tests/e2e)
-  }
-  CheckoutService checkout(store.value().get(), &gateway, checkout_options, &metrics, gate);
+  CheckoutService checkout(store.value().get(), &gateway, CheckoutOptionsFromFlags(f), &metrics,
+                           gate);
   // Callbacks and the reconciler settle payments alike; a confirmed booking's seats stay
   // behind the gate and the hold path hears of it.
   PaymentService payments(store.value().get(), &metrics, [&holds](const Booking& booking) {
