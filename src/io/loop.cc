@@ -11,6 +11,10 @@ thread_local Loop* current_loop = nullptr;
 
 }  // namespace
 
+void LogDetachedFailure(const char* what) {
+  LogError("a follow-up job on the blocking pool failed", {{"error", std::string(what)}});
+}
+
 BlockingPool::BlockingPool(size_t threads, size_t max_pending, Counter* overloaded)
     : pool_(std::max<size_t>(1, threads)), max_pending_(max_pending), overloaded_(overloaded) {}
 

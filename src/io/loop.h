@@ -188,6 +188,30 @@ auto Offload(F f, bool may_refuse = true) -> asio::awaitable<std::invoke_result_
   co_return std::move(*out);
 }
 
+// Runs f() on the current loop's blocking pool without waiting for it: for work that
+// follows up what a request already did and need not delay its answer. Counted among the
+// pool's pending jobs until it starts (so requests that check for room see it), never
+// refused; inline off the loops. An exception f throws is logged and dropped.
+void LogDetachedFailure(const char* what);
+template <class F>
+void OffloadDetached(F f) {
+  Loop* loop = Loop::Current();
+  if (!loop || !loop->blocking()) {
+    f();
+    return;
+  }
+  BlockingPool* pool = loop->blocking();
+  pool->Enter();
+  asio::post(pool->executor(), [pool, f = std::move(f)]() mutable {
+    pool->Leave();
+    try {
+      f();
+    } catch (const std::exception& e) {
+      LogDetachedFailure(e.what());
+    }
+  });
+}
+
 // A place in the current loop's blocking pool, taken when a request arrives and kept until
 // its job is handed to Offload: work the request does on the loop in between (a statement
 // that must then be followed up on the pool) cannot carry the pool past its bound. Off

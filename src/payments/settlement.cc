@@ -55,12 +55,13 @@ io::asio::awaitable<Result<Settlement>> PaymentService::SettleAsync(PaymentRepor
   // run on the blocking pool, in the place taken above.
   place.Give();
   if (at_once.value()) {
+    // Committed: the gateway is answered now, and the hold path hears of it right after.
+    // (Should the process die first, the gate's keys run out, the map reloads within its
+    // max age and the admission ends with its TTL: slower, never wrong.)
     const Settlement outcome = *at_once.value();
-    auto follow = [this, report, outcome, confirmed, via, request_id] {
+    io::OffloadDetached([this, report, outcome, confirmed, via, request_id] {
       Settled(report, outcome, confirmed, via, request_id);
-      return Status::Ok();
-    };
-    co_await io::Offload(std::move(follow), /*may_refuse=*/false);
+    });
     co_return outcome;
   }
   auto settle = [this, report, via, request_id]() -> Result<Settlement> {

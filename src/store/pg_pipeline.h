@@ -132,37 +132,52 @@ class PgPipelineSet {
     }
   }
 
-  // The ready connection with the least load, unless another is idle enough to be worth
-  // opening or waiting for; never one whose connect just failed while another can serve.
+  // The ready connection with the least load, unless it is busy and another is connecting
+  // with less, or none is connecting and one is closed (then it is opened: one connect at
+  // a time). Never one whose connect just failed while another can serve.
   PgPipeline& Pick() {
     PgPipeline* ready = nullptr;
-    PgPipeline* spare = nullptr;  // connecting, or closed and free to open
+    PgPipeline* connecting = nullptr;
+    PgPipeline* closed = nullptr;
     for (const auto& p : pipelines_) {
       switch (p->health()) {
         case PgPipeline::Health::kReady:
           if (!ready || p->load() < ready->load()) ready = p.get();
           break;
         case PgPipeline::Health::kConnecting:
+          if (!connecting || p->load() < connecting->load()) connecting = p.get();
+          break;
         case PgPipeline::Health::kClosed:
-          if (!spare || p->load() < spare->load()) spare = p.get();
+          if (!closed) closed = p.get();
           break;
         case PgPipeline::Health::kCoolingDown:
           break;
       }
     }
-    if (ready && (ready->load() == 0 || !spare || spare->load() >= ready->load())) return *ready;
-    if (spare) return *spare;
+    if (ready && ready->load() == 0) return *ready;
+    if (connecting && (!ready || connecting->load() < ready->load())) return *connecting;
+    if (closed && !connecting) return *closed;
+    if (ready) return *ready;
     return *pipelines_.front();  // none can connect now: it answers 503 at once
   }
 
   // Exec on the connection Pick chooses. A statement meant for a connection that cannot
-  // open (the server's connection limit, say) was never sent: it goes to a ready one.
+  // open (the server's connection limit, say) was never sent: it goes to another that is
+  // ready or opens.
   io::asio::awaitable<Result<PgResultPtr>> Exec(const Sql& sql, std::vector<Param> params) {
     PgPipeline* chosen = &Pick();
     if (chosen->health() != PgPipeline::Health::kReady) {
       if (Status opened = co_await chosen->Open(); !opened.ok()) {
         for (const auto& p : pipelines_) {
-          if (p->health() == PgPipeline::Health::kReady) chosen = p.get();
+          const auto health = p->health();
+          if (p.get() == chosen || (health != PgPipeline::Health::kReady &&
+                                    health != PgPipeline::Health::kConnecting)) {
+            continue;
+          }
+          if (Status other = co_await p->Open(); other.ok()) {
+            chosen = p.get();
+            break;
+          }
         }
       }
     }
