@@ -84,6 +84,15 @@ struct Server::Impl {
     }
   }
 
+  // The loops' contexts go first: destroying them destroys the coroutines a stop left
+  // suspended, whose places in the blocking pool (io::PoolPlace) are given back to it.
+  ~Impl() {
+    acceptor.reset();
+    loops.clear();
+    guards.clear();
+    contexts.clear();
+  }
+
   asio::io_context& NextContext() {
     return *contexts[next_context.fetch_add(1, std::memory_order_relaxed) % contexts.size()];
   }

@@ -117,10 +117,11 @@ class PgPipeline {
 
 // A loop's few pipelined connections. PostgreSQL runs one connection's statements one
 // after the other, so a statement waiting for a row lock (a hot showtime's) would hold up
-// everything sent behind it on its connection: each statement goes to the connection with
-// the fewest statements in flight, and a waiting one delays only what shares its
-// connection. A connection is opened when the others are busy; one whose connect failed
-// gets nothing for its second of cooling down while another can serve.
+// everything sent behind it on its connection: each statement goes to the ready
+// connection with the fewest statements in flight, and a waiting one delays only what
+// shares its connection. A connection is opened in the background when the others are
+// busy. The set lives as long as its loop: connects it started in the background end with
+// the loop's coroutines.
 class PgPipelineSet {
  public:
   static constexpr size_t kMaxConnections = 8;
@@ -132,10 +133,13 @@ class PgPipelineSet {
     }
   }
 
-  // The ready connection with the least load, unless it is busy and another is connecting
-  // with less, or none is connecting and one is closed (then it is opened: one connect at
-  // a time). Never one whose connect just failed while another can serve.
-  PgPipeline& Pick() {
+  // Runs a statement on the ready connection with the least load. When that one is busy,
+  // a closed one is opened in the background (one connect at a time) for the statements
+  // after it: a statement never waits for a connect while a connection is ready, so its
+  // wait stays one statement's. With none ready (the loop's first statements, or after a
+  // failure), it waits for the connect under way, or starts one; a connection whose
+  // connect just failed gets nothing for its second of cooling down while another opens.
+  io::asio::awaitable<Result<PgResultPtr>> Exec(const Sql& sql, std::vector<Param> params) {
     PgPipeline* ready = nullptr;
     PgPipeline* connecting = nullptr;
     PgPipeline* closed = nullptr;
@@ -154,37 +158,22 @@ class PgPipelineSet {
           break;
       }
     }
-    if (ready && ready->load() == 0) return *ready;
-    if (connecting && (!ready || connecting->load() < ready->load())) return *connecting;
-    if (closed && !connecting) return *closed;
-    if (ready) return *ready;
-    return *pipelines_.front();  // none can connect now: it answers 503 at once
-  }
-
-  // Exec on the connection Pick chooses. A statement meant for a connection that cannot
-  // open (the server's connection limit, say) was never sent: it goes to another that is
-  // ready or opens.
-  io::asio::awaitable<Result<PgResultPtr>> Exec(const Sql& sql, std::vector<Param> params) {
-    PgPipeline* chosen = &Pick();
-    if (chosen->health() != PgPipeline::Health::kReady) {
-      if (Status opened = co_await chosen->Open(); !opened.ok()) {
-        for (const auto& p : pipelines_) {
-          const auto health = p->health();
-          if (p.get() == chosen || (health != PgPipeline::Health::kReady &&
-                                    health != PgPipeline::Health::kConnecting)) {
-            continue;
-          }
-          if (Status other = co_await p->Open(); other.ok()) {
-            chosen = p.get();
-            break;
-          }
-        }
+    if (ready) {
+      if (ready->load() > 0 && closed && !connecting) {
+        auto executor = co_await io::asio::this_coro::executor;
+        io::asio::co_spawn(executor, OpenInBackground(closed), io::asio::detached);
       }
+      co_return co_await ready->Exec(sql, std::move(params));
     }
+    PgPipeline* chosen = connecting ? connecting : closed ? closed : pipelines_.front().get();
     co_return co_await chosen->Exec(sql, std::move(params));
   }
 
  private:
+  static io::asio::awaitable<void> OpenInBackground(PgPipeline* pipeline) {
+    co_await pipeline->Open();  // a failure is logged, and cools the connection down
+  }
+
   std::vector<std::unique_ptr<PgPipeline>> pipelines_;
 };
 

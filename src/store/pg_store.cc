@@ -485,15 +485,16 @@ io::asio::awaitable<Result<bool>> PgStore::FinishCheckoutAsync(KeyLock lock,
   if (res.ok()) co_return FinishOutcome(res->get());
   if (res.status().code() != Code::kUnavailable) co_return res.status();
   // The session exists: a full or lost connection does not leave the checkout half-done
-  // until its key's lease runs out; the pool's connection finishes it. (Had the statement
-  // run before the connection was lost, the claim is finished and this answers kInProgress:
-  // the client's retry replays the response.)
+  // until its key's lease runs out; the pool's connection finishes it, if the blocking pool
+  // has room (else 503, and the client's retry carries on once the lease ends). (Had the
+  // statement run before the connection was lost, the claim is finished and this answers
+  // kInProgress: the client's retry replays the response.)
   auto finish = [this, lock = std::move(lock), session_id = std::move(session_id),
                  url = std::move(url), expires_at, response_status,
                  response_body = std::move(response_body)] {
     return FinishCheckout(lock, session_id, url, expires_at, response_status, response_body);
   };
-  co_return co_await io::Offload(std::move(finish), /*may_refuse=*/false);
+  co_return co_await io::Offload(std::move(finish));
 }
 
 io::asio::awaitable<Result<std::optional<Store::CheckoutBegun>>> PgStore::TryBeginCheckoutAsync(

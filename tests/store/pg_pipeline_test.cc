@@ -158,10 +158,13 @@ TEST(PgPipelineSet, AConnectionThatCannotOpenNeverFailsAStatement) {
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(1'100));  // past the cool-down
     }
-    loop.Run([](std::unique_ptr<PgPipelineSet> s) -> io::asio::awaitable<bool> {
-      s.reset();
+    // As in serve, the set goes when its loop ends (a connect it started in the background
+    // may still be under way; it never resumes once the loop has ended).
+    std::shared_ptr<PgPipelineSet> shared = std::move(set);
+    loop.Run([](std::shared_ptr<PgPipelineSet> s) -> io::asio::awaitable<bool> {
+      io::Loop::Current()->AtExit([s] {});
       co_return true;
-    }(std::move(set)));
+    }(std::move(shared)));
   }
   PQclear(PQexec(admin, ("DROP ROLE IF EXISTS " + role).c_str()));
   PQfinish(admin);
