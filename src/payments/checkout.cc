@@ -90,14 +90,15 @@ io::asio::awaitable<void> CheckoutService::Abort(const KeyLock& lock, int64_t bo
 io::asio::awaitable<Result<CheckoutService::Begun>> CheckoutService::Begin(
     int64_t customer_id, std::string idempotency_key, std::string hold_id) {
   IdempotencyKey key{customer_id, idempotency_key, hold_id};
+  Store::CheckoutBegun begun;
   auto at_once = co_await store_->TryBeginCheckoutAsync(key, hold_id, options_.key_lease,
                                                         options_.hold_ttl,
-                                                        options_.hold_max_lifetime);
+                                                        options_.hold_max_lifetime, &begun);
   if (!at_once.ok()) co_return at_once.status();
   if (at_once.value()) {
     // Claimed and booked in one step: the two recovery points are passed together.
     MaybeCrash("claimed");
-    co_return Begun{std::move(at_once.value()->record), std::move(at_once.value()->booking)};
+    co_return Begun{std::move(begun.record), std::move(begun.booking)};
   }
 
   // Phase 1: claim the key, or find the response to replay.

@@ -497,11 +497,14 @@ io::asio::awaitable<Result<bool>> PgStore::FinishCheckoutAsync(KeyLock lock,
   co_return co_await io::Offload(std::move(finish));
 }
 
-io::asio::awaitable<Result<std::optional<Store::CheckoutBegun>>> PgStore::TryBeginCheckoutAsync(
-    IdempotencyKey key, std::string hold_id, Millis lease, Millis ttl, Millis max_lifetime) {
-  using Begun = std::optional<CheckoutBegun>;
+io::asio::awaitable<Result<bool>> PgStore::TryBeginCheckoutAsync(IdempotencyKey key,
+                                                                 std::string hold_id,
+                                                                 Millis lease, Millis ttl,
+                                                                 Millis max_lifetime,
+                                                                 CheckoutBegun* begun) {
+  BOX_ASSERT(begun != nullptr);
   Impl::LoopState* loop = impl_->Loop();
-  if (!loop || !IsUuid(hold_id)) co_return Begun();  // the general path explains a bad id
+  if (!loop || !IsUuid(hold_id)) co_return false;  // the general path explains a bad id
   const std::string token = NewUuid();
   std::vector<Param> params = {impl_->Now(),      P(key.customer_id), key.key,
                                key.fingerprint,   hold_id,            token,
@@ -510,9 +513,9 @@ io::asio::awaitable<Result<std::optional<Store::CheckoutBegun>>> PgStore::TryBeg
   if (!res.ok()) co_return res.status();
   const PGresult* r = res->get();
   BOX_ASSERT(PQntuples(r) == 1);
-  if (Text(r, 0, 0) != "booked") co_return Begun();
-  CheckoutBegun out;
-  Booking& b = out.booking;
+  if (Text(r, 0, 0) != "booked") co_return false;
+  Booking& b = begun->booking;
+  b = Booking{};
   b.id = Int(r, 0, 1);
   b.hold_id = hold_id;
   b.showtime_id = Int(r, 0, 2);
@@ -522,7 +525,8 @@ io::asio::awaitable<Result<std::optional<Store::CheckoutBegun>>> PgStore::TryBeg
   b.amount = Price{Int(r, 0, 4), Text(r, 0, 5)};
   b.created_at = FromEpochMs(Int(r, 0, 6));
   b.hold_expires_at = FromEpochMs(Int(r, 0, 8));
-  IdempotencyRecord& record = out.record;
+  IdempotencyRecord& record = begun->record;
+  record = IdempotencyRecord{};
   record.key = std::move(key);
   record.phase = KeyPhase::kBookingCreated;
   record.token = token;
@@ -531,7 +535,7 @@ io::asio::awaitable<Result<std::optional<Store::CheckoutBegun>>> PgStore::TryBeg
   record.hold_expiry_before = FromEpochMs(Int(r, 0, 7));
   record.hold_expiry_after = b.hold_expires_at;
   BOX_ASSERT(b.id > 0 && !b.seats.empty() && *record.hold_expiry_after >= *record.hold_expiry_before);
-  co_return Begun(std::move(out));
+  co_return true;
 }
 
 io::asio::awaitable<Result<std::optional<Settlement>>> PgStore::TryConfirmPaymentAsync(

@@ -78,9 +78,10 @@ class PgStore final : public Store {
                                                         std::string url, Instant expires_at,
                                                         int response_status,
                                                         std::string response_body) override;
-  io::asio::awaitable<Result<std::optional<CheckoutBegun>>> TryBeginCheckoutAsync(
-      IdempotencyKey key, std::string hold_id, Millis lease, Millis ttl,
-      Millis max_lifetime) override;
+  io::asio::awaitable<Result<bool>> TryBeginCheckoutAsync(IdempotencyKey key,
+                                                          std::string hold_id, Millis lease,
+                                                          Millis ttl, Millis max_lifetime,
+                                                          CheckoutBegun* begun) override;
   io::asio::awaitable<Result<std::optional<Settlement>>> TryConfirmPaymentAsync(
       PaymentReport report, Booking* confirmed) override;
   Status AbortCheckout(const KeyLock& lock) override;

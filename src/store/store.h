@@ -365,16 +365,19 @@ class Store {
   // The one-step forms of a purchase's phases, for the case a purchase meets when all goes
   // well (one statement each on PostgreSQL, awaited on an I/O loop). Each makes exactly the
   // decision the general methods would make for that case; for any other case it changes
-  // nothing and returns nullopt, and the caller runs the general methods. By default they
-  // always return nullopt.
+  // nothing and returns false or nullopt, and the caller runs the general methods. By
+  // default they always do.
   struct CheckoutBegun {
     IdempotencyRecord record;  // phase kBookingCreated, claimed by a fresh token
     Booking booking;           // PENDING, with hold_expires_at the re-armed expiry
   };
   // ClaimCheckoutKey then StartCheckout(lock, …), atomically, for a key never seen before
-  // and an active hold of the key's customer with no checkout pending.
-  virtual io::asio::awaitable<Result<std::optional<CheckoutBegun>>> TryBeginCheckoutAsync(
-      IdempotencyKey key, std::string hold_id, Millis lease, Millis ttl, Millis max_lifetime);
+  // and an active hold of the key's customer with no checkout pending: true, with *begun.
+  virtual io::asio::awaitable<Result<bool>> TryBeginCheckoutAsync(IdempotencyKey key,
+                                                                  std::string hold_id,
+                                                                  Millis lease, Millis ttl,
+                                                                  Millis max_lifetime,
+                                                                  CheckoutBegun* begun);
   // SettlePayment for a successful payment of the right amount and session for a PENDING
   // booking whose seats are all still its hold's: kConfirmed (with *confirmed), or
   // kDuplicate for a payment id settled before.

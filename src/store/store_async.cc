@@ -29,9 +29,10 @@ io::asio::awaitable<Result<bool>> Store::FinishCheckoutAsync(KeyLock lock, std::
   co_return co_await io::Offload(std::move(work), /*may_refuse=*/false);
 }
 
-io::asio::awaitable<Result<std::optional<Store::CheckoutBegun>>> Store::TryBeginCheckoutAsync(
-    IdempotencyKey, std::string, Millis, Millis, Millis) {
-  co_return std::optional<CheckoutBegun>();
+io::asio::awaitable<Result<bool>> Store::TryBeginCheckoutAsync(IdempotencyKey, std::string,
+                                                               Millis, Millis, Millis,
+                                                               CheckoutBegun*) {
+  co_return false;
 }
 
 io::asio::awaitable<Result<std::optional<Settlement>>> Store::TryConfirmPaymentAsync(

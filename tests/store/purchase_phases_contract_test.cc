@@ -23,10 +23,16 @@ class PurchasePhases : public StoreContract {
  protected:
   bool OneStep() const { return GetParam() == Engine::kPostgres; }
 
+  // The checkout begun in one step, nullopt when the general path must run, or the error.
   Result<std::optional<Store::CheckoutBegun>> Begin(int64_t customer, const std::string& key,
                                                     const std::string& hold_id) {
-    return loop_->Run(store_->TryBeginCheckoutAsync(IdempotencyKey{customer, key, hold_id},
-                                                    hold_id, kLease, kTtl, kMaxLifetime));
+    Store::CheckoutBegun begun;
+    auto r = loop_->Run(store_->TryBeginCheckoutAsync(IdempotencyKey{customer, key, hold_id},
+                                                      hold_id, kLease, kTtl, kMaxLifetime,
+                                                      &begun));
+    if (!r.ok()) return r.status();
+    if (!r.value()) return std::optional<Store::CheckoutBegun>();
+    return std::optional<Store::CheckoutBegun>(std::move(begun));
   }
   Result<std::optional<Settlement>> Confirm(const PaymentReport& report, Booking* confirmed) {
     return loop_->Run(store_->TryConfirmPaymentAsync(report, confirmed));
