@@ -7,12 +7,14 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/crypto.h"
 #include "core/gateway_signature.h"
 #include "core/log.h"
 #include "core/time_format.h"
+#include "http/async_client.h"
 #include "http/client.h"
 
 namespace boxoffice::app {
@@ -29,7 +31,11 @@ constexpr Millis kMaxRetryDelay{5'000};
 constexpr Millis kDeliveryTimeout{5'000};     // per attempt
 constexpr int64_t kMaxDelayMs = 10 * 60'000;  // test control: the longest "delayed" delivery
 constexpr size_t kMaxSessions = 1'000'000;    // memory bound of the in-memory state
-constexpr size_t kMaxDeliveriesInFlight = 256;
+// Deliveries are coroutines on the gateway's I/O loop, over keep-alive connections to each
+// receiver: a premiere's callbacks cost a socket each only while they are in flight.
+constexpr size_t kMaxDeliveriesInFlight = 8'192;
+constexpr size_t kMaxCallsPerReceiver = 1'024;  // per loop: past it an attempt fails and is retried
+constexpr size_t kMaxReceivers = 64;  // distinct callback host:port pairs (one pool each)
 
 Response Json(int status, const json& body) {
   Response r;
@@ -73,27 +79,78 @@ struct FakeGateway::State {
     return s.status == "OPEN" && s.expires_at < clock->Now() ? "EXPIRED" : s.status;
   }
 
-  // Delivers one signed callback, retrying non-2xx answers with exponential backoff.
-  void Deliver(const Session& s, const std::string& outcome) {
+  // One keep-alive pool per receiver (callback host and port), made on first use and kept
+  // until the gateway ends; null past kMaxReceivers.
+  std::map<std::string, std::unique_ptr<http::HttpPool>> receivers;
+
+  http::HttpPool* ReceiverOf(const http::HttpUrl& url) {
+    const std::string key = url.host + ":" + std::to_string(url.port);
+    std::lock_guard lock(mu);
+    auto it = receivers.find(key);
+    if (it != receivers.end()) return it->second.get();
+    if (receivers.size() >= kMaxReceivers) return nullptr;
+    auto pool = std::make_unique<http::HttpPool>(url.host, url.port, kMaxCallsPerReceiver);
+    return receivers.emplace(key, std::move(pool)).first->second.get();
+  }
+
+  // Counts a delivery in flight until its coroutine ends, or is destroyed with its loop.
+  struct Counted {
+    explicit Counted(State* s) : s(s) {}
+    ~Counted() {
+      std::lock_guard lock(s->mu);
+      --s->deliveries;
+      s->idle.notify_all();
+    }
+    Counted(const Counted&) = delete;
+    Counted& operator=(const Counted&) = delete;
+    State* s;
+  };
+
+  // Delivers one signed callback, retrying non-2xx answers with exponential backoff; a
+  // coroutine on the loop that took the pay, awaiting the receiver without a thread.
+  io::asio::awaitable<bool> Deliver(Session s, std::string outcome) {
     const std::string body =
         json{{"paymentId", s.payment_id}, {"sessionId", s.id},  {"reference", s.reference},
              {"status", outcome},         {"amount", s.amount}, {"currency", s.currency}}
             .dump();
     auto url = http::ParseHttpUrl(s.callback_url);
-    if (!url) return;
+    if (!url) co_return true;
+    http::HttpPool* receiver = ReceiverOf(*url);
+    if (!receiver) {
+      LogWarn("callback not delivered: too many receivers", {{"sessionId", s.id}});
+      co_return true;
+    }
     Millis delay = kFirstRetryDelay;
     for (int attempt = 1; attempt <= kMaxDeliveryAttempts; ++attempt) {
-      auto r = http::Fetch(
-          url->host, url->port, "POST", url->target, body,
-          {{"X-Gateway-Signature", SignGatewayPayload(options.secret, clock->Now(), body)}},
-          kDeliveryTimeout);
-      if (r.ok() && r->status >= 200 && r->status < 300) return;
+      std::vector<std::pair<std::string, std::string>> headers{
+          {"X-Gateway-Signature", SignGatewayPayload(options.secret, clock->Now(), body)}};
+      auto r = co_await receiver->Fetch("POST", url->target, body, std::move(headers),
+                                        kDeliveryTimeout);
+      if (r.ok() && r->status >= 200 && r->status < 300) co_return true;
       LogWarn("callback delivery failed",
               {{"sessionId", s.id}, {"attempt", attempt}, {"status", r.ok() ? r->status : 0}});
-      std::unique_lock lock(mu);
-      if (idle.wait_for(lock, delay, [this] { return stopping; })) return;
+      if (!co_await Wait(delay)) co_return false;
       delay = std::min(delay * 2, kMaxRetryDelay);
     }
+    co_return true;
+  }
+
+  // Waits delay on the loop; false once the gateway is stopping.
+  io::asio::awaitable<bool> Wait(Millis delay) {
+    io::asio::steady_timer timer(co_await io::asio::this_coro::executor, delay);
+    boost::system::error_code ec;
+    co_await timer.async_wait(io::asio::redirect_error(io::asio::use_awaitable, ec));
+    std::lock_guard lock(mu);
+    co_return !stopping;
+  }
+
+  // A pay's deliveries: at once, late, or twice, as asked. The count was taken by Pay.
+  io::asio::awaitable<void> Deliveries(Session settled, std::string outcome,
+                                       std::string delivery, int64_t delay_ms) {
+    Counted counted(this);
+    if (delivery == "delayed" && !co_await Wait(Millis(delay_ms))) co_return;
+    if (!co_await Deliver(settled, outcome)) co_return;
+    if (delivery == "twice") co_await Deliver(settled, outcome);
   }
 
   Response CreateSession(Request& req) {
@@ -156,10 +213,11 @@ struct FakeGateway::State {
     return Json(200, body);
   }
 
-  // Test control: settle a session and deliver its callback as asked.
-  Response Pay(Request& req) {
+  // Test control: settle a session and deliver its callback as asked, from this loop once
+  // the pay is answered.
+  io::asio::awaitable<Response> Pay(Request& req) {
     const json j = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
-    if (!j.is_object()) return ErrorResponse(400, "BAD_JSON", "body must be a JSON object");
+    if (!j.is_object()) co_return ErrorResponse(400, "BAD_JSON", "body must be a JSON object");
     const std::string outcome = j.value("outcome", "SUCCEEDED");
     const std::string delivery = j.value("delivery", "normal");
     const int64_t delay_ms = j.value("delayMs", int64_t{0});
@@ -167,39 +225,32 @@ struct FakeGateway::State {
         (delivery != "normal" && delivery != "twice" && delivery != "never" &&
          delivery != "delayed") ||
         delay_ms < 0 || delay_ms > kMaxDelayMs) {
-      return ErrorResponse(400, "VALIDATION_FAILED", "bad outcome, delivery or delayMs");
+      co_return ErrorResponse(400, "VALIDATION_FAILED", "bad outcome, delivery or delayMs");
     }
     Session settled;
     {
       std::lock_guard lock(mu);
       auto it = sessions.find(req.params["sessionId"]);
-      if (it == sessions.end()) return ErrorResponse(404, "NOT_FOUND", "no such session");
+      if (it == sessions.end()) co_return ErrorResponse(404, "NOT_FOUND", "no such session");
       if (StatusOf(it->second) != "OPEN")
-        return ErrorResponse(409, "NOT_OPEN", "session is " + StatusOf(it->second));
+        co_return ErrorResponse(409, "NOT_OPEN", "session is " + StatusOf(it->second));
       if (deliveries >= kMaxDeliveriesInFlight)
-        return ErrorResponse(503, "UNAVAILABLE", "too many deliveries");
+        co_return ErrorResponse(503, "UNAVAILABLE", "too many deliveries");
       it->second.status = outcome == "SUCCEEDED" ? "PAID" : "FAILED";
       it->second.payment_id = "pay_" + NewUuid();
       paid_sessions[it->second.payment_id] = it->second.id;
       settled = it->second;
       if (delivery != "never") ++deliveries;
     }
-    if (delivery != "never") {
-      std::thread([this, settled, outcome, delivery, delay_ms] {
-        if (delivery == "delayed") {
-          std::unique_lock lock(mu);
-          idle.wait_for(lock, Millis(delay_ms), [this] { return stopping; });
-        }
-        Deliver(settled, outcome);
-        if (delivery == "twice") Deliver(settled, outcome);
-        std::lock_guard lock(mu);
-        --deliveries;
-        idle.notify_all();
-      }).detach();
-    }
-    return Json(
+    Response answer = Json(
         200,
         {{"sessionId", settled.id}, {"status", settled.status}, {"paymentId", settled.payment_id}});
+    if (delivery != "never") {
+      auto executor = co_await io::asio::this_coro::executor;
+      io::asio::co_spawn(executor, Deliveries(std::move(settled), outcome, delivery, delay_ms),
+                         io::asio::detached);
+    }
+    co_return answer;
   }
 
   Response CreateRefund(Request& req) {
@@ -270,7 +321,8 @@ void FakeGateway::Register(http::Router* router) {
   router->Add("POST", "/v1/sessions", slow(&State::CreateSession));
   router->Add("GET", "/v1/sessions", bind(&State::ListSessions));
   router->Add("GET", "/v1/sessions/{sessionId}", bind(&State::GetSession));
-  router->Add("POST", "/v1/sessions/{sessionId}/pay", bind(&State::Pay));
+  router->AddAsync("POST", "/v1/sessions/{sessionId}/pay",
+                   [s](Request& r) { return s->Pay(r); });
   router->Add("POST", "/v1/refunds", bind(&State::CreateRefund));
   router->Add("GET", "/v1/refunds", bind(&State::ListRefunds));
   router->Add(

@@ -2,6 +2,10 @@
 // behaves like a real one (API.md "Fake payment gateway"): sessions with expiry, a status
 // query, idempotent refunds, and signed callbacks delivered normally, twice, never or late,
 // retried with backoff while the receiver answers non-2xx. State lives in memory.
+//
+// Callbacks are delivered by coroutines on the loop that took the pay, over keep-alive
+// connections to each receiver (at most kMaxDeliveriesInFlight pays wait for delivery; a
+// pay past that is 503).
 #pragma once
 
 #include <memory>
@@ -22,7 +26,9 @@ class FakeGateway {
   FakeGateway(FakeGatewayOptions options, const Clock* clock);
   // answer_delay (test control): session requests are answered this long late.
   FakeGateway(FakeGatewayOptions options, const Clock* clock, Millis answer_delay);
-  ~FakeGateway();  // waits for callback deliveries in flight
+  // The server routing to it stops first: its loops end the deliveries still in flight,
+  // which this waits for.
+  ~FakeGateway();
   void Register(http::Router* router);
 
  private:

@@ -529,6 +529,51 @@ TEST(FakeGateway, RetriesCallbacksUntilTheyAreAccepted) {
   EXPECT_EQ(json::parse(bodies[0])["status"], "SUCCEEDED");
 }
 
+// A premiere pays faster than its receiver answers: every pay is taken and every callback
+// arrives, many at once over kept-alive connections (not one thread each, with a low cap).
+TEST(FakeGateway, ManyCallbacksInFlightAtOnceAreAllDelivered) {
+  constexpr int kPays = 400;
+  std::atomic<int> arrived{0};
+  http::Router router;
+  router.AddAsync("POST", "/hook", [&](http::Request&) -> io::asio::awaitable<http::Response> {
+    ++arrived;
+    // Every callback is answered late: they pile up in flight at the gateway.
+    io::asio::steady_timer timer(co_await io::asio::this_coro::executor, Millis(1'500));
+    co_await timer.async_wait(io::asio::use_awaitable);
+    http::Response r;
+    r.status = 200;
+    co_return r;
+  });
+  Metrics metrics;
+  http::ServerOptions options;
+  options.port = 0;
+  options.io_threads = 1;
+  options.worker_threads = 1;
+  http::Server receiver(options, &router, &metrics);
+  ASSERT_TRUE(receiver.Start());
+  Service gateway(std::vector<std::string>{"fake-gateway", "--listen", "127.0.0.1:0", "--secret",
+                                           kGatewaySecret});
+  const std::string hook = "http://127.0.0.1:" + std::to_string(receiver.port()) + "/hook";
+  std::map<int, int> pays;
+  for (int i = 0; i < kPays; ++i) {
+    auto session = HttpCall(gateway.port(), "POST", "/v1/sessions",
+                            json{{"amount", 100},
+                                 {"currency", "EUR"},
+                                 {"reference", std::to_string(i)},
+                                 {"callbackUrl", hook},
+                                 {"expiresAt", FormatRfc3339(SystemClock().Now() + Millis(60'000))}}
+                                .dump());
+    ASSERT_EQ(session.status, 201);
+    const std::string id = json::parse(session.body)["sessionId"];
+    ++pays[HttpCall(gateway.port(), "POST", "/v1/sessions/" + id + "/pay", "{}").status];
+  }
+  EXPECT_EQ(pays, (std::map<int, int>{{200, kPays}}));
+  for (int i = 0; i < 500 && arrived.load() < kPays; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(arrived.load(), kPays);
+  receiver.Stop();
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, PaymentCallbacks,
                          ::testing::Values(Engine::kSqlite, Engine::kPostgres),
                          [](const auto& info) {
