@@ -217,41 +217,45 @@ class Api {
         .Header("Location", "/holds/" + hold->hold_id);
   }
 
-  // Runs f(customer, holdId) for an authenticated request on a well-formed hold id.
-  template <class F>
-  Response WithHold(Request& req, F f) {
+  // The customer and hold id of an authenticated request on a well-formed hold id, or the
+  // answer that refuses it.
+  std::variant<std::pair<int64_t, std::string>, Response> HoldOf(Request& req) {
     auto auth = Authenticate(req);
     if (auto* denied = std::get_if<Response>(&auth)) return std::move(*denied);
     const std::string& hold_id = req.params["holdId"];
     if (!IsUuid(hold_id)) return ErrorResponse(404, "NOT_FOUND", "hold not found");
-    return f(std::get<Principal>(auth).customer_id, hold_id);
+    return std::pair<int64_t, std::string>(std::get<Principal>(auth).customer_id, hold_id);
   }
 
-  Response GetHold(Request& req) {
-    return WithHold(req, [&](int64_t customer, const std::string& hold_id) {
-      auto hold = d_.holds->GetHold(hold_id, customer);
-      return hold.ok() ? Json(200, HoldJson(hold.value())) : StatusResponse(hold.status());
-    });
+  // On the I/O thread: one statement each, awaited (on PostgreSQL the loop's pipeline).
+  io::asio::awaitable<Response> GetHold(Request& req) {
+    auto of = HoldOf(req);
+    if (auto* denied = std::get_if<Response>(&of)) co_return std::move(*denied);
+    auto [customer, hold_id] = std::get<0>(std::move(of));
+    auto hold = co_await d_.holds->GetHoldAsync(std::move(hold_id), customer);
+    co_return hold.ok() ? Json(200, HoldJson(hold.value())) : StatusResponse(hold.status());
   }
 
-  Response DeleteHold(Request& req) {
-    return WithHold(req, [&](int64_t customer, const std::string& hold_id) {
-      Status s = d_.holds->ReleaseHold(hold_id, customer);
-      if (!s.ok()) return StatusResponse(s);
-      Response r;
-      r.status = 204;
-      return r;
-    });
+  io::asio::awaitable<Response> DeleteHold(Request& req) {
+    auto of = HoldOf(req);
+    if (auto* denied = std::get_if<Response>(&of)) co_return std::move(*denied);
+    auto [customer, hold_id] = std::get<0>(std::move(of));
+    Status s = co_await d_.holds->ReleaseHoldAsync(std::move(hold_id), customer);
+    if (!s.ok()) co_return StatusResponse(s);
+    Response r;
+    r.status = 204;
+    co_return r;
   }
 
-  Response ExtendHold(Request& req) {
-    return WithHold(req, [&](int64_t customer, const std::string& hold_id) {
-      auto hold = d_.holds->ExtendHold(hold_id, customer);
-      if (!hold.ok()) return StatusResponse(hold.status());
-      return Json(200, nlohmann::json{{"holdId", hold->hold_id},
-                                      {"expiresAt", FormatRfc3339(hold->expires_at)}}
-                           .dump());
-    });
+  io::asio::awaitable<Response> ExtendHold(Request& req) {
+    auto of = HoldOf(req);
+    if (auto* denied = std::get_if<Response>(&of)) co_return std::move(*denied);
+    auto [customer, hold_id] = std::get<0>(std::move(of));
+    auto hold = co_await d_.holds->ExtendHoldAsync(std::move(hold_id), customer);
+    if (!hold.ok()) co_return StatusResponse(hold.status());
+    co_return Json(200, nlohmann::json{{"holdId", hold->hold_id},
+                                       {"expiresAt", FormatRfc3339(hold->expires_at)}}
+                            .dump());
   }
 
   // On the I/O thread: the store's phases on the blocking pool, the gateway awaited.
@@ -425,6 +429,9 @@ void RegisterRoutes(http::Router* router, const ApiDeps& deps) {
   auto bind = [api](Response (Api::*method)(Request&)) {
     return [api, method](Request& r) { return ((*api).*method)(r); };
   };
+  auto bind_async = [api](io::asio::awaitable<Response> (Api::*method)(Request&)) {
+    return [api, method](Request& r) { return ((*api).*method)(r); };
+  };
   router->Add("GET", "/healthz", bind(&Api::Healthz), /*blocking=*/false);
   router->Add("GET", "/readyz", bind(&Api::Readyz));
   router->Add("GET", "/metrics", bind(&Api::MetricsText), /*blocking=*/false);
@@ -437,9 +444,9 @@ void RegisterRoutes(http::Router* router, const ApiDeps& deps) {
   router->Add("GET", "/showtimes/{showtimeId}/seats/stream", bind(&Api::StreamSeats));
   router->AddAsync("POST", "/showtimes/{showtimeId}/holds",
                    [api](Request& r) { return api->CreateHold(r); });
-  router->Add("GET", "/holds/{holdId}", bind(&Api::GetHold));
-  router->Add("DELETE", "/holds/{holdId}", bind(&Api::DeleteHold));
-  router->Add("POST", "/holds/{holdId}/extend", bind(&Api::ExtendHold));
+  router->AddAsync("GET", "/holds/{holdId}", bind_async(&Api::GetHold));
+  router->AddAsync("DELETE", "/holds/{holdId}", bind_async(&Api::DeleteHold));
+  router->AddAsync("POST", "/holds/{holdId}/extend", bind_async(&Api::ExtendHold));
   router->Add("POST", "/admin/showtimes", bind(&Api::CreateShowtime));
   router->Add("PUT", "/admin/showtimes/{showtimeId}/waiting-room", bind(&Api::SetWaitingRoom));
   router->Add("POST", "/showtimes/{showtimeId}/queue", bind(&Api::JoinQueue));

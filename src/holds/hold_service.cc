@@ -118,28 +118,46 @@ bool HoldService::MayDispute(int64_t showtime_id) {
   return true;
 }
 
-Result<Hold> HoldService::GetHold(const std::string& hold_id, int64_t customer_id) {
-  return store_->GetHold(hold_id, customer_id);
+io::asio::awaitable<Result<Hold>> HoldService::GetHoldAsync(std::string hold_id,
+                                                           int64_t customer_id) {
+  co_return co_await store_->HoldActionAsync(Store::HoldAction::kRead, std::move(hold_id),
+                                             customer_id, Millis(0), Millis(0));
 }
 
-Status HoldService::ReleaseHold(const std::string& hold_id, int64_t customer_id) {
-  auto hold = store_->ReleaseHold(hold_id, customer_id);
-  if (!hold.ok()) return hold.status();
+io::asio::awaitable<Status> HoldService::ReleaseHoldAsync(std::string hold_id,
+                                                          int64_t customer_id) {
+  auto hold = co_await store_->HoldActionAsync(Store::HoldAction::kRelease, hold_id, customer_id,
+                                               Millis(0), Millis(0));
+  if (!hold.ok()) co_return hold.status();
   released_.Inc();
   if (gate_) gate_->Release(hold->showtime_id, hold->seats, hold_id);
   // Only a live hold's seats changed; one already released or expired freed nothing now.
   if (hold->state == HoldState::kHeld)
     SeatsChanged(SeatChange::Type::kReleased, hold->showtime_id, hold->seats);
-  return Status::Ok();
+  co_return Status::Ok();
 }
 
-Result<Hold> HoldService::ExtendHold(const std::string& hold_id, int64_t customer_id) {
-  auto hold = store_->ExtendHold(hold_id, customer_id, policy_.ttl, policy_.max_lifetime);
+io::asio::awaitable<Result<Hold>> HoldService::ExtendHoldAsync(std::string hold_id,
+                                                              int64_t customer_id) {
+  auto hold = co_await store_->HoldActionAsync(Store::HoldAction::kExtend, hold_id, customer_id,
+                                               policy_.ttl, policy_.max_lifetime);
   if (hold.ok() && gate_) {
     gate_->Rearm(hold->showtime_id, hold->seats, hold_id,
                  std::chrono::duration_cast<Millis>(hold->expires_at - SystemClock().Now()));
   }
-  return hold;
+  co_return hold;
+}
+
+Result<Hold> HoldService::GetHold(const std::string& hold_id, int64_t customer_id) {
+  return io::RunSync(GetHoldAsync(hold_id, customer_id));
+}
+
+Status HoldService::ReleaseHold(const std::string& hold_id, int64_t customer_id) {
+  return io::RunSync(ReleaseHoldAsync(hold_id, customer_id));
+}
+
+Result<Hold> HoldService::ExtendHold(const std::string& hold_id, int64_t customer_id) {
+  return io::RunSync(ExtendHoldAsync(hold_id, customer_id));
 }
 
 }  // namespace boxoffice

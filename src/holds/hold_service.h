@@ -51,6 +51,12 @@ class HoldService {
   Result<Hold> HoldSeats(int64_t showtime_id, int64_t customer_id,
                                     const std::vector<std::string>& seats,
                                     const std::string* admission_token = nullptr);
+  // A hold's read, release and extension, awaited on an I/O loop without blocking it (the
+  // store's one statement; the gate's keys released or rearmed aside).
+  io::asio::awaitable<Result<Hold>> GetHoldAsync(std::string hold_id, int64_t customer_id);
+  io::asio::awaitable<Status> ReleaseHoldAsync(std::string hold_id, int64_t customer_id);
+  io::asio::awaitable<Result<Hold>> ExtendHoldAsync(std::string hold_id, int64_t customer_id);
+  // The same, run to their end on the calling thread (jobs, tests; never an I/O loop).
   Result<Hold> GetHold(const std::string& hold_id, int64_t customer_id);
   Status ReleaseHold(const std::string& hold_id, int64_t customer_id);
   Result<Hold> ExtendHold(const std::string& hold_id, int64_t customer_id);

@@ -15,15 +15,15 @@ Showtime ReadShowtime(const PGresult* r, int row) {
   return s;
 }
 
-Hold ReadHold(const PGresult* r) {
+Hold ReadHold(const PGresult* r, int first) {
   Hold h;
-  h.hold_id = Text(r, 0, 0);
-  h.showtime_id = Int(r, 0, 1);
-  h.customer_id = Int(r, 0, 2);
-  h.seats = ParseArray(Text(r, 0, 3));
-  h.created_at = FromEpochMs(Int(r, 0, 5));
-  h.expires_at = FromEpochMs(Int(r, 0, 6));
-  h.state = DeriveHoldState(PQgetvalue(r, 0, 4), Bool(r, 0, 7));
+  h.hold_id = Text(r, 0, first);
+  h.showtime_id = Int(r, 0, first + 1);
+  h.customer_id = Int(r, 0, first + 2);
+  h.seats = ParseArray(Text(r, 0, first + 3));
+  h.created_at = FromEpochMs(Int(r, 0, first + 5));
+  h.expires_at = FromEpochMs(Int(r, 0, first + 6));
+  h.state = DeriveHoldState(PQgetvalue(r, 0, first + 4), Bool(r, 0, first + 7));
   return h;
 }
 

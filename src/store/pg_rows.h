@@ -12,7 +12,7 @@
 namespace boxoffice {
 
 Showtime ReadShowtime(const PGresult* r, int row);
-Hold ReadHold(const PGresult* r);  // BOX_HOLD_COLUMNS, first row
+Hold ReadHold(const PGresult* r, int first = 0);  // BOX_HOLD_COLUMNS from column first, row 0
 // BOX_BOOKING_COLUMNS of a row, from column `first` on.
 Booking ReadBooking(const PGresult* r, int row = 0, int first = 0);
 // Fills the prices of the listed showtimes (one statement for all of them).

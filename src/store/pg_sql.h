@@ -111,17 +111,6 @@ constexpr Sql kInsertHold{
                                               "customer_id = $3"
 constexpr Sql kSelectHold{"select_hold", BOX_HOLD_COLUMNS};
 constexpr Sql kLockHold{"lock_hold", BOX_HOLD_COLUMNS " FOR UPDATE"};
-constexpr Sql kReleaseSeats{
-    "release_seats",
-    BOX_LOCK_SEATS("$1", "$2")
-    "UPDATE show_seat s SET status = 'AVAILABLE', hold_id = NULL, customer_id = NULL,"
-    "       hold_expires_at = NULL"
-    "  FROM locked"
-    " WHERE s.showtime_id = $1 AND s.seat_code = locked.seat_code"
-    "   AND s.hold_id = $3::uuid AND s.status = 'HELD'"};
-constexpr Sql kMarkHoldReleased{
-    "mark_hold_released",
-    "UPDATE seat_hold SET status = 'RELEASED' WHERE hold_id = $1::uuid AND status = 'HELD'"};
 constexpr Sql kNowMs{"now_ms", "SELECT " BOX_MS(BOX_NOW)};
 constexpr Sql kPendingBookingOfHold{
     "pending_booking_of_hold",
@@ -260,6 +249,12 @@ constexpr Sql kPurgeKeys{"purge_keys",
                          "   WHERE created_at < " BOX_NOW
                          " - $2::bigint * interval '1 ms'"
                          "   LIMIT $3 FOR UPDATE SKIP LOCKED)"};
+// A hold's release and extension, one statement each (migration 0015): the hold's row as
+// BOX_HOLD_COLUMNS reads it (the extension's after an outcome column).
+constexpr Sql kReleaseHoldFn{"release_hold_fn",
+                             "SELECT * FROM boxoffice_release_hold($1::bigint, $2::uuid, $3)"};
+constexpr Sql kExtendHoldFn{
+    "extend_hold_fn", "SELECT * FROM boxoffice_extend_hold($1::bigint, $2::uuid, $3, $4, $5)"};
 // A purchase's phases in one statement each (migration 0013).
 constexpr Sql kCheckoutBegin{
     "checkout_begin",

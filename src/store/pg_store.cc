@@ -356,40 +356,90 @@ io::asio::awaitable<Result<Hold>> PgStore::HoldSeatsAsync(HoldRequest request) {
   co_return co_await loop->batcher.Decide(std::move(request));
 }
 
-Result<Hold> PgStore::GetHold(const std::string& hold_id, int64_t customer_id) {
+namespace {
+
+// A hold's read, release or extension: one statement (migration 0015 for the two writes),
+// sent on the pool's connection or a loop's pipeline alike, and its answer.
+struct HoldStatement {
+  const Sql* sql;
+  std::vector<Param> params;
+};
+
+HoldStatement HoldActionStatement(const Param& now, Store::HoldAction action,
+                                  const std::string& hold_id, int64_t customer_id, Millis ttl,
+                                  Millis max_lifetime) {
+  switch (action) {
+    case Store::HoldAction::kRead:
+      return {&kSelectHold, {now, hold_id, P(customer_id)}};
+    case Store::HoldAction::kRelease:
+      return {&kReleaseHoldFn, {now, hold_id, P(customer_id)}};
+    case Store::HoldAction::kExtend:
+      return {&kExtendHoldFn,
+              {now, hold_id, P(customer_id), P(ttl.count()), P(max_lifetime.count())}};
+  }
+  AssertFail("unknown hold action", __FILE__, __LINE__);
+}
+
+Result<Hold> HoldActionOutcome(Store::HoldAction action, const PGresult* r,
+                               const std::string& hold_id) {
+  if (PQntuples(r) == 0) return HoldNotFound(hold_id);
+  BOX_ASSERT(PQntuples(r) == 1);
+  switch (action) {
+    case Store::HoldAction::kRead:
+      return ReadHold(r);
+    case Store::HoldAction::kRelease: {
+      Hold hold = ReadHold(r);
+      if (hold.state == HoldState::kBooked) return Status(Code::kNotActive, "hold is booked");
+      return hold;
+    }
+    case Store::HoldAction::kExtend: {
+      if (Text(r, 0, 0) != "extended") return Status(Code::kNotActive, "hold is not active");
+      Hold hold = ReadHold(r, 1);
+      BOX_ASSERT(hold.state == HoldState::kHeld);
+      return hold;
+    }
+  }
+  AssertFail("unknown hold action", __FILE__, __LINE__);
+}
+
+}  // namespace
+
+Result<Hold> PgStore::RunHoldAction(HoldAction action, const std::string& hold_id,
+                                    int64_t customer_id, Millis ttl, Millis max_lifetime) {
   if (!IsUuid(hold_id)) return HoldNotFound(hold_id);
   return impl_->Run<Hold>(&retried_, [&](PgConnection& c) -> Result<Hold> {
-    auto res = c.Exec(kSelectHold, {impl_->Now(), hold_id, P(customer_id)});
+    HoldStatement st =
+        HoldActionStatement(impl_->Now(), action, hold_id, customer_id, ttl, max_lifetime);
+    auto res = c.Exec(*st.sql, std::move(st.params));
     if (!res.ok()) return res.status();
-    if (PQntuples(res.value().get()) == 0) return HoldNotFound(hold_id);
-    return ReadHold(res.value().get());
+    return HoldActionOutcome(action, res.value().get(), hold_id);
   });
 }
 
+Result<Hold> PgStore::GetHold(const std::string& hold_id, int64_t customer_id) {
+  return RunHoldAction(HoldAction::kRead, hold_id, customer_id, Millis(0), Millis(0));
+}
+
 Result<Hold> PgStore::ReleaseHold(const std::string& hold_id, int64_t customer_id) {
-  if (!IsUuid(hold_id)) return HoldNotFound(hold_id);
-  return impl_->InTx<Hold>(&retried_, [&](PgConnection& c) -> Result<Hold> {
-    auto res = c.Exec(kLockHold, {impl_->Now(), hold_id, P(customer_id)});
-    if (!res.ok()) return res.status();
-    if (PQntuples(res.value().get()) == 0) return HoldNotFound(hold_id);
-    const Hold hold = ReadHold(res.value().get());
-    if (hold.state == HoldState::kBooked) return Status(Code::kNotActive, "hold is booked");
-    if (hold.state == HoldState::kReleased) return hold;
-    // Only rows this hold id still owns change: a newer hold on the same seats is untouched.
-    auto rel = c.Exec(kReleaseSeats, {P(hold.showtime_id), ArrayLiteral(hold.seats), hold_id});
-    if (!rel.ok()) return rel.status();
-    auto mark = c.Exec(kMarkHoldReleased, {hold_id});
-    if (!mark.ok()) return mark.status();
-    return hold;
-  });
+  return RunHoldAction(HoldAction::kRelease, hold_id, customer_id, Millis(0), Millis(0));
 }
 
 Result<Hold> PgStore::ExtendHold(const std::string& hold_id, int64_t customer_id, Millis ttl,
                                  Millis max_lifetime) {
-  return impl_->InTx<Hold>(&retried_, [&](PgConnection& c) {
-    PgMoneyTx tx(c, impl_->Now());
-    return ExtendHoldIn(tx, hold_id, customer_id, ttl, max_lifetime);
-  });
+  return RunHoldAction(HoldAction::kExtend, hold_id, customer_id, ttl, max_lifetime);
+}
+
+io::asio::awaitable<Result<Hold>> PgStore::HoldActionAsync(HoldAction action, std::string hold_id,
+                                                          int64_t customer_id, Millis ttl,
+                                                          Millis max_lifetime) {
+  Impl::LoopState* loop = impl_->Loop();
+  if (!loop) co_return RunHoldAction(action, hold_id, customer_id, ttl, max_lifetime);
+  if (!IsUuid(hold_id)) co_return HoldNotFound(hold_id);
+  HoldStatement st =
+      HoldActionStatement(impl_->Now(), action, hold_id, customer_id, ttl, max_lifetime);
+  auto res = co_await loop->pipelines.Exec(*st.sql, std::move(st.params));
+  if (!res.ok()) co_return res.status();
+  co_return HoldActionOutcome(action, res->get(), hold_id);
 }
 
 Result<Booking> PgStore::StartCheckout(const std::string& hold_id, int64_t customer_id, Millis ttl,

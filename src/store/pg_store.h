@@ -63,6 +63,10 @@ class PgStore final : public Store {
   Result<Hold> ReleaseHold(const std::string& hold_id, int64_t customer_id) override;
   Result<Hold> ExtendHold(const std::string& hold_id, int64_t customer_id, Millis ttl,
                           Millis max_lifetime) override;
+  // On an I/O loop: one statement on the loop's pipeline (migration 0015 for the writes).
+  io::asio::awaitable<Result<Hold>> HoldActionAsync(HoldAction action, std::string hold_id,
+                                                    int64_t customer_id, Millis ttl,
+                                                    Millis max_lifetime) override;
   Result<int> SweepExpired(int batch_limit, std::vector<SeatRef>* freed = nullptr) override;
   Result<Booking> StartCheckout(const std::string& hold_id, int64_t customer_id, Millis ttl,
                                 Millis max_lifetime) override;
@@ -122,6 +126,10 @@ class PgStore final : public Store {
   uint64_t retried_transactions() const { return retried_.load(); }
 
  private:
+  // GetHold, ReleaseHold or ExtendHold on the pool's connection: the statement
+  // HoldActionAsync sends on a loop's pipeline.
+  Result<Hold> RunHoldAction(HoldAction action, const std::string& hold_id, int64_t customer_id,
+                             Millis ttl, Millis max_lifetime);
   struct Impl;
   std::unique_ptr<Impl> impl_;
   std::atomic<uint64_t> retried_{0};

@@ -323,6 +323,12 @@ class Store {
   // it already is. kNotActive when the hold expired, was released or booked.
   virtual Result<Hold> ExtendHold(const std::string& hold_id, int64_t customer_id, Millis ttl,
                                   Millis max_lifetime) = 0;
+  // The three above, awaited on an I/O loop without blocking it. By default they run on
+  // the loop's blocking pool (io::Offload); off the loops, inline.
+  enum class HoldAction { kRead, kRelease, kExtend };
+  virtual io::asio::awaitable<Result<Hold>> HoldActionAsync(HoldAction action, std::string hold_id,
+                                                            int64_t customer_id, Millis ttl,
+                                                            Millis max_lifetime);
 
   // Frees up to batch_limit expired held seats; returns how many, and appends them to
   // *freed (showtime, seat code) when given. Idempotent and safe to run on several

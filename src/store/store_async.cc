@@ -11,6 +11,24 @@ io::asio::awaitable<Result<Hold>> Store::HoldSeatsAsync(HoldRequest request) {
   co_return co_await io::Offload(std::move(work));
 }
 
+io::asio::awaitable<Result<Hold>> Store::HoldActionAsync(HoldAction action, std::string hold_id,
+                                                        int64_t customer_id, Millis ttl,
+                                                        Millis max_lifetime) {
+  auto work = [this, action, hold_id = std::move(hold_id), customer_id, ttl,
+               max_lifetime]() -> Result<Hold> {
+    switch (action) {
+      case HoldAction::kRead:
+        return GetHold(hold_id, customer_id);
+      case HoldAction::kRelease:
+        return ReleaseHold(hold_id, customer_id);
+      case HoldAction::kExtend:
+        return ExtendHold(hold_id, customer_id, ttl, max_lifetime);
+    }
+    AssertFail("unknown hold action", __FILE__, __LINE__);
+  };
+  co_return co_await io::Offload(std::move(work));
+}
+
 io::asio::awaitable<Result<Booking>> Store::GetBookingAsync(int64_t booking_id,
                                                            int64_t customer_id) {
   auto work = [this, booking_id, customer_id] { return GetBooking(booking_id, customer_id); };
