@@ -71,64 +71,10 @@ std::optional<Result<Hold>> HoldOutcome(const HoldRequest& req, const HoldRow& r
 
 io::asio::awaitable<Result<Hold>> PgHoldBatcher::Decide(HoldRequest request) {
   const int64_t showtime_id = request.showtime_id;
-  Queue& queue = queues_[showtime_id];
-  if (queue.waiting.size() >= kMaxWaiting) {
-    co_return Status(Code::kUnavailable, "too many holds waiting for this showtime");
-  }
-  auto waiting = std::make_shared<Waiting>();
-  waiting->request = std::move(request);
-  queue.waiting.push_back(waiting);
-  if (!queue.in_flight) {
-    queue.in_flight = true;
-    auto executor = co_await io::asio::this_coro::executor;
-    io::asio::co_spawn(executor, Drain(showtime_id), io::asio::detached);
-  }
-  // The drainer answers every request it sent, on every path.
-  auto row = co_await waiting->done.Wait(answer_bound_);
-  if (!row && !waiting->sent) {
-    waiting->abandoned = true;  // Drain drops it: no hold behind a 503
-    co_return Status(Code::kUnavailable, "too many holds waiting for this showtime");
-  }
-  if (!row) row = co_await waiting->done.Wait(answer_bound_);  // sent: Exec bounds it
-  if (!row) co_return Status(Code::kUnavailable, "the hold's statement did not come back");
-  if (!row->ok()) co_return row->status();
-  if (auto outcome = HoldOutcome(waiting->request, row->value())) co_return std::move(*outcome);
-  co_return co_await Explain(waiting->request);
-}
-
-io::asio::awaitable<void> PgHoldBatcher::Drain(int64_t showtime_id) {
-  Queue& queue = queues_[showtime_id];  // stable: the map's nodes never move
-  while (!queue.waiting.empty()) {
-    std::vector<std::shared_ptr<Waiting>> batch;
-    while (!queue.waiting.empty() && batch.size() < kMaxBatch) {
-      std::shared_ptr<Waiting> next = std::move(queue.waiting.front());
-      queue.waiting.pop_front();
-      if (next->abandoned) continue;
-      next->sent = true;
-      batch.push_back(std::move(next));
-    }
-    if (batch.empty()) continue;
-    std::vector<const HoldRequest*> requests;
-    requests.reserve(batch.size());
-    for (const auto& w : batch) requests.push_back(&w->request);
-    Result<std::vector<HoldRow>> rows = Status(Code::kInternal, "hold batch not run");
-    try {
-      std::vector<Param> params = HoldBatchParams(now_(), requests);
-      counts_->statements.fetch_add(1, std::memory_order_relaxed);
-      counts_->requests.fetch_add(batch.size(), std::memory_order_relaxed);
-      auto result = co_await pipeline_->Exec(kHoldBatch, std::move(params));
-      rows = result.ok() ? ReadHoldRows(result->get(), batch.size())
-                         : Result<std::vector<HoldRow>>(result.status());
-    } catch (const std::exception& e) {
-      // Every request taken is answered whatever happens, and the queue carries on.
-      rows = Status(Code::kUnavailable, std::string("hold batch failed: ") + e.what());
-    }
-    for (size_t i = 0; i < batch.size(); ++i) {
-      batch[i]->done.Set(rows.ok() ? Result<HoldRow>(std::move(rows.value()[i]))
-                                   : Result<HoldRow>(rows.status()));
-    }
-  }
-  queues_.erase(showtime_id);
+  auto row = co_await batcher_.Submit(showtime_id, request);
+  if (!row.ok()) co_return row.status();
+  if (auto outcome = HoldOutcome(request, row.value())) co_return std::move(*outcome);
+  co_return co_await Explain(request);
 }
 
 io::asio::awaitable<Result<Hold>> PgHoldBatcher::Explain(const HoldRequest& request) {

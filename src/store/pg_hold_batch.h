@@ -1,29 +1,20 @@
 // Holds on PostgreSQL: the statement that decides them (boxoffice_hold_batch, migration
 // 0012), how its rows become each request's Result, and the per-loop batcher that gathers
-// a hot showtime's holds into one statement.
+// a hot showtime's holds into one statement (store/pg_batcher.h, keyed by showtime).
 //
-// Design note. A premiere's holds pile onto a few showtimes. Per loop and per showtime,
-// the first hold request goes out at once as a batch of one; requests for the same
-// showtime that arrive while a statement for it is in flight wait in arrival order and go
-// together, as one statement, when it returns. The function decides them one after the
-// other, each all or nothing, in one transaction with one round of row locks, and answers
-// each with its own row. A batch holds at most kMaxBatch requests, and at most kMaxWaiting
-// wait per showtime (then kUnavailable at once), so a request waits for a few statements at
-// most. A request whose caller gave up before its statement went out (the wait's bound) is
-// never sent: a hold is never made for a customer who was told 503. Once sent, its answer
-// is awaited to the end (the pipeline bounds it). The blocking HoldSeats sends the same statement
-// with one request: one rule, written once.
+// The function decides a batch's holds one after the other, in arrival order, each all or
+// nothing, in one transaction with one round of row locks (the union of their seats, in
+// seat-code order), and answers each with its own row. The blocking HoldSeats sends the
+// same statement with one request: one rule, written once.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
+#include "store/pg_batcher.h"
 #include "store/pg_common.h"
 #include "store/pg_pipeline.h"
 #include "store/store.h"
@@ -55,6 +46,18 @@ Result<std::vector<HoldRow>> ReadHoldRows(const PGresult* result, size_t expecte
 // ExplainUnknownSeats).
 std::optional<Result<Hold>> HoldOutcome(const HoldRequest& request, const HoldRow& row);
 
+struct HoldBatchTraits {
+  using Request = HoldRequest;
+  using Row = HoldRow;
+  static const Sql& Statement() { return kHoldBatch; }
+  static std::vector<Param> Params(const Param& now, const std::vector<const HoldRequest*>& batch) {
+    return HoldBatchParams(now, batch);
+  }
+  static Result<std::vector<HoldRow>> ReadRows(const PGresult* result, size_t expected) {
+    return ReadHoldRows(result, expected);
+  }
+};
+
 class PgHoldBatcher {
  public:
   static constexpr size_t kMaxBatch = 64;  // requests in one statement
@@ -62,39 +65,19 @@ class PgHoldBatcher {
   // is refused at once rather than left waiting behind more than that.
   static constexpr size_t kMaxWaiting = 4 * kMaxBatch;
 
-  using Counts = PgBatchCounts;
-
-  // now: the test clock's override, or NULL (the database's clock). statement_timeout:
-  // the pipeline's; a request waits at most for the statement in flight and its own.
   PgHoldBatcher(PgPipelineSet* pipeline, std::function<Param()> now, Millis statement_timeout,
-                Counts* counts)
+                PgBatchCounts* counts)
       : pipeline_(pipeline),
-        now_(std::move(now)),
-        answer_bound_(2 * (statement_timeout + PgPipeline::kAnswerMargin)),
-        counts_(counts) {}
+        batcher_(pipeline, std::move(now), statement_timeout, {kMaxBatch, kMaxWaiting}, counts,
+                 "too many holds waiting for this showtime") {}
 
   io::asio::awaitable<Result<Hold>> Decide(HoldRequest request);
 
-
  private:
-  struct Waiting {
-    HoldRequest request;
-    io::Completion<Result<HoldRow>> done;
-    bool sent = false;       // its statement went out: its answer comes within Exec's bound
-    bool abandoned = false;  // its caller stopped waiting before it was sent: never send it
-  };
-  struct Queue {
-    bool in_flight = false;
-    std::deque<std::shared_ptr<Waiting>> waiting;
-  };
-  io::asio::awaitable<void> Drain(int64_t showtime_id);
   io::asio::awaitable<Result<Hold>> Explain(const HoldRequest& request);
 
   PgPipelineSet* pipeline_;
-  std::function<Param()> now_;
-  const Millis answer_bound_;
-  std::unordered_map<int64_t, Queue> queues_;  // showtimes with requests waiting or in flight
-  Counts* counts_;
+  PgBatcher<HoldBatchTraits> batcher_;
 };
 
 }  // namespace boxoffice

@@ -262,8 +262,6 @@ constexpr Sql kCheckoutBegin{
 constexpr Sql kCheckoutFinish{
     "checkout_finish",
     "SELECT boxoffice_checkout_finish($1, $2, $3, $4::uuid, $5, $6, $7, $8, $9)"};
-constexpr Sql kSettleConfirm{
-    "settle_confirm", "SELECT * FROM boxoffice_settle_confirm($1, $2, $3, $4, $5, $6, $7::uuid)"};
 // Checkout undone: the seats this hold still has until `from` get `to` back.
 constexpr Sql kResetSeatsExpiry{
     "reset_seats_expiry",

@@ -15,6 +15,7 @@
 #include "store/pg_common.h"
 #include "store/pg_connection.h"
 #include "store/pg_booking_reads.h"
+#include "store/pg_confirm_batch.h"
 #include "store/pg_hold_batch.h"
 #include "store/pg_money_tx.h"
 #include "store/pg_pipeline.h"
@@ -40,16 +41,25 @@ struct PgStore::Impl {
                     impl->options.pipelines_per_loop),
           batcher(&pipelines, [impl] { return impl->Now(); }, impl->options.statement_timeout,
                   &impl->hold_counts),
-          booking_reads(&pipelines, impl->options.statement_timeout, &impl->read_counts) {}
+          booking_reads(&pipelines, impl->options.statement_timeout, &impl->read_counts),
+          confirmations(&pipelines, [impl] { return impl->Now(); },
+                        impl->options.statement_timeout,
+                        {kMaxConfirmBatch, kMaxConfirmsWaiting}, &impl->confirm_counts,
+                        "too many confirmations waiting") {}
     PgPipelineSet pipelines;
     PgHoldBatcher batcher;
     PgBookingReads booking_reads;
+    // Every confirmation of the loop shares one queue (key 0): a report names no showtime.
+    PgBatcher<ConfirmBatchTraits> confirmations;
   };
+  static constexpr size_t kMaxConfirmBatch = 64;
+  static constexpr size_t kMaxConfirmsWaiting = 8 * kMaxConfirmBatch;
 
   PgOptions options;
   Pool<PgConnection> pool;
   PgBatchCounts hold_counts;
   PgBatchCounts read_counts;  // booking reads
+  PgBatchCounts confirm_counts;
   io::PerLoop<LoopState> loops;
 
   // The current loop's state, made at first use; null off the loops.
@@ -349,6 +359,12 @@ uint64_t PgStore::batched_holds() const {
 uint64_t PgStore::booking_read_statements() const {
   return impl_->read_counts.statements.load(std::memory_order_relaxed);
 }
+uint64_t PgStore::confirm_statements() const {
+  return impl_->confirm_counts.statements.load(std::memory_order_relaxed);
+}
+uint64_t PgStore::batched_confirms() const {
+  return impl_->confirm_counts.requests.load(std::memory_order_relaxed);
+}
 
 io::asio::awaitable<Result<Hold>> PgStore::HoldSeatsAsync(HoldRequest request) {
   Impl::LoopState* loop = impl_->Loop();
@@ -596,19 +612,20 @@ io::asio::awaitable<Result<std::optional<Settlement>>> PgStore::TryConfirmPaymen
   if (!loop || !report.succeeded || report.payment_id.empty() || !booking_id) {
     co_return Outcome();
   }
-  std::vector<Param> params = {impl_->Now(),      report.payment_id, report.session_id,
-                               P(*booking_id),    P(report.amount),  report.currency,
-                               NewUuid()};
-  auto res = co_await loop->pipelines.Exec(kSettleConfirm, std::move(params));
-  if (!res.ok()) co_return res.status();
-  const PGresult* r = res->get();
-  BOX_ASSERT(PQntuples(r) == 1);
-  const std::string outcome = Text(r, 0, 0);
-  if (outcome == "duplicate") co_return Outcome(Settlement::kDuplicate);
-  if (outcome != "confirmed") co_return Outcome();
-  Booking b = ReadBooking(r, 0, /*first=*/1);
-  BOX_ASSERT(b.id == *booking_id && b.status == BookingStatus::kConfirmed);
-  if (confirmed) *confirmed = std::move(b);
+  ConfirmRequest request{report.payment_id, report.session_id, *booking_id,
+                         report.amount,     report.currency,   NewUuid()};
+  auto row = co_await loop->confirmations.Submit(/*key=*/0, std::move(request));
+  if (!row.ok()) co_return row.status();
+  switch (row->outcome) {
+    case ConfirmRow::Outcome::kDuplicate:
+      co_return Outcome(Settlement::kDuplicate);
+    case ConfirmRow::Outcome::kSlow:
+      co_return Outcome();
+    case ConfirmRow::Outcome::kConfirmed:
+      break;
+  }
+  BOX_ASSERT(row->booking.id == *booking_id && row->booking.status == BookingStatus::kConfirmed);
+  if (confirmed) *confirmed = std::move(row->booking);
   co_return Outcome(Settlement::kConfirmed);
 }
 
@@ -631,14 +648,12 @@ Result<int> PgStore::PurgeCheckoutKeys(Millis older_than, int limit) {
 
 namespace {
 
-// The booking kSelectBooking found, if it is the customer's (or kAnyCustomer's).
-Result<Booking> BookingOf(const PGresult* r, int64_t booking_id, int64_t customer_id) {
-  if (PQntuples(r) == 0) return BookingNotFound(booking_id);
-  Booking b = ReadBooking(r);
-  if (customer_id != Store::kAnyCustomer && b.customer_id != customer_id) {
+// The booking found, if any and if it is the customer's (or kAnyCustomer's).
+Result<Booking> BookingOf(std::optional<Booking> found, int64_t booking_id, int64_t customer_id) {
+  if (!found || (customer_id != Store::kAnyCustomer && found->customer_id != customer_id)) {
     return BookingNotFound(booking_id);
   }
-  return b;
+  return std::move(*found);
 }
 
 }  // namespace
@@ -647,7 +662,9 @@ Result<Booking> PgStore::GetBooking(int64_t booking_id, int64_t customer_id) {
   return impl_->Run<Booking>(&retried_, [&](PgConnection& c) -> Result<Booking> {
     auto res = c.Exec(kSelectBooking, {P(booking_id)});
     if (!res.ok()) return res.status();
-    return BookingOf(res.value().get(), booking_id, customer_id);
+    const PGresult* r = res.value().get();
+    return BookingOf(PQntuples(r) == 0 ? std::nullopt : std::optional<Booking>(ReadBooking(r)),
+                     booking_id, customer_id);
   });
 }
 
@@ -657,11 +674,7 @@ io::asio::awaitable<Result<Booking>> PgStore::GetBookingAsync(int64_t booking_id
   if (!loop) co_return GetBooking(booking_id, customer_id);  // off the loops
   auto found = co_await loop->booking_reads.Get(booking_id);
   if (!found.ok()) co_return found.status();
-  if (!found.value() ||
-      (customer_id != kAnyCustomer && found.value()->customer_id != customer_id)) {
-    co_return BookingNotFound(booking_id);
-  }
-  co_return std::move(*found.value());
+  co_return BookingOf(std::move(found.value()), booking_id, customer_id);
 }
 
 Result<std::vector<OutboxEvent>> PgStore::PendingEvents(int64_t after_id, int limit) {

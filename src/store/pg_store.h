@@ -122,6 +122,9 @@ class PgStore final : public Store {
   uint64_t batched_holds() const;
   // Statements the loops sent for booking reads (GetBookingAsync; several reads each).
   uint64_t booking_read_statements() const;
+  // Confirmation statements the loops sent, and the reports they decided.
+  uint64_t confirm_statements() const;
+  uint64_t batched_confirms() const;
   // Transactions retried after a deadlock or serialization failure (expected: zero).
   uint64_t retried_transactions() const { return retried_.load(); }
 

@@ -31,7 +31,6 @@ class CheckoutKeyContract : public StoreContract {
     return store_->ClaimCheckoutKey(IdempotencyKey{customer, key, hold_id}, kLease);
   }
 
-  int64_t st_ = 0;
   Hold hold_;
 };
 

@@ -16,13 +16,14 @@ namespace {
 
 using testing::LoopThread;
 
-class HoldBatches : public StoreContract {};
-
-template <class T>
-io::asio::awaitable<void> Deliver(io::asio::awaitable<T> work, std::promise<T>* out) {
-  T value = co_await std::move(work);
-  out->set_value(std::move(value));
-}
+class HoldBatches : public StoreContract {
+ protected:
+  std::vector<io::asio::awaitable<Result<Hold>>> HoldsOf(const std::vector<HoldRequest>& requests) {
+    std::vector<io::asio::awaitable<Result<Hold>>> works;
+    for (const HoldRequest& r : requests) works.push_back(store_->HoldSeatsAsync(r));
+    return works;
+  }
+};
 
 // 200 holds on 30 seats of one row, each of 1 to 3 adjacent seats, started on one loop in
 // order before any is answered: the first goes alone, the others wait for it and go in
@@ -43,14 +44,7 @@ TEST_P(HoldBatches, ConcurrentHoldsGetTheOutcomesOfTheirSerialOrder) {
   std::vector<Result<Hold>> outcomes;
   {
     LoopThread loop;  // ends (and closes its connections) before the store goes
-    std::vector<std::promise<Result<Hold>>> promises(kRequests);
-    std::vector<std::future<Result<Hold>>> futures;
-    for (int i = 0; i < kRequests; ++i) {
-      futures.push_back(promises[i].get_future());
-      io::asio::co_spawn(loop.context(), Deliver(store_->HoldSeatsAsync(requests[i]), &promises[i]),
-                         io::asio::detached);
-    }
-    for (auto& f : futures) outcomes.push_back(f.get());
+    outcomes = loop.RunAll(HoldsOf(requests));
   }
   if (auto* pg = dynamic_cast<PgStore*>(store_.get())) {
     EXPECT_LT(pg->hold_statements(), static_cast<uint64_t>(kRequests) / 2)
@@ -105,14 +99,7 @@ TEST_P(HoldBatches, ARefusedRequestInABatchTakesNothingAndLeavesTheOthers) {
   std::vector<Result<Hold>> outcomes;
   {
     LoopThread loop;
-    std::vector<std::promise<Result<Hold>>> promises(requests.size());
-    std::vector<std::future<Result<Hold>>> futures;
-    for (size_t i = 0; i < requests.size(); ++i) {
-      futures.push_back(promises[i].get_future());
-      io::asio::co_spawn(loop.context(), Deliver(store_->HoldSeatsAsync(requests[i]), &promises[i]),
-                         io::asio::detached);
-    }
-    for (auto& f : futures) outcomes.push_back(f.get());
+    outcomes = loop.RunAll(HoldsOf(requests));
   }
   EXPECT_TRUE(outcomes[0].ok());
   EXPECT_EQ(outcomes[1].status().code(), Code::kConflict);
@@ -159,16 +146,10 @@ TEST_P(HoldBatches, BookingReadsThatArriveTogetherShareAStatement) {
   std::vector<Result<Booking>> outcomes;
   {
     LoopThread loop;
-    std::vector<std::promise<Result<Booking>>> promises(kReads);
-    std::vector<std::future<Result<Booking>>> futures;
-    for (int i = 0; i < kReads; ++i) {
-      futures.push_back(promises[i].get_future());
-      io::asio::co_spawn(
-          loop.context(),
-          Deliver(store_->GetBookingAsync(reads[i].booking_id, reads[i].customer_id), &promises[i]),
-          io::asio::detached);
-    }
-    for (auto& f : futures) outcomes.push_back(f.get());
+    std::vector<io::asio::awaitable<Result<Booking>>> works;
+    for (const Read& read : reads)
+      works.push_back(store_->GetBookingAsync(read.booking_id, read.customer_id));
+    outcomes = loop.RunAll(std::move(works));
   }
   for (int i = 0; i < kReads; ++i) {
     SCOPED_TRACE("read " + std::to_string(i));

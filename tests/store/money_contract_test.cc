@@ -28,20 +28,6 @@ class MoneyContract : public StoreContract {
 
   std::vector<OutboxEvent> Events() { return store_->PendingEvents(0, 1000).value(); }
   std::vector<Refund> Refunds() { return store_->PendingRefunds(1000).value(); }
-
-  // A showtime, a hold of E1+F1 by customer 1, and its checkout.
-  Booking CheckedOut() {
-    st_ = MakePricedShowtime();
-    auto hold = TryHold(st_, 1, {"E1", "F1"});
-    EXPECT_TRUE(hold.ok());
-    hold_id_ = hold->hold_id;
-    auto b = store_->StartCheckout(hold_id_, 1, kTtl, kMaxLifetime);
-    EXPECT_TRUE(b.ok()) << b.status().message();
-    return b.value();
-  }
-
-  int64_t st_ = 0;
-  std::string hold_id_;
 };
 
 TEST_P(MoneyContract, CheckoutPricesTheSeatsAndRearmsTheHold) {

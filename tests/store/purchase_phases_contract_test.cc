@@ -9,6 +9,7 @@
 
 #include "core/crypto.h"
 #include "core/time_format.h"
+#include "store/pg_store.h"
 #include "store/store_fixture.h"
 #include "support/loop_thread.h"
 
@@ -53,25 +54,9 @@ class PurchasePhases : public StoreContract {
     return PaymentReport{payment_id, session, std::to_string(b.id), true, b.amount.amount,
                          b.amount.currency};
   }
-  // A hold of E1+F1 by customer 1, checked out by the general path with session ses_1.
-  Booking CheckedOut() {
-    st_ = MakePricedShowtime();
-    auto hold = TryHold(st_, 1, {"E1", "F1"});
-    EXPECT_TRUE(hold.ok());
-    hold_id_ = hold->hold_id;
-    auto b = store_->StartCheckout(hold_id_, 1, kTtl, kMaxLifetime);
-    EXPECT_TRUE(b.ok()) << b.status().message();
-    EXPECT_TRUE(store_->AttachPaymentSession(b->id, "ses_1", "https://pay/ses_1",
-                                             clock_.Now() + Millis(5 * 60'000))
-                    .ok());
-    return b.value();
-  }
-
   void TearDown() override { loop_.reset(); }  // its connections close before the store
 
   std::unique_ptr<LoopThread> loop_ = std::make_unique<LoopThread>();
-  int64_t st_ = 0;
-  std::string hold_id_;
 };
 
 TEST_P(PurchasePhases, ANewKeyIsClaimedAndBookedInOneStep) {
@@ -193,7 +178,7 @@ TEST_P(PurchasePhases, FinishingIsRefusedToALostClaimAndDropsTheKeyOfAnAbandoned
 }
 
 TEST_P(PurchasePhases, APaymentConfirmsInOneStepWithItsEventOnce) {
-  const Booking b = CheckedOut();
+  const Booking b = CheckedOut("ses_1");
   clock_.Advance(Millis(60'000));
   Booking confirmed;
   auto outcome = Confirm(Paid(b, "pay_1", "ses_1"), &confirmed);
@@ -251,10 +236,91 @@ TEST_P(PurchasePhases, APaymentConfirmsInOneStepWithItsEventOnce) {
   EXPECT_EQ(audit->violations(), 0);
 }
 
+// Callbacks that arrive together on a loop are decided by one statement on PostgreSQL
+// (migration 0016), each as it would be alone, one after the other: every booking is
+// confirmed by exactly one of its payments, a payment reported twice is a duplicate, and
+// every report the batch could not confirm changed nothing (its payment row is gone) and is
+// left to the general path, which then refunds it.
+TEST_P(PurchasePhases, CallbacksThatArriveTogetherAreDecidedOneAfterTheOther) {
+  st_ = MakePricedShowtime();
+  constexpr int kBookings = 8;
+  std::vector<Booking> bookings;
+  for (int i = 1; i <= kBookings; ++i) {
+    auto hold = TryHold(st_, i, {"E" + std::to_string(i)});
+    ASSERT_TRUE(hold.ok());
+    auto b = store_->StartCheckout(hold->hold_id, i, kTtl, kMaxLifetime);
+    ASSERT_TRUE(b.ok()) << b.status().message();
+    const std::string session = "ses_" + std::to_string(i);
+    ASSERT_TRUE(store_->AttachPaymentSession(b->id, session, "https://pay/" + session,
+                                             clock_.Now() + Millis(5 * 60'000))
+                    .ok());
+    bookings.push_back(b.value());
+  }
+  std::vector<PaymentReport> reports;
+  for (int i = 0; i < kBookings; ++i) {
+    reports.push_back(Paid(bookings[i], "pay_" + std::to_string(i + 1),
+                           "ses_" + std::to_string(i + 1)));
+  }
+  reports.push_back(reports[0]);                                       // 8: delivered twice
+  reports.push_back(Paid(bookings[1], "pay_2b", "ses_2"));             // 9: a second payment
+  PaymentReport short_paid = Paid(bookings[2], "pay_3c", "ses_3");     // 10: a wrong amount
+  short_paid.amount -= 1;
+  reports.push_back(short_paid);
+  PaymentReport unknown = Paid(bookings[3], "pay_x", "ses_4");         // 11: no such booking
+  unknown.reference = std::to_string(bookings.back().id + 1000);
+  reports.push_back(unknown);
+  std::vector<Booking> confirmed(reports.size());
+  std::vector<io::asio::awaitable<Result<std::optional<Settlement>>>> works;
+  for (size_t i = 0; i < reports.size(); ++i) {
+    works.push_back(store_->TryConfirmPaymentAsync(reports[i], &confirmed[i]));
+  }
+  auto outcomes = loop_->RunAll(std::move(works));
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    ASSERT_TRUE(outcomes[i].ok()) << i << ": " << outcomes[i].status().message();
+  }
+  auto outcome = [&](size_t i) { return outcomes[i].value(); };
+  const std::optional<Settlement> kConfirmed(Settlement::kConfirmed), kDuplicate(
+                                                                          Settlement::kDuplicate),
+      kGeneral;
+  if (!OneStep()) {
+    for (size_t i = 0; i < outcomes.size(); ++i) EXPECT_EQ(outcome(i), kGeneral) << i;
+    return;
+  }
+  for (int i = 0; i < kBookings; ++i) {
+    EXPECT_EQ(outcome(i), kConfirmed) << i;
+    EXPECT_EQ(confirmed[i].id, bookings[i].id);
+    EXPECT_EQ(confirmed[i].payment_id, "pay_" + std::to_string(i + 1));
+    EXPECT_EQ(confirmed[i].status, BookingStatus::kConfirmed);
+  }
+  EXPECT_EQ(outcome(8), kDuplicate);
+  EXPECT_EQ(outcome(9), kGeneral);
+  EXPECT_EQ(outcome(10), kGeneral);
+  EXPECT_EQ(outcome(11), kGeneral);
+  auto* pg = dynamic_cast<PgStore*>(store_.get());
+  ASSERT_NE(pg, nullptr);
+  EXPECT_EQ(pg->batched_confirms(), reports.size());
+  EXPECT_LT(pg->confirm_statements(), reports.size()) << "reports that arrived together shared";
+  // Only the confirming payments were recorded; the others are the general path's to
+  // decide, and it refunds them.
+  for (size_t i = 9; i < reports.size(); ++i) {
+    const Settlement s = store_->SettlePayment(reports[i]).value();
+    EXPECT_NE(s, Settlement::kConfirmed) << i;
+    EXPECT_NE(s, Settlement::kDuplicate) << i;
+  }
+  EXPECT_EQ(store_->PendingRefunds(100)->size(), 3u);
+  EXPECT_EQ(store_->PendingEvents(0, 100)->size(), static_cast<size_t>(kBookings));
+  for (int i = 1; i <= kBookings; ++i) {
+    EXPECT_EQ(Owners(st_)["E" + std::to_string(i)].status, SeatStatus::kBooked);
+  }
+  auto audit = store_->Audit();
+  ASSERT_TRUE(audit.ok());
+  EXPECT_EQ(audit->violations(), 0);
+}
+
 // A wrong amount, another session, a failed payment, a hold that expired, an unknown
 // reference: no one-step decision, nothing recorded; the general path then decides.
 TEST_P(PurchasePhases, EveryOtherPaymentGoesTheGeneralWay) {
-  const Booking b = CheckedOut();
+  const Booking b = CheckedOut("ses_1");
   PaymentReport cheap = Paid(b, "pay_cheap", "ses_1");
   cheap.amount -= 1;
   PaymentReport other = Paid(b, "pay_other", "ses_2");

@@ -118,8 +118,27 @@ class StoreContract : public ::testing::TestWithParam<Engine> {
     }
   }
 
+  // A hold of E1+F1 by customer 1 on a new priced showtime (st_, hold_id_), checked out by
+  // the general path; with its payment session attached when one is named.
+  Booking CheckedOut(const std::string& session = "") {
+    st_ = MakePricedShowtime();
+    auto hold = TryHold(st_, 1, {"E1", "F1"});
+    EXPECT_TRUE(hold.ok());
+    hold_id_ = hold->hold_id;
+    auto b = store_->StartCheckout(hold_id_, 1, kTtl, kMaxLifetime);
+    EXPECT_TRUE(b.ok()) << b.status().message();
+    if (!session.empty()) {
+      EXPECT_TRUE(store_->AttachPaymentSession(b->id, session, "https://pay/" + session,
+                                               clock_.Now() + Millis(5 * 60'000))
+                      .ok());
+    }
+    return b.value();
+  }
+
   ManualClock clock_{kStart};
   std::unique_ptr<Store> store_;
+  int64_t st_ = 0;  // CheckedOut's showtime
+  std::string hold_id_;
   std::string pg_url_;
   std::string sqlite_path_;
 };

@@ -5,6 +5,7 @@
 #include <future>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "io/loop.h"
 
@@ -31,6 +32,25 @@ class LoopThread {
     auto future = promise.get_future();
     io::asio::co_spawn(context_, Deliver(std::move(work), &promise), io::asio::detached);
     return future.get();
+  }
+
+  // Starts every work on the loop at once (they arrive together, in order) and waits for
+  // all their results, in the same order.
+  template <class T>
+  std::vector<T> RunAll(std::vector<io::asio::awaitable<T>> works) {
+    std::vector<std::promise<T>> promises(works.size());
+    std::vector<std::future<T>> futures;
+    for (size_t i = 0; i < works.size(); ++i) futures.push_back(promises[i].get_future());
+    // One post: the coroutines start in one go, before any of their statements return.
+    io::asio::post(context_, [&] {
+      for (size_t i = 0; i < works.size(); ++i) {
+        io::asio::co_spawn(context_, Deliver(std::move(works[i]), &promises[i]),
+                           io::asio::detached);
+      }
+    });
+    std::vector<T> out;
+    for (auto& f : futures) out.push_back(f.get());
+    return out;
   }
 
   io::asio::io_context& context() { return context_; }
