@@ -344,22 +344,23 @@ class Api {
     return Json(status, body.dump()).Header("Cache-Control", "no-store");
   }
 
-  Response JoinQueue(Request& req) {
+  // On the I/O thread: the waiting room's one script call awaited.
+  io::asio::awaitable<Response> JoinQueue(Request& req) {
     auto auth = Authenticate(req);
-    if (auto* denied = std::get_if<Response>(&auth)) return std::move(*denied);
+    if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
     auto id = ParseId(req.params["showtimeId"]);
-    if (!id) return ErrorResponse(404, "NOT_FOUND", "showtime not found");
-    auto view = d_.admission->Join(*id, std::get<Principal>(auth).customer_id);
-    if (!view.ok()) return StatusResponse(view.status());
-    return QueueResponse(201, view.value());
+    if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    auto view = co_await d_.admission->JoinAsync(*id, std::get<Principal>(auth).customer_id);
+    if (!view.ok()) co_return StatusResponse(view.status());
+    co_return QueueResponse(201, view.value());
   }
 
-  Response QueueStatus(Request& req) {
+  io::asio::awaitable<Response> QueueStatus(Request& req) {
     auto id = ParseId(req.params["showtimeId"]);
-    if (!id) return ErrorResponse(404, "NOT_FOUND", "showtime not found");
-    auto view = d_.admission->Find(*id, req.params["queueToken"]);
-    if (!view.ok()) return StatusResponse(view.status());
-    return QueueResponse(200, view.value());
+    if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    auto view = co_await d_.admission->FindAsync(*id, req.params["queueToken"]);
+    if (!view.ok()) co_return StatusResponse(view.status());
+    co_return QueueResponse(200, view.value());
   }
 
   Response CreateShowtime(Request& req) {
@@ -449,8 +450,9 @@ void RegisterRoutes(http::Router* router, const ApiDeps& deps) {
   router->AddAsync("POST", "/holds/{holdId}/extend", bind_async(&Api::ExtendHold));
   router->Add("POST", "/admin/showtimes", bind(&Api::CreateShowtime));
   router->Add("PUT", "/admin/showtimes/{showtimeId}/waiting-room", bind(&Api::SetWaitingRoom));
-  router->Add("POST", "/showtimes/{showtimeId}/queue", bind(&Api::JoinQueue));
-  router->Add("GET", "/showtimes/{showtimeId}/queue/{queueToken}", bind(&Api::QueueStatus));
+  router->AddAsync("POST", "/showtimes/{showtimeId}/queue", bind_async(&Api::JoinQueue));
+  router->AddAsync("GET", "/showtimes/{showtimeId}/queue/{queueToken}",
+                   bind_async(&Api::QueueStatus));
   // Checkout awaits the payment gateway without a thread (API.md: a slow gateway never slows
   // holds, seat maps or other customers' requests).
   router->AddAsync("POST", "/holds/{holdId}/checkout",

@@ -178,29 +178,35 @@ std::vector<std::string> RoomKeys(int64_t showtime_id) {
 
 }  // namespace
 
+io::asio::awaitable<Result<std::vector<RedisReply>>> RedisWaitingRoom::RunAsync(
+    int op, int64_t showtime_id, int64_t customer_id, WaitingRoomConfig config, Instant now) {
+  const std::vector<std::string> keys = RoomKeys(showtime_id);
+  const std::vector<std::string> args = {
+      std::to_string(op),           std::to_string(customer_id),
+      std::to_string(ToEpochMs(now)), std::to_string(config.active_limit),
+      std::to_string(config.admission_ttl.count()), std::to_string(kMaxQueued),
+      std::to_string(kRateWindow.count()), std::to_string(kKeyLifetime.count())};
+  RedisPending call = client_->SendEval(kRoomScript, keys, args);
+  auto reply = co_await client_->Await(std::move(call));
+  if (!reply.ok()) {
+    co_return Status(Code::kUnavailable, "waiting room: " + reply.status().message());
+  }
+  if (reply->type != RedisReply::Type::kArray || reply->elements.size() != 5)
+    co_return Status(Code::kInternal, "waiting room: unexpected reply");
+  co_return std::move(reply->elements);
+}
+
 Result<std::vector<RedisReply>> RedisWaitingRoom::Run(int op, int64_t showtime_id,
                                                       int64_t customer_id,
                                                       const WaitingRoomConfig& config,
                                                       Instant now) {
-  auto reply =
-      client_->Eval(kRoomScript, RoomKeys(showtime_id),
-                    {std::to_string(op), std::to_string(customer_id),
-                     std::to_string(ToEpochMs(now)), std::to_string(config.active_limit),
-                     std::to_string(config.admission_ttl.count()), std::to_string(kMaxQueued),
-                     std::to_string(kRateWindow.count()), std::to_string(kKeyLifetime.count())});
-  if (!reply.ok()) {
-    return Status(Code::kUnavailable, "waiting room: " + reply.status().message());
-  }
-  if (reply->type != RedisReply::Type::kArray || reply->elements.size() != 5)
-    return Status(Code::kInternal, "waiting room: unexpected reply");
-  return std::move(reply->elements);
+  return io::RunSync(RunAsync(op, showtime_id, customer_id, config, now));
 }
 
-Result<QueuePlace> RedisWaitingRoom::Call(int op, int64_t showtime_id, int64_t customer_id,
-                                          const WaitingRoomConfig& config, Instant now) {
-  auto reply = Run(op, showtime_id, customer_id, config, now);
-  if (!reply.ok()) return reply.status();
-  const auto& e = reply.value();
+namespace {
+
+// A Join's or Find's place from the script's reply.
+Result<QueuePlace> PlaceOf(const std::vector<RedisReply>& e) {
   const int64_t state = e[0].integer;
   if (state == -2) return Status(Code::kUnavailable, "the waiting room is full");
   if (state == -1) return Status(Code::kNotFound, "not in the waiting room");
@@ -215,14 +221,27 @@ Result<QueuePlace> RedisWaitingRoom::Call(int op, int64_t showtime_id, int64_t c
   return place;
 }
 
+}  // namespace
+
+io::asio::awaitable<Result<QueuePlace>> RedisWaitingRoom::PlaceAsync(PlaceOp op,
+                                                                     int64_t showtime_id,
+                                                                     int64_t customer_id,
+                                                                     WaitingRoomConfig config,
+                                                                     Instant now) {
+  auto reply =
+      co_await RunAsync(op == PlaceOp::kJoin ? 1 : 2, showtime_id, customer_id, config, now);
+  if (!reply.ok()) co_return reply.status();
+  co_return PlaceOf(reply.value());
+}
+
 Result<QueuePlace> RedisWaitingRoom::Join(int64_t showtime_id, int64_t customer_id,
                                           const WaitingRoomConfig& config, Instant now) {
-  return Call(1, showtime_id, customer_id, config, now);
+  return io::RunSync(PlaceAsync(PlaceOp::kJoin, showtime_id, customer_id, config, now));
 }
 
 Result<QueuePlace> RedisWaitingRoom::Find(int64_t showtime_id, int64_t customer_id,
                                           const WaitingRoomConfig& config, Instant now) {
-  return Call(2, showtime_id, customer_id, config, now);
+  return io::RunSync(PlaceAsync(PlaceOp::kFind, showtime_id, customer_id, config, now));
 }
 
 Result<bool> RedisWaitingRoom::Admitted(int64_t showtime_id, int64_t customer_id, Instant now) {
@@ -245,8 +264,10 @@ io::asio::awaitable<Result<bool>> RedisWaitingRoom::AdmittedAsync(int64_t showti
 
 Status RedisWaitingRoom::Leave(int64_t showtime_id, int64_t customer_id,
                                const WaitingRoomConfig& config, Instant now) {
-  auto r = Call(3, showtime_id, customer_id, config, now);
-  return r.ok() || r.status().code() == Code::kNotFound ? Status::Ok() : r.status();
+  auto r = Run(3, showtime_id, customer_id, config, now);
+  if (!r.ok()) return r.status();
+  auto place = PlaceOf(r.value());
+  return place.ok() || place.status().code() == Code::kNotFound ? Status::Ok() : place.status();
 }
 
 Result<RoomSizes> RedisWaitingRoom::Advance(int64_t showtime_id, const WaitingRoomConfig& config,

@@ -61,6 +61,16 @@ class WaitingRoom {
   // Advances, then where the customer stands; kNotFound when neither queued nor admitted.
   virtual Result<QueuePlace> Find(int64_t showtime_id, int64_t customer_id,
                                   const WaitingRoomConfig& config, Instant now) = 0;
+  // Join or Find, awaited on an I/O loop without blocking it. By default the blocking form
+  // (an in-process room never waits on anything).
+  enum class PlaceOp { kJoin, kFind };
+  virtual io::asio::awaitable<Result<QueuePlace>> PlaceAsync(PlaceOp op, int64_t showtime_id,
+                                                             int64_t customer_id,
+                                                             WaitingRoomConfig config,
+                                                             Instant now) {
+    co_return op == PlaceOp::kJoin ? Join(showtime_id, customer_id, config, now)
+                                   : Find(showtime_id, customer_id, config, now);
+  }
   // Whether the customer's admission runs at `now` (the check on every hold).
   virtual Result<bool> Admitted(int64_t showtime_id, int64_t customer_id, Instant now) = 0;
   // The same, awaited on an I/O loop without blocking it.
@@ -128,6 +138,10 @@ class RedisWaitingRoom final : public WaitingRoom {
                           Instant now) override;
   Result<QueuePlace> Find(int64_t showtime_id, int64_t customer_id, const WaitingRoomConfig& config,
                           Instant now) override;
+  // One script call on the loop's pipelined connection.
+  io::asio::awaitable<Result<QueuePlace>> PlaceAsync(PlaceOp op, int64_t showtime_id,
+                                                     int64_t customer_id, WaitingRoomConfig config,
+                                                     Instant now) override;
   Result<bool> Admitted(int64_t showtime_id, int64_t customer_id, Instant now) override;
   io::asio::awaitable<Result<bool>> AdmittedAsync(int64_t showtime_id, int64_t customer_id,
                                                   Instant now) override;
@@ -140,11 +154,13 @@ class RedisWaitingRoom final : public WaitingRoom {
   void Forget(int64_t) override {}
 
  private:
-  // The script's reply for op (see waiting_room.cc).
+  // The script's reply for op (see waiting_room.cc), awaited; Run blocks (off the loops).
+  io::asio::awaitable<Result<std::vector<RedisReply>>> RunAsync(int op, int64_t showtime_id,
+                                                               int64_t customer_id,
+                                                               WaitingRoomConfig config,
+                                                               Instant now);
   Result<std::vector<RedisReply>> Run(int op, int64_t showtime_id, int64_t customer_id,
                                       const WaitingRoomConfig& config, Instant now);
-  Result<QueuePlace> Call(int op, int64_t showtime_id, int64_t customer_id,
-                          const WaitingRoomConfig& config, Instant now);
   RedisClient* client_;
 };
 

@@ -186,45 +186,57 @@ QueueView Admission::View(int64_t showtime_id, int64_t customer_id, const QueueP
   return view;
 }
 
-Result<QueueView> Admission::Join(int64_t showtime_id, int64_t customer_id) {
+io::asio::awaitable<Result<QueueView>> Admission::JoinAsync(int64_t showtime_id,
+                                                           int64_t customer_id) {
   auto config = RoomOf(showtime_id);
   if (!config) {
-    return Status(Code::kNotFound,
-                  "showtime " + std::to_string(showtime_id) + " has no waiting room open");
+    co_return Status(Code::kNotFound,
+                     "showtime " + std::to_string(showtime_id) + " has no waiting room open");
   }
-  auto place = room_->Join(showtime_id, customer_id, *config, clock_->Now());
+  auto place = co_await room_->PlaceAsync(WaitingRoom::PlaceOp::kJoin, showtime_id, customer_id,
+                                          *config, clock_->Now());
   if (!place.ok()) {
     if (place.status().code() == Code::kUnavailable) errors_.Inc();
-    return place.status();
+    co_return place.status();
   }
-  return View(showtime_id, customer_id, place.value(), *config);
+  co_return View(showtime_id, customer_id, place.value(), *config);
 }
 
-Result<QueueView> Admission::Find(int64_t showtime_id, const std::string& queue_token) {
+io::asio::awaitable<Result<QueueView>> Admission::FindAsync(int64_t showtime_id,
+                                                           std::string queue_token) {
   const Status unknown(Code::kNotFound, "no such place in this waiting room");
-  if (queue_token.size() > kMaxTokenLength) return unknown;
+  if (queue_token.size() > kMaxTokenLength) co_return unknown;
   auto parts = Split(queue_token, 4);
-  if (parts.size() != 4 || parts[0] != "q") return unknown;
+  if (parts.size() != 4 || parts[0] != "q") co_return unknown;
   auto showtime = Number(parts[1]);
   auto customer = Number(parts[2]);
   if (!showtime || !customer || *showtime != showtime_id ||
       !ConstantTimeEquals(queue_token, QueueToken(*showtime, *customer))) {
-    return unknown;
+    co_return unknown;
   }
   auto config = RoomOf(showtime_id);
   if (!config) {
-    return Status(Code::kNotFound,
-                  "showtime " + std::to_string(showtime_id) + " has no waiting room open");
+    co_return Status(Code::kNotFound,
+                     "showtime " + std::to_string(showtime_id) + " has no waiting room open");
   }
-  auto place = room_->Find(showtime_id, *customer, *config, clock_->Now());
+  auto place = co_await room_->PlaceAsync(WaitingRoom::PlaceOp::kFind, showtime_id, *customer,
+                                          *config, clock_->Now());
   if (!place.ok()) {
     if (place.status().code() == Code::kNotFound) {
-      return Status(Code::kNotFound, "not in the waiting room (the admission ended): join again");
+      co_return Status(Code::kNotFound, "not in the waiting room (the admission ended): join again");
     }
     if (place.status().code() == Code::kUnavailable) errors_.Inc();
-    return place.status();
+    co_return place.status();
   }
-  return View(showtime_id, *customer, place.value(), *config);
+  co_return View(showtime_id, *customer, place.value(), *config);
+}
+
+Result<QueueView> Admission::Join(int64_t showtime_id, int64_t customer_id) {
+  return io::RunSync(JoinAsync(showtime_id, customer_id));
+}
+
+Result<QueueView> Admission::Find(int64_t showtime_id, const std::string& queue_token) {
+  return io::RunSync(FindAsync(showtime_id, queue_token));
 }
 
 Status Admission::CheckToken(int64_t showtime_id, int64_t customer_id,

@@ -58,9 +58,13 @@ class Admission {
   // The showtime's room, when it is on.
   std::optional<WaitingRoomConfig> RoomOf(int64_t showtime_id);
 
+  // Awaited on an I/O loop without blocking it (one Redis script call with a Redis room).
   // kNotFound when the showtime has no room on.
-  Result<QueueView> Join(int64_t showtime_id, int64_t customer_id);
+  io::asio::awaitable<Result<QueueView>> JoinAsync(int64_t showtime_id, int64_t customer_id);
   // kNotFound for a token that is not this showtime's, or a customer no longer in the room.
+  io::asio::awaitable<Result<QueueView>> FindAsync(int64_t showtime_id, std::string queue_token);
+  // The two above, run to their end on the calling thread (tests, tools; never a loop).
+  Result<QueueView> Join(int64_t showtime_id, int64_t customer_id);
   Result<QueueView> Find(int64_t showtime_id, const std::string& queue_token);
   // Ok when the showtime has no room on, or the token is a running admission of this
   // customer to this showtime; kNotAdmitted or kUnavailable otherwise.
