@@ -5,8 +5,8 @@
 -- one rule.
 --
 -- Lock order across the batch is the general path's (store/money.cc), level by level: the
--- booking rows (by booking id), then each report's payment key (in booking-id order), then
--- the hold rows (by hold id), then all their seat rows in (showtime, seat code) order. A
+-- booking rows (by booking id), then each report's payment key (by payment id), then the
+-- hold rows (by hold id), then all their seat rows in (showtime, seat code) order. A
 -- hold batch takes seat rows only, in seat-code order; a single confirmation one booking,
 -- payment and hold, then its seats in order: no two of them can wait on each other in a
 -- cycle.
@@ -15,7 +15,9 @@
 -- id was recorded already, or earlier in the same batch), or 'slow' (anything else: this
 -- report changed nothing, its own payment row is deleted again, and the caller runs the
 -- general transaction, which decides every case). Two reports for the same booking in one
--- batch: the first decides, the second sees the first's effects.
+-- batch: the first decides, the second sees the first's effects. A payment id twice in one
+-- batch: the second copy is decided after the first, a duplicate if the first confirmed,
+-- else 'slow' (the first's row was taken back: never a duplicate of nothing).
 CREATE FUNCTION boxoffice_settle_confirm_batch(now_ms BIGINT, payments TEXT[], sessions TEXT[],
                                                refs BIGINT[], paid BIGINT[],
                                                paid_currencies TEXT[], events UUID[])
@@ -29,6 +31,8 @@ DECLARE
   n INT := cardinality(payments);
   outcomes TEXT[] := array_fill('slow'::text, ARRAY[cardinality(payments)]);
   inserted BOOLEAN[] := array_fill(false, ARRAY[cardinality(payments)]);
+  recorded TEXT[] := ARRAY[]::text[];  -- the payment ids this batch inserted
+  deferred BOOLEAN[] := array_fill(false, ARRAY[cardinality(payments)]);
   i INT;
   b RECORD;
   ours INT;
@@ -39,10 +43,16 @@ BEGIN
                            AND cardinality(events) = n, 'confirm batch: arrays of one length');
   -- The bookings, by id.
   PERFORM 1 FROM booking bk WHERE bk.booking_id = ANY(refs) ORDER BY bk.booking_id FOR UPDATE;
-  -- Each report's payment key, in booking-id order, for the reports that may confirm.
-  FOR i IN SELECT r.i FROM generate_subscripts(refs, 1) AS r(i) ORDER BY refs[r.i], r.i LOOP
+  -- Each report's payment key, in payment-id order, for the reports that may confirm.
+  FOR i IN SELECT r.i FROM generate_subscripts(refs, 1) AS r(i) ORDER BY payments[r.i], r.i LOOP
     SELECT bk.* INTO b FROM booking bk WHERE bk.booking_id = refs[i];
     CONTINUE WHEN NOT FOUND;
+    -- A payment this batch recorded may still be taken back below (a late one): a second
+    -- copy of it is decided once the first is (never a duplicate of nothing).
+    IF payments[i] = ANY(recorded) THEN
+      deferred[i] := true;
+      CONTINUE;
+    END IF;
     IF EXISTS (SELECT 1 FROM payment p WHERE p.payment_id = payments[i]) THEN
       outcomes[i] := 'duplicate';  -- a callback delivered twice, the usual misfortune
       CONTINUE;
@@ -59,6 +69,7 @@ BEGIN
       CONTINUE;
     END IF;
     inserted[i] := true;
+    recorded := recorded || payments[i];
   END LOOP;
   -- The holds, by id; then their seats, in order.
   PERFORM 1 FROM seat_hold sh
@@ -77,9 +88,11 @@ BEGIN
   FOR i IN SELECT r.i FROM generate_subscripts(refs, 1) AS r(i) ORDER BY refs[r.i], r.i LOOP
     CONTINUE WHEN NOT inserted[i];
     SELECT bk.* INTO b FROM booking bk WHERE bk.booking_id = refs[i];
-    SELECT count(*) INTO ours FROM show_seat ss
-     WHERE ss.showtime_id = b.showtime_id AND ss.seat_code = ANY(b.seats)
-       AND ss.status = 'HELD' AND ss.hold_id = b.hold_id AND ss.hold_expires_at >= now_ts;
+    -- (Counted over the seats named by key: a filter on status and expiry in the WHERE
+    -- clause could lead the planner to the sweeper's partial index, migration 0014.)
+    SELECT count(*) FILTER (WHERE ss.status = 'HELD' AND ss.hold_id = b.hold_id
+                                  AND ss.hold_expires_at >= now_ts) INTO ours
+      FROM show_seat ss WHERE ss.showtime_id = b.showtime_id AND ss.seat_code = ANY(b.seats);
     IF b.status <> 'PENDING' OR ours <> cardinality(b.seats) THEN
       DELETE FROM payment p WHERE p.payment_id = payments[i];  -- this transaction's own row
       CONTINUE;
@@ -104,6 +117,13 @@ BEGIN
             || ',"type":"BookingConfirmed"}',
             now_ts);
     outcomes[i] := 'confirmed';
+  END LOOP;
+  -- A second copy of a payment this batch recorded: a duplicate if the first confirmed (its
+  -- row stayed), else 'slow' like the first.
+  FOR i IN 1 .. n LOOP
+    IF deferred[i] AND EXISTS (SELECT 1 FROM payment p WHERE p.payment_id = payments[i]) THEN
+      outcomes[i] := 'duplicate';
+    END IF;
   END LOOP;
   -- One row per report, in the order given; a confirmed one's booking as it now stands.
   FOR i IN 1 .. n LOOP

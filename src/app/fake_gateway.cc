@@ -34,7 +34,6 @@ constexpr size_t kMaxSessions = 1'000'000;    // memory bound of the in-memory s
 // Deliveries are coroutines on the gateway's I/O loop, over keep-alive connections to each
 // receiver: a premiere's callbacks cost a socket each only while they are in flight.
 constexpr size_t kMaxDeliveriesInFlight = 8'192;
-constexpr size_t kMaxCallsPerReceiver = 1'024;  // per loop: past it an attempt fails and is retried
 constexpr size_t kMaxReceivers = 64;  // distinct callback host:port pairs (one pool each)
 
 Response Json(int status, const json& body) {
@@ -80,7 +79,8 @@ struct FakeGateway::State {
   }
 
   // One keep-alive pool per receiver (callback host and port), made on first use and kept
-  // until the gateway ends; null past kMaxReceivers.
+  // until the gateway ends; null past kMaxReceivers (Pay then answers 503). Its bound on
+  // calls in flight is the deliveries' own, so it never refuses one.
   std::map<std::string, std::unique_ptr<http::HttpPool>> receivers;
 
   http::HttpPool* ReceiverOf(const http::HttpUrl& url) {
@@ -89,13 +89,18 @@ struct FakeGateway::State {
     auto it = receivers.find(key);
     if (it != receivers.end()) return it->second.get();
     if (receivers.size() >= kMaxReceivers) return nullptr;
-    auto pool = std::make_unique<http::HttpPool>(url.host, url.port, kMaxCallsPerReceiver);
+    auto pool = std::make_unique<http::HttpPool>(url.host, url.port, kMaxDeliveriesInFlight);
     return receivers.emplace(key, std::move(pool)).first->second.get();
   }
 
-  // Counts a delivery in flight until its coroutine ends, or is destroyed with its loop.
+  // Counts a delivery in flight from its coroutine's start until it ends, or is destroyed
+  // with its loop. (Counted from the start, not from the pay: a coroutine its loop never
+  // started leaves no count behind for ~FakeGateway to wait for.)
   struct Counted {
-    explicit Counted(State* s) : s(s) {}
+    explicit Counted(State* s) : s(s) {
+      std::lock_guard lock(s->mu);
+      ++s->deliveries;
+    }
     ~Counted() {
       std::lock_guard lock(s->mu);
       --s->deliveries;
@@ -124,7 +129,8 @@ struct FakeGateway::State {
     for (int attempt = 1; attempt <= kMaxDeliveryAttempts; ++attempt) {
       std::vector<std::pair<std::string, std::string>> headers{
           {"X-Gateway-Signature", SignGatewayPayload(options.secret, clock->Now(), body)}};
-      auto r = co_await receiver->Fetch("POST", url->target, body, std::move(headers),
+      std::string method = "POST";  // (named: g++ 12 and temporaries inside a co_await)
+      auto r = co_await receiver->Fetch(std::move(method), url->target, body, std::move(headers),
                                         kDeliveryTimeout);
       if (r.ok() && r->status >= 200 && r->status < 300) co_return true;
       LogWarn("callback delivery failed",
@@ -144,7 +150,7 @@ struct FakeGateway::State {
     co_return !stopping;
   }
 
-  // A pay's deliveries: at once, late, or twice, as asked. The count was taken by Pay.
+  // A pay's deliveries: at once, late, or twice, as asked.
   io::asio::awaitable<void> Deliveries(Session settled, std::string outcome,
                                        std::string delivery, int64_t delay_ms) {
     Counted counted(this);
@@ -227,6 +233,12 @@ struct FakeGateway::State {
         delay_ms < 0 || delay_ms > kMaxDelayMs) {
       co_return ErrorResponse(400, "VALIDATION_FAILED", "bad outcome, delivery or delayMs");
     }
+    const std::string callback_url = CallbackUrlOf(req.params["sessionId"]);
+    if (delivery != "never" && !callback_url.empty()) {
+      auto url = http::ParseHttpUrl(callback_url);
+      if (!url || !ReceiverOf(*url))
+        co_return ErrorResponse(503, "UNAVAILABLE", "too many callback receivers");
+    }
     Session settled;
     {
       std::lock_guard lock(mu);
@@ -240,7 +252,6 @@ struct FakeGateway::State {
       it->second.payment_id = "pay_" + NewUuid();
       paid_sessions[it->second.payment_id] = it->second.id;
       settled = it->second;
-      if (delivery != "never") ++deliveries;
     }
     Response answer = Json(
         200,
@@ -251,6 +262,13 @@ struct FakeGateway::State {
                          io::asio::detached);
     }
     co_return answer;
+  }
+
+  // The session's callback URL, or "" for no such session.
+  std::string CallbackUrlOf(const std::string& session_id) {
+    std::lock_guard lock(mu);
+    auto it = sessions.find(session_id);
+    return it == sessions.end() ? "" : it->second.callback_url;
   }
 
   Response CreateRefund(Request& req) {

@@ -219,10 +219,13 @@ constexpr Sql kClaimStale{
     "UPDATE booking b SET claimed_until = " BOX_NOW
     " + $3::bigint * interval '1 ms'"
     "  FROM stale WHERE b.booking_id = stale.booking_id RETURNING b.booking_id"};
+// (The rows are locked in booking-id order first, as a confirmation batch locks them.)
 constexpr Sql kReleaseClaims{
     "release_claims",
-    "UPDATE booking SET claimed_until = NULL WHERE booking_id = ANY($1::bigint[])"
-    " AND status = 'PENDING'"};
+    "WITH locked AS MATERIALIZED (SELECT booking_id FROM booking"
+    "  WHERE booking_id = ANY($1::bigint[]) ORDER BY booking_id FOR UPDATE) "
+    "UPDATE booking b SET claimed_until = NULL FROM locked"
+    " WHERE b.booking_id = locked.booking_id AND b.status = 'PENDING'"};
 constexpr Sql kLockKey{
     "lock_key",
     "SELECT fingerprint, state, lock_token::text, " BOX_MS("locked_until") ", booking_id, "

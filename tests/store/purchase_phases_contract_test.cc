@@ -317,6 +317,31 @@ TEST_P(PurchasePhases, CallbacksThatArriveTogetherAreDecidedOneAfterTheOther) {
   EXPECT_EQ(audit->violations(), 0);
 }
 
+// A late payment delivered twice, both copies in one batch: the first copy's row is taken
+// back (the hold expired), so the second is never answered as its duplicate; the general
+// path then records and refunds the payment once.
+TEST_P(PurchasePhases, ALatePaymentDeliveredTwiceTogetherIsNeverADuplicateOfNothing) {
+  const Booking b = CheckedOut("ses_1");
+  clock_.Advance(kMaxLifetime + Millis(1));  // the hold is over
+  std::vector<io::asio::awaitable<Result<std::optional<Settlement>>>> works;
+  works.push_back(store_->TryConfirmPaymentAsync(Paid(b, "pay_1", "ses_1"), nullptr));
+  works.push_back(store_->TryConfirmPaymentAsync(Paid(b, "pay_1", "ses_1"), nullptr));
+  auto outcomes = loop_->RunAll(std::move(works));
+  for (const auto& outcome : outcomes) {
+    ASSERT_TRUE(outcome.ok()) << outcome.status().message();
+    EXPECT_EQ(outcome.value(), std::nullopt) << "left to the general path";
+  }
+  if (auto* pg = dynamic_cast<PgStore*>(store_.get()); pg && OneStep()) {
+    EXPECT_EQ(pg->confirm_statements(), 1u) << "both copies went in one statement";
+  }
+  EXPECT_EQ(store_->SettlePayment(Paid(b, "pay_1", "ses_1")).value(), Settlement::kLateRefunded);
+  EXPECT_EQ(store_->SettlePayment(Paid(b, "pay_1", "ses_1")).value(), Settlement::kDuplicate);
+  EXPECT_EQ(store_->PendingRefunds(100)->size(), 1u);
+  auto audit = store_->Audit();
+  ASSERT_TRUE(audit.ok());
+  EXPECT_EQ(audit->violations(), 0);
+}
+
 // A wrong amount, another session, a failed payment, a hold that expired, an unknown
 // reference: no one-step decision, nothing recorded; the general path then decides.
 TEST_P(PurchasePhases, EveryOtherPaymentGoesTheGeneralWay) {
