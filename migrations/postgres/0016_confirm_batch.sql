@@ -33,6 +33,10 @@ DECLARE
   inserted BOOLEAN[] := array_fill(false, ARRAY[cardinality(payments)]);
   recorded TEXT[] := ARRAY[]::text[];  -- the payment ids this batch inserted
   deferred BOOLEAN[] := array_fill(false, ARRAY[cardinality(payments)]);
+  hold_ids UUID[] := ARRAY[]::uuid[];        -- of the reports that inserted their payment
+  seat_showtimes BIGINT[] := ARRAY[]::bigint[];  -- their seats: showtime and code, pairwise
+  seat_codes TEXT[] := ARRAY[]::text[];
+  st BIGINT;
   i INT;
   b RECORD;
   ours INT;
@@ -70,19 +74,20 @@ BEGIN
     END IF;
     inserted[i] := true;
     recorded := recorded || payments[i];
+    hold_ids := hold_ids || b.hold_id;
+    seat_showtimes := seat_showtimes || array_fill(b.showtime_id, ARRAY[cardinality(b.seats)]);
+    seat_codes := seat_codes || b.seats;
   END LOOP;
-  -- The holds, by id; then their seats, in order.
-  PERFORM 1 FROM seat_hold sh
-    WHERE sh.hold_id IN (SELECT bk.hold_id FROM booking bk
-                          WHERE bk.booking_id IN (SELECT refs[r.i]
-                                                    FROM generate_subscripts(refs, 1) AS r(i)
-                                                   WHERE inserted[r.i]))
-    ORDER BY sh.hold_id FOR UPDATE;
-  PERFORM 1 FROM show_seat ss
-    JOIN booking bk ON bk.showtime_id = ss.showtime_id AND ss.seat_code = ANY(bk.seats)
-   WHERE bk.booking_id IN (SELECT refs[r.i] FROM generate_subscripts(refs, 1) AS r(i)
-                            WHERE inserted[r.i])
-   ORDER BY ss.showtime_id, ss.seat_code FOR NO KEY UPDATE OF ss;
+  -- The holds, by id; then their seats, showtime by showtime in seat-code order (each
+  -- statement finds its rows by key, as the hold batch's lock does).
+  PERFORM 1 FROM seat_hold sh WHERE sh.hold_id = ANY(hold_ids) ORDER BY sh.hold_id FOR UPDATE;
+  FOR st IN SELECT DISTINCT u.s FROM unnest(seat_showtimes) AS u(s) ORDER BY u.s LOOP
+    PERFORM 1 FROM show_seat ss
+      WHERE ss.showtime_id = st
+        AND ss.seat_code = ANY(ARRAY(SELECT u.c FROM unnest(seat_showtimes, seat_codes) AS u(s, c)
+                                      WHERE u.s = st))
+      ORDER BY ss.seat_code FOR NO KEY UPDATE;
+  END LOOP;
   -- Each report that inserted its payment, in booking-id order: confirmed if every seat is
   -- still its hold's and live, else its payment row goes again and it is 'slow'.
   FOR i IN SELECT r.i FROM generate_subscripts(refs, 1) AS r(i) ORDER BY refs[r.i], r.i LOOP

@@ -1,7 +1,7 @@
 // PgBatcher: requests that arrive together decided by one statement, per I/O loop and key.
 //
-// Design note. Per key (a showtime for holds; the loop itself for confirmations, whose
-// reports do not name their showtime), the first request goes out at once as a batch of
+// Design note. Per key (a showtime for holds; for confirmations, whose reports do not name
+// their showtime, one of a few queues by booking id), the first request goes out at once as a batch of
 // one; requests for the same key that arrive while a statement for it is in flight wait
 // in arrival order and go together, as one statement, when it returns. The statement
 // (a server-side function over arrays) answers one row per request, in order. A batch

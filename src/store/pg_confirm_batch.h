@@ -1,7 +1,7 @@
 // Confirmations on PostgreSQL: the statement that decides the callbacks a loop received
 // together (boxoffice_settle_confirm_batch, migration 0016) and how its rows become each
 // report's outcome. Batched per loop by PgBatcher (store/pg_batcher.h): a report names its
-// booking, not its showtime, so every confirmation of a loop shares one queue.
+// booking, not its showtime, so a loop's confirmations go to a few queues by booking id.
 #pragma once
 
 #include <optional>

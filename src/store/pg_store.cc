@@ -49,11 +49,13 @@ struct PgStore::Impl {
     PgPipelineSet pipelines;
     PgHoldBatcher batcher;
     PgBookingReads booking_reads;
-    // Every confirmation of the loop shares one queue (key 0): a report names no showtime.
+    // A report names its booking, not its showtime: a loop's confirmations go to
+    // kConfirmQueues queues by booking id, so that many statements may be in flight.
     PgBatcher<ConfirmBatchTraits> confirmations;
   };
-  static constexpr size_t kMaxConfirmBatch = 64;
-  static constexpr size_t kMaxConfirmsWaiting = 8 * kMaxConfirmBatch;
+  static constexpr size_t kMaxConfirmBatch = 32;
+  static constexpr size_t kMaxConfirmsWaiting = 8 * kMaxConfirmBatch;  // per queue
+  static constexpr int64_t kConfirmQueues = 4;
 
   PgOptions options;
   Pool<PgConnection> pool;
@@ -614,7 +616,8 @@ io::asio::awaitable<Result<std::optional<Settlement>>> PgStore::TryConfirmPaymen
   }
   ConfirmRequest request{report.payment_id, report.session_id, *booking_id,
                          report.amount,     report.currency,   NewUuid()};
-  auto row = co_await loop->confirmations.Submit(/*key=*/0, std::move(request));
+  const int64_t queue = *booking_id % Impl::kConfirmQueues;
+  auto row = co_await loop->confirmations.Submit(queue, std::move(request));
   if (!row.ok()) co_return row.status();
   switch (row->outcome) {
     case ConfirmRow::Outcome::kDuplicate:
