@@ -470,6 +470,26 @@ TEST_P(PaymentCallbacks, UnsignedOrMalformedCallbacksChangeNothing) {
   EXPECT_EQ(store->PendingRefunds(100)->size(), 1u);
 }
 
+// A one-thread in-process server, standing in for our callback endpoint.
+http::ServerOptions ReceiverOptions() {
+  http::ServerOptions options;
+  options.port = 0;
+  options.io_threads = 1;
+  options.worker_threads = 1;
+  return options;
+}
+
+// A payment session at the fake gateway whose callbacks go to hook.
+auto OpenSession(int gateway_port, const std::string& reference, const std::string& hook) {
+  return HttpCall(gateway_port, "POST", "/v1/sessions",
+                  json{{"amount", 100},
+                       {"currency", "EUR"},
+                       {"reference", reference},
+                       {"callbackUrl", hook},
+                       {"expiresAt", FormatRfc3339(SystemClock().Now() + Millis(60'000))}}
+                      .dump());
+}
+
 // A real gateway retries callbacks that are not answered 2xx; so does the fake one. The
 // receiver here is an in-process server that refuses twice, then accepts, and checks
 // every delivery's signature.
@@ -495,22 +515,12 @@ TEST(FakeGateway, RetriesCallbacksUntilTheyAreAccepted) {
       },
       /*blocking=*/false);
   Metrics metrics;
-  http::ServerOptions options;
-  options.port = 0;
-  options.io_threads = 1;
-  options.worker_threads = 1;
-  http::Server receiver(options, &router, &metrics);
+  http::Server receiver(ReceiverOptions(), &router, &metrics);
   ASSERT_TRUE(receiver.Start());
   Service gateway(std::vector<std::string>{"fake-gateway", "--listen", "127.0.0.1:0", "--secret",
                                            kGatewaySecret});
-  auto session = HttpCall(
-      gateway.port(), "POST", "/v1/sessions",
-      json{{"amount", 100},
-           {"currency", "EUR"},
-           {"reference", "1"},
-           {"callbackUrl", "http://127.0.0.1:" + std::to_string(receiver.port()) + "/hook"},
-           {"expiresAt", FormatRfc3339(SystemClock().Now() + Millis(60'000))}}
-          .dump());
+  auto session =
+      OpenSession(gateway.port(), "1", "http://127.0.0.1:" + std::to_string(receiver.port()) + "/hook");
   ASSERT_EQ(session.status, 201);
   const std::string id = json::parse(session.body)["sessionId"];
   ASSERT_EQ(
@@ -545,24 +555,14 @@ TEST(FakeGateway, ManyCallbacksInFlightAtOnceAreAllDelivered) {
     co_return r;
   });
   Metrics metrics;
-  http::ServerOptions options;
-  options.port = 0;
-  options.io_threads = 1;
-  options.worker_threads = 1;
-  http::Server receiver(options, &router, &metrics);
+  http::Server receiver(ReceiverOptions(), &router, &metrics);
   ASSERT_TRUE(receiver.Start());
   Service gateway(std::vector<std::string>{"fake-gateway", "--listen", "127.0.0.1:0", "--secret",
                                            kGatewaySecret});
   const std::string hook = "http://127.0.0.1:" + std::to_string(receiver.port()) + "/hook";
   std::map<int, int> pays;
   for (int i = 0; i < kPays; ++i) {
-    auto session = HttpCall(gateway.port(), "POST", "/v1/sessions",
-                            json{{"amount", 100},
-                                 {"currency", "EUR"},
-                                 {"reference", std::to_string(i)},
-                                 {"callbackUrl", hook},
-                                 {"expiresAt", FormatRfc3339(SystemClock().Now() + Millis(60'000))}}
-                                .dump());
+    auto session = OpenSession(gateway.port(), std::to_string(i), hook);
     ASSERT_EQ(session.status, 201);
     const std::string id = json::parse(session.body)["sessionId"];
     ++pays[HttpCall(gateway.port(), "POST", "/v1/sessions/" + id + "/pay", "{}").status];
