@@ -14,8 +14,10 @@
 -- Per report, as before: 'confirmed' (the booking's row follows), 'duplicate' (the payment
 -- id was recorded already, or earlier in the same batch), or 'slow' (anything else: this
 -- report changed nothing, its own payment row is deleted again, and the caller runs the
--- general transaction, which decides every case). Two reports for the same booking in one
--- batch: the first decides, the second sees the first's effects. A payment id twice in one
+-- general transaction, which decides every case). Two payments for the same booking in one
+-- batch: the first that can confirm it does; the others see its effects and go the general
+-- way (a wrong one first in arrival order is then refunded as "not pending" rather than
+-- "mismatch": another serial order, each payment confirmed or refunded exactly once). A payment id twice in one
 -- batch: the second copy is decided after the first, a duplicate if the first confirmed,
 -- else 'slow' (the first's row was taken back: never a duplicate of nothing).
 CREATE FUNCTION boxoffice_settle_confirm_batch(now_ms BIGINT, payments TEXT[], sessions TEXT[],
@@ -49,7 +51,9 @@ BEGIN
   PERFORM 1 FROM booking bk WHERE bk.booking_id = ANY(refs) ORDER BY bk.booking_id FOR UPDATE;
   -- Each report's payment key, in payment-id order, for the reports that may confirm.
   FOR i IN SELECT r.i FROM generate_subscripts(refs, 1) AS r(i) ORDER BY payments[r.i], r.i LOOP
-    SELECT bk.* INTO b FROM booking bk WHERE bk.booking_id = refs[i];
+    -- (Locked again, a no-op for the rows above: a booking committed since that statement
+    -- is never read without its lock.)
+    SELECT bk.* INTO b FROM booking bk WHERE bk.booking_id = refs[i] FOR UPDATE;
     CONTINUE WHEN NOT FOUND;
     -- A payment this batch recorded may still be taken back below (a late one): a second
     -- copy of it is decided once the first is (never a duplicate of nothing).
