@@ -83,8 +83,9 @@ class SeatGate {
   virtual void Release(int64_t showtime_id, const std::vector<std::string>& seats,
                        const std::string& hold_id) = 0;
   // Release, awaited: when it returns, Redis has applied it (or failed). For a claim sent
-  // beside a check that then refused the request: the refusal is answered only once the
-  // claim's keys are gone, so nobody the customer tells is turned away by them.
+  // beside a check that then refused the request, and for a hold the customer releases:
+  // the answer goes out only once the keys are gone, so nobody the customer tells is
+  // turned away by them.
   virtual io::asio::awaitable<void> ReleaseNow(int64_t showtime_id,
                                                std::vector<std::string> seats,
                                                std::string hold_id) {

@@ -130,7 +130,9 @@ io::asio::awaitable<Status> HoldService::ReleaseHoldAsync(std::string hold_id,
                                                Millis(0), Millis(0));
   if (!hold.ok()) co_return hold.status();
   released_.Inc();
-  if (gate_) gate_->Release(hold->showtime_id, hold->seats, hold_id);
+  // Awaited: the 204 goes out once the keys are gone, so the seats the customer just gave
+  // back are not turned away by the gate when someone (maybe the customer) asks next.
+  if (gate_) co_await gate_->ReleaseNow(hold->showtime_id, hold->seats, hold_id);
   // Only a live hold's seats changed; one already released or expired freed nothing now.
   if (hold->state == HoldState::kHeld)
     SeatsChanged(SeatChange::Type::kReleased, hold->showtime_id, hold->seats);

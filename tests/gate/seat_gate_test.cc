@@ -241,12 +241,13 @@ TEST_P(GatedHolds, ALaggingMapNeverSendsAStormToTheStore) {
 }
 
 // A gate whose answers are lost on the way back: Redis applies each claim (through the real
-// gate) but the caller hears kUncertain, as after a timeout; releases and rearms can be
-// lost too.
+// gate) but the caller hears kUncertain, as after a timeout; releases can be lost too, or
+// (late_releases) those sent aside arrive only after the caller has answered.
 class LostAnswers final : public SeatGate {
  public:
   explicit LostAnswers(SeatGate* real) : real_(real) {}
   bool lose_releases = false;
+  bool late_releases = false;
   Decision Claim(int64_t st, const std::vector<std::string>& seats, const std::string& hold_id,
                  Millis ttl) override {
     real_->Claim(st, seats, hold_id, ttl);
@@ -254,7 +255,11 @@ class LostAnswers final : public SeatGate {
   }
   void Release(int64_t st, const std::vector<std::string>& seats,
                const std::string& hold_id) override {
-    if (!lose_releases) real_->Release(st, seats, hold_id);
+    if (!lose_releases && !late_releases) real_->Release(st, seats, hold_id);
+  }
+  io::asio::awaitable<void> ReleaseNow(int64_t st, std::vector<std::string> seats,
+                                       std::string hold_id) override {
+    if (!lose_releases) co_await real_->ReleaseNow(st, std::move(seats), std::move(hold_id));
   }
   void Rearm(int64_t st, const std::vector<std::string>& seats, const std::string& hold_id,
              Millis ttl) override {
@@ -294,6 +299,23 @@ TEST_P(GatedHolds, AClaimWhoseAnswerWasLostIsReleasedWhenTheStoreRefuses) {
   // Once the store frees E5, anyone can hold both.
   ASSERT_TRUE(store_->ReleaseHold(first->hold_id, 1).ok());
   EXPECT_TRUE(holds.HoldSeats(st, 3, {"E5", "E6"}).ok());
+}
+
+// A customer who releases a hold and at once tells a friend to take the seats: the friend is
+// not turned away by the released hold's keys (the release is answered once they are gone).
+TEST_P(GatedHolds, AReleaseIsAnsweredOnceItsKeysAreGone) {
+  START_REDIS(redis);
+  Metrics metrics;
+  auto real = RedisFixture::Gate(*redis, &metrics);
+  LostAnswers gate(real.get());
+  gate.late_releases = true;
+  const int64_t st = MakePricedShowtime();
+  HoldService holds(store_.get(), HoldPolicy{}, &metrics, &gate);
+  auto first = holds.HoldSeats(st, 1, {"F7", "F8"});
+  ASSERT_TRUE(first.ok());
+  ASSERT_TRUE(holds.ReleaseHold(first->hold_id, 1).ok());
+  EXPECT_EQ(redis->Cli("EXISTS seat:{" + std::to_string(st) + "}:F7"), "0\n");
+  EXPECT_TRUE(holds.HoldSeats(st, 2, {"F7", "F8"}).ok());
 }
 
 // A win's keys are rearmed for the hold's TTL; keys left behind by a refusal whose release
