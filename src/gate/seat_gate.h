@@ -86,8 +86,7 @@ class SeatGate {
   // beside a check that then refused the request, and for a hold the customer releases:
   // the answer goes out only once the keys are gone, so nobody the customer tells is
   // turned away by them.
-  virtual io::asio::awaitable<void> ReleaseNow(int64_t showtime_id,
-                                               std::vector<std::string> seats,
+  virtual io::asio::awaitable<void> ReleaseNow(int64_t showtime_id, std::vector<std::string> seats,
                                                std::string hold_id) {
     Release(showtime_id, seats, hold_id);
     co_return;

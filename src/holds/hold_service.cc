@@ -32,13 +32,14 @@ Result<Hold> HoldService::HoldSeats(int64_t showtime_id, int64_t customer_id,
   return io::RunSync(HoldSeatsAsync(showtime_id, customer_id, seats, admission_token));
 }
 
-io::asio::awaitable<Result<Hold>> HoldService::HoldSeatsAsync(int64_t showtime_id, int64_t customer_id,
-                                                    std::vector<std::string> seats,
-                                                    const std::string* admission_token) {
+io::asio::awaitable<Result<Hold>> HoldService::HoldSeatsAsync(int64_t showtime_id,
+                                                              int64_t customer_id,
+                                                              std::vector<std::string> seats,
+                                                              const std::string* admission_token) {
   // What asks nobody comes first: it decides whether a gate claim may be sent.
   auto sorted = ValidateHoldSeats(seats);
-  Status token = admission_ ? admission_->CheckToken(showtime_id, customer_id, admission_token)
-                            : Status::Ok();
+  Status token =
+      admission_ ? admission_->CheckToken(showtime_id, customer_id, admission_token) : Status::Ok();
   HoldRequest request{NewUuid(), showtime_id, customer_id,
                       sorted.ok() ? std::move(sorted.value()) : std::vector<std::string>{},
                       policy_.ttl};
@@ -46,7 +47,8 @@ io::asio::awaitable<Result<Hold>> HoldService::HoldSeatsAsync(int64_t showtime_i
   std::optional<RateLimiter::Pending> limit;
   if (limiter_) limit = limiter_->Send(customer_id);
   std::optional<SeatGate::PendingClaim> claim;
-  if (gate_ && sorted.ok() && token.ok() && !(limit && limit->decided && !limit->decided->allowed)) {
+  if (gate_ && sorted.ok() && token.ok() &&
+      !(limit && limit->decided && !limit->decided->allowed)) {
     claim = gate_->SendClaim(showtime_id, request.seats, request.hold_id,
                              std::min(policy_.gate_claim_ttl, request.ttl));
   }
@@ -78,8 +80,7 @@ io::asio::awaitable<Result<Hold>> HoldService::HoldSeatsAsync(int64_t showtime_i
   if (claim) {
     auto decision = co_await gate_->AwaitClaim(std::move(*claim));
     if (decision.verdict == SeatGate::Verdict::kTaken) {
-      disputed = shown_free_ && shown_free_(showtime_id, decision.taken) &&
-                 MayDispute(showtime_id);
+      disputed = shown_free_ && shown_free_(showtime_id, decision.taken) && MayDispute(showtime_id);
       if (!disputed) {
         lost_.Inc();
         co_return SeatsUnavailable(request, std::move(decision.taken));
@@ -119,7 +120,7 @@ bool HoldService::MayDispute(int64_t showtime_id) {
 }
 
 io::asio::awaitable<Result<Hold>> HoldService::GetHoldAsync(std::string hold_id,
-                                                           int64_t customer_id) {
+                                                            int64_t customer_id) {
   co_return co_await store_->HoldActionAsync(Store::HoldAction::kRead, std::move(hold_id),
                                              customer_id, Millis(0), Millis(0));
 }
@@ -140,7 +141,7 @@ io::asio::awaitable<Status> HoldService::ReleaseHoldAsync(std::string hold_id,
 }
 
 io::asio::awaitable<Result<Hold>> HoldService::ExtendHoldAsync(std::string hold_id,
-                                                              int64_t customer_id) {
+                                                               int64_t customer_id) {
   auto hold = co_await store_->HoldActionAsync(Store::HoldAction::kExtend, hold_id, customer_id,
                                                policy_.ttl, policy_.max_lifetime);
   if (hold.ok() && gate_) {

@@ -236,7 +236,8 @@ TEST_P(GatedHolds, ALaggingMapNeverSendsAStormToTheStore) {
   const std::string series = "\nboxoffice_gate_disputed_total ";
   const double disputed = std::stod(text.substr(text.find(series) + series.size()));
   EXPECT_GE(disputed, 1);
-  EXPECT_LE(disputed, 1 + seconds / std::chrono::duration<double>(HoldService::kDisputeInterval).count())
+  EXPECT_LE(disputed,
+            1 + seconds / std::chrono::duration<double>(HoldService::kDisputeInterval).count())
       << "of " << kLosers * 10 << " refusals in " << seconds << " s";
 }
 
