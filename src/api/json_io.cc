@@ -110,23 +110,27 @@ std::string ShowtimeListJson(const std::vector<Showtime>& list, const std::strin
 // (rebuilt after each of this instance's holds), and this is several times faster. The
 // output is the same bytes nlohmann would write (keys in its sorted order; tested).
 std::string SeatMapJson(const SeatMap& map) {
+  // Written directly, no JSON tree: a cached map is rendered again after each of this
+  // instance's holds (SeatMapCache::Apply), hundreds of times a second in a storm.
   std::string out;
   out.reserve(64 + map.seats.size() * 80);
-  out += "{\"asOf\":\"" + FormatRfc3339(map.as_of) + "\",\"seats\":[";
-  auto text = [&out](const std::string& s) { out += Dump(json(s)); };
+  out.append("{\"asOf\":");
+  AppendJsonString(&out, FormatRfc3339(map.as_of));
+  out.append(",\"seats\":[");
+  char number[16];
   for (size_t i = 0; i < map.seats.size(); ++i) {
     const SeatView& s = map.seats[i];
-    out += i ? ",{\"category\":" : "{\"category\":";
-    text(s.category);
-    out += ",\"code\":\"";
-    out += s.code;  // [A-Z]{1,3}[0-9]{1,3}: nothing to escape
-    out += "\",\"number\":" + std::to_string(s.number) + ",\"row\":\"";
-    out += s.row;  // [A-Z]{1,3}
-    out += "\",\"status\":\"";
-    out += SeatStatusName(s.status);
-    out += "\"}";
+    out.append(i ? ",{\"category\":" : "{\"category\":");
+    AppendJsonString(&out, s.category);
+    out.append(",\"code\":");
+    AppendJsonString(&out, s.code);
+    out.append(",\"number\":");
+    out.append(number, std::to_chars(number, number + sizeof number, s.number).ptr);
+    out.append(",\"row\":");
+    AppendJsonString(&out, s.row);
+    out.append(",\"status\":\"").append(SeatStatusName(s.status)).append("\"}");
   }
-  out += "],\"showtimeId\":" + std::to_string(map.showtime_id) + "}";
+  out.append("],\"showtimeId\":").append(std::to_string(map.showtime_id)).push_back('}');
   return out;
 }
 
