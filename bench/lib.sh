@@ -121,6 +121,24 @@ latency_lines() {
     }'
 }
 
+# CPU time (user + system) in ms spent so far by the processes whose pids are given; a
+# pid that is gone counts 0. Busy time of the whole machine with `machine`, by command name
+# (exact, every process of it) with `comm NAME`. Throughput on a shared machine swings by a
+# third between runs; the CPU a scenario costs per unit of work swings much less.
+cpu_ms() {
+  local ticks=0 pid
+  if [ "$1" = machine ]; then
+    ticks=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat)
+  else
+    local pids=("$@")
+    [ "$1" = comm ] && mapfile -t pids < <(pgrep -x "$2")
+    for pid in "${pids[@]}"; do
+      ticks=$((ticks + $(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+    done
+  fi
+  echo $((ticks * 1000 / $(getconf CLK_TCK)))
+}
+
 # pg_stat_statements from now on (the extension is created on first use).
 statements_reset() {
   psql -qAt "$BOXOFFICE_TEST_PG_URL" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" \

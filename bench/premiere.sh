@@ -55,17 +55,31 @@ else
 fi
 first=$(make_showtimes "$showtimes")
 [ "$store" = sqlite ] || statements_reset
+# What the closed loop costs each part, in CPU (the rest of the machine's busy time is the
+# load generator's and the kernel's).
+cpu_before=("$(cpu_ms "$serve_pid")" "$(cpu_ms comm postgres)" "$(cpu_ms comm redis-server)" \
+  "$(cpu_ms "$gateway_pid")" "$(cpu_ms machine)")
 echo "premiere: $showtimes showtimes × 300 seats, $connections connections, $map_reads map reads per hold, $threads client threads" >&2
 ours=$(build/boxoffice-bench premiere --port "${api##*:}" --gateway-port "$gateway_port" \
   --showtime "$first" --showtimes "$showtimes" --connections "$connections" \
   --threads "$threads" --map-reads "$map_reads" --secret "$bench_secret" --seconds 240 \
   --max-seats 8 --name "$name") || true
 echo "$ours"
+cpu_after=("$(cpu_ms "$serve_pid")" "$(cpu_ms comm postgres)" "$(cpu_ms comm redis-server)" \
+  "$(cpu_ms "$gateway_pid")" "$(cpu_ms machine)")
 open="sold_out=yes"
 runs=1
 if [ "$store" != sqlite ]; then
 statements=$(statements_total)
 bookings=$(psql -qAt "$BOXOFFICE_TEST_PG_URL" -c "SELECT count(*) FROM booking WHERE status = 'CONFIRMED'")
+awk -v name="$name" -v b="$bookings" -v before="${cpu_before[*]}" -v after="${cpu_after[*]}" 'BEGIN {
+  split(before, x, " "); split(after, y, " ")
+  split("serve postgres redis gateway machine_busy", part, " ")
+  line = "result " name "_cpu purchases=" b
+  for (i = 1; i <= 5; i++) line = line sprintf(" %s_ms=%d", part[i], y[i] - x[i])
+  for (i = 1; i <= 4; i++) if (b > 0) line = line sprintf(" %s_ms_per_purchase=%.2f", part[i], (y[i] - x[i]) / b)
+  print line
+}'
 runs=2
 # Open loop: customers due at half the closed loop's rate, on showtimes of their own, so the
 # latency is that of a service at half load, not of 500 connections queueing.
