@@ -104,8 +104,9 @@ struct Worker {
   uint64_t errors = 0;
   // holdstorm
   uint64_t seats_won = 0;
-  // premiere: customers whose purchase started
+  // premiere: customers whose purchase started, and those whose booking was confirmed
   uint64_t customers = 0;
+  uint64_t purchases = 0;
   std::mt19937_64 rng{std::random_device{}()};
 };
 
@@ -510,6 +511,7 @@ asio::awaitable<void> PremiereLoop(Worker& w, const Options& o, int connection,
       if (co_await timed("booking", conn, booking_request, &body) != 200) break;
       if (body.find("\"CONFIRMED\"") != std::string::npos) {
         w.seats_won += seats.size();
+        ++w.purchases;
         break;
       }
       pause.expires_after(std::chrono::milliseconds(20));
@@ -683,9 +685,10 @@ int main(int argc, char** argv) {
 
   std::map<std::string, Histogram> latency;
   std::map<std::string, std::map<int, uint64_t>> statuses;
-  uint64_t errors = 0, seats_won = 0, customers = 0;
+  uint64_t errors = 0, seats_won = 0, customers = 0, purchases = 0;
   for (auto& w : workers) {
     customers += w->customers;
+    purchases += w->purchases;
     for (auto& [route, h] : w->latency) latency[route].Merge(h);
     for (auto& [route, by] : w->statuses)
       for (auto [status, n] : by) statuses[route][status] += n;
@@ -712,12 +715,13 @@ int main(int argc, char** argv) {
     std::printf(
         "result %s requests=%llu rps=%.0f seconds=%.2f sold_out=%s sell_out_s=%.2f "
         "seats_confirmed=%llu seats=%llu errors=%llu connections=%d customers=%llu "
-        "customers_per_s=%.1f%s\n",
+        "customers_per_s=%.1f purchases=%llu purchases_per_s=%.1f%s\n",
         o.name.c_str(), static_cast<unsigned long long>(requests),
         static_cast<double>(requests) / seconds, seconds, done ? "yes" : "no", sell_out,
         static_cast<unsigned long long>(seats_won), static_cast<unsigned long long>(seats),
         static_cast<unsigned long long>(errors), o.connections,
         static_cast<unsigned long long>(customers), static_cast<double>(customers) / seconds,
+        static_cast<unsigned long long>(purchases), static_cast<double>(purchases) / seconds,
         o.rate > 0 ? (" target_customers_per_s=" + std::to_string(int64_t(o.rate))).c_str()
                    : "");
     for (auto& [route, h] : latency)
