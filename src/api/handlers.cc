@@ -113,7 +113,9 @@ class Api {
     return r;
   }
 
-  Response ListShowtimes(Request& req) {
+  // GET /showtimes's query, one more than asked for (it tells whether there is a next
+  // page), or the 400 that refuses it.
+  static std::variant<ShowtimeQuery, Response> ListQueryOf(Request& req) {
     ShowtimeQuery q;
     q.limit = kDefaultListLimit;
     if (auto from = req.QueryParam("from")) {
@@ -137,24 +139,31 @@ class Api {
       q.after = DecodeCursor(*cursor);
       if (!q.after) return ErrorResponse(400, "VALIDATION_FAILED", "cursor is not valid");
     }
-    const int limit = q.limit;
-    q.limit = limit + 1;  // one more tells whether there is a next page
-    auto list = d_.store->ListShowtimes(q);
-    if (!list.ok()) return StatusResponse(list.status());
+    q.limit += 1;
+    return q;
+  }
+
+  io::asio::awaitable<Response> ListShowtimes(Request& req) {
+    auto of = ListQueryOf(req);
+    if (auto* refused = std::get_if<Response>(&of)) co_return std::move(*refused);
+    ShowtimeQuery q = std::get<ShowtimeQuery>(std::move(of));
+    const int limit = q.limit - 1;
+    auto list = co_await d_.store->ListShowtimesAsync(std::move(q));
+    if (!list.ok()) co_return StatusResponse(list.status());
     std::string next;
     if (list->size() > static_cast<size_t>(limit)) {
       list->resize(static_cast<size_t>(limit));
       next = EncodeCursor(list->back().starts_at, list->back().id);
     }
-    return Json(200, ShowtimeListJson(list.value(), next));
+    co_return Json(200, ShowtimeListJson(list.value(), next));
   }
 
-  Response GetShowtime(Request& req) {
+  io::asio::awaitable<Response> GetShowtime(Request& req) {
     auto id = ParseId(req.params["showtimeId"]);
-    if (!id) return ErrorResponse(404, "NOT_FOUND", "showtime not found");
-    auto s = d_.store->GetShowtime(*id);
-    if (!s.ok()) return StatusResponse(s.status());
-    return Json(200, ShowtimeJson(s.value()));
+    if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    auto s = co_await d_.store->GetShowtimeAsync(*id);
+    if (!s.ok()) co_return StatusResponse(s.status());
+    co_return Json(200, ShowtimeJson(s.value()));
   }
 
   Response GetSeats(Request& req) {
@@ -274,8 +283,8 @@ class Api {
                               "Idempotency-Key must be 1 to 255 printable ASCII characters");
     }
     if (auto e = ParseEmptyObject(req.body)) co_return BadBody(*e);
-    auto r = co_await d_.checkout->CheckoutAsync(std::get<Principal>(auth).customer_id, *key,
-                                                 hold_id);
+    auto r =
+        co_await d_.checkout->CheckoutAsync(std::get<Principal>(auth).customer_id, *key, hold_id);
     if (!r.ok()) co_return StatusResponse(r.status());
     Response response = Json(r->status, r->body);
     if (r->replayed) response.Header("Idempotent-Replayed", "true");
@@ -437,8 +446,8 @@ void RegisterRoutes(http::Router* router, const ApiDeps& deps) {
   router->Add("GET", "/readyz", bind(&Api::Readyz));
   router->Add("GET", "/metrics", bind(&Api::MetricsText), /*blocking=*/false);
   router->Add("GET", "/openapi.yaml", bind(&Api::OpenApi), /*blocking=*/false);
-  router->Add("GET", "/showtimes", bind(&Api::ListShowtimes));
-  router->Add("GET", "/showtimes/{showtimeId}", bind(&Api::GetShowtime));
+  router->AddAsync("GET", "/showtimes", bind_async(&Api::ListShowtimes));
+  router->AddAsync("GET", "/showtimes/{showtimeId}", bind_async(&Api::GetShowtime));
   router->AddWithFastPath(
       "GET", "/showtimes/{showtimeId}/seats", [api](Request& r) { return api->GetSeatsCached(r); },
       bind(&Api::GetSeats));

@@ -27,20 +27,36 @@ Hold ReadHold(const PGresult* r, int first) {
   return h;
 }
 
-Status LoadPrices(PgConnection& c, std::vector<Showtime>* list) {
-  if (list->empty()) return Status::Ok();
+Param PriceIds(const std::vector<Showtime>& list) {
   std::vector<int64_t> ids;
-  for (const auto& s : *list) ids.push_back(s.id);
-  auto res = c.Exec(kSelectPrices, {IntArrayLiteral(ids)});
-  if (!res.ok()) return res.status();
-  const PGresult* r = res.value().get();
+  for (const auto& s : list) ids.push_back(s.id);
+  return IntArrayLiteral(ids);
+}
+
+void ApplyPrices(const PGresult* r, std::vector<Showtime>* list) {
   for (int i = 0; i < PQntuples(r); ++i) {
     const int64_t id = Int(r, i, 0);
     for (auto& s : *list) {
       if (s.id == id) s.prices[Text(r, i, 1)] = Price{Int(r, i, 2), Text(r, i, 3)};
     }
   }
+}
+
+Status LoadPrices(PgConnection& c, std::vector<Showtime>* list) {
+  if (list->empty()) return Status::Ok();
+  auto res = c.Exec(kSelectPrices, {PriceIds(*list)});
+  if (!res.ok()) return res.status();
+  ApplyPrices(res.value().get(), list);
   return Status::Ok();
+}
+
+std::vector<Param> ListParams(const ShowtimeQuery& q) {
+  return {OptMs(q.from),
+          OptMs(q.to),
+          q.cinema ? P(*q.cinema) : Param(),
+          q.after ? P(ToEpochMs(q.after->first)) : Param(),
+          q.after ? P(q.after->second) : Param(),
+          P(int64_t{q.limit})};
 }
 
 Booking ReadBooking(const PGresult* r, int row, int first) {

@@ -17,6 +17,12 @@ Hold ReadHold(const PGresult* r, int first = 0);  // BOX_HOLD_COLUMNS from colum
 Booking ReadBooking(const PGresult* r, int row = 0, int first = 0);
 // Fills the prices of the listed showtimes (one statement for all of them).
 Status LoadPrices(PgConnection& c, std::vector<Showtime>* list);
+// kSelectPrices's parameter for the listed showtimes, and its rows put in their places:
+// LoadPrices in two halves, for a statement sent on a loop's pipeline.
+Param PriceIds(const std::vector<Showtime>& list);
+void ApplyPrices(const PGresult* r, std::vector<Showtime>* list);
+// kListShowtimes's parameters.
+std::vector<Param> ListParams(const ShowtimeQuery& q);
 inline Status Done(const Result<PgResultPtr>& r) { return r.ok() ? Status::Ok() : r.status(); }
 inline Param OptMs(const std::optional<Instant>& t) { return t ? P(ToEpochMs(*t)) : Param(); }
 

@@ -12,10 +12,10 @@
 #include "core/seats.h"
 #include "store/migrations.h"
 #include "store/money.h"
-#include "store/pg_common.h"
-#include "store/pg_connection.h"
 #include "store/pg_booking_reads.h"
+#include "store/pg_common.h"
 #include "store/pg_confirm_batch.h"
+#include "store/pg_connection.h"
 #include "store/pg_hold_batch.h"
 #include "store/pg_money_tx.h"
 #include "store/pg_pipeline.h"
@@ -36,16 +36,16 @@ struct PgStore::Impl {
     LoopState(io::asio::io_context& context, Impl* impl)
         : pipelines(context,
                     PgPipelineOptions{impl->options.url, impl->options.connect_timeout,
-                                      impl->options.statement_timeout,
-                                      impl->options.lock_timeout},
+                                      impl->options.statement_timeout, impl->options.lock_timeout},
                     impl->options.pipelines_per_loop),
-          batcher(&pipelines, [impl] { return impl->Now(); }, impl->options.statement_timeout,
-                  &impl->hold_counts),
+          batcher(
+              &pipelines, [impl] { return impl->Now(); }, impl->options.statement_timeout,
+              &impl->hold_counts),
           booking_reads(&pipelines, impl->options.statement_timeout, &impl->read_counts),
-          confirmations(&pipelines, [impl] { return impl->Now(); },
-                        impl->options.statement_timeout,
-                        {kMaxConfirmBatch, kMaxConfirmsWaiting}, &impl->confirm_counts,
-                        "too many confirmations waiting") {}
+          confirmations(
+              &pipelines, [impl] { return impl->Now(); }, impl->options.statement_timeout,
+              {kMaxConfirmBatch, kMaxConfirmsWaiting}, &impl->confirm_counts,
+              "too many confirmations waiting") {}
     PgPipelineSet pipelines;
     PgHoldBatcher batcher;
     PgBookingReads booking_reads;
@@ -62,6 +62,7 @@ struct PgStore::Impl {
   PgBatchCounts hold_counts;
   PgBatchCounts read_counts;  // booking reads
   PgBatchCounts confirm_counts;
+  PgBatchCounts showtime_reads;  // statements only: GetShowtimeAsync, ListShowtimesAsync
   io::PerLoop<LoopState> loops;
 
   // The current loop's state, made at first use; null off the loops.
@@ -136,7 +137,6 @@ struct PgStore::Impl {
 
 PgStore::PgStore(PgOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 PgStore::~PgStore() = default;
-
 
 Status PgStore::Migrate() {
   auto r = impl_->InTx<bool>(&retried_, [](PgConnection& c) -> Result<bool> {
@@ -226,20 +226,55 @@ Result<Showtime> PgStore::GetShowtime(int64_t showtime_id) {
 }
 
 Result<std::vector<Showtime>> PgStore::ListShowtimes(const ShowtimeQuery& q) {
-  return impl_->Run<std::vector<Showtime>>(
-      &retried_, [&](PgConnection& c) -> Result<std::vector<Showtime>> {
-        auto opt = [](const std::optional<Instant>& t) { return t ? P(ToEpochMs(*t)) : Param(); };
-        auto res =
-            c.Exec(kListShowtimes, {opt(q.from), opt(q.to), q.cinema ? P(*q.cinema) : Param(),
-                                    q.after ? P(ToEpochMs(q.after->first)) : Param(),
-                                    q.after ? P(q.after->second) : Param(), P(int64_t{q.limit})});
-        if (!res.ok()) return res.status();
-        std::vector<Showtime> out;
-        for (int i = 0; i < PQntuples(res.value().get()); ++i)
-          out.push_back(ReadShowtime(res.value().get(), i));
-        if (Status s = LoadPrices(c, &out); !s.ok()) return s;
-        return out;
-      });
+  return impl_->Run<std::vector<Showtime>>(&retried_,
+                                           [&](PgConnection& c) -> Result<std::vector<Showtime>> {
+                                             auto res = c.Exec(kListShowtimes, ListParams(q));
+                                             if (!res.ok()) return res.status();
+                                             std::vector<Showtime> out;
+                                             for (int i = 0; i < PQntuples(res.value().get()); ++i)
+                                               out.push_back(ReadShowtime(res.value().get(), i));
+                                             if (Status s = LoadPrices(c, &out); !s.ok()) return s;
+                                             return out;
+                                           });
+}
+
+io::asio::awaitable<Result<Showtime>> PgStore::GetShowtimeAsync(int64_t showtime_id) {
+  Impl::LoopState* loop = impl_->Loop();
+  if (!loop) co_return GetShowtime(showtime_id);  // off the loops
+  impl_->showtime_reads.statements.fetch_add(1, std::memory_order_relaxed);
+  // (Parameters named first: g++ 12 cannot initialise them inside a co_await expression.)
+  std::vector<Param> id{P(showtime_id)};
+  auto shown = co_await loop->pipelines.Exec(kSelectShowtime, std::move(id));
+  if (!shown.ok()) co_return shown.status();
+  if (PQntuples(shown->get()) == 0) co_return ShowtimeNotFound(showtime_id);
+  std::vector<Showtime> one{ReadShowtime(shown->get(), 0)};
+  // (Written with the showtime, in its creating transaction, and never changed: a second
+  // statement cannot see other prices than the first one's snapshot would have.)
+  impl_->showtime_reads.statements.fetch_add(1, std::memory_order_relaxed);
+  std::vector<Param> ids{PriceIds(one)};
+  auto priced = co_await loop->pipelines.Exec(kSelectPrices, std::move(ids));
+  if (!priced.ok()) co_return priced.status();
+  ApplyPrices(priced->get(), &one);
+  co_return std::move(one[0]);
+}
+
+io::asio::awaitable<Result<std::vector<Showtime>>> PgStore::ListShowtimesAsync(
+    ShowtimeQuery query) {
+  Impl::LoopState* loop = impl_->Loop();
+  if (!loop) co_return ListShowtimes(query);  // off the loops
+  impl_->showtime_reads.statements.fetch_add(1, std::memory_order_relaxed);
+  std::vector<Param> params = ListParams(query);
+  auto listed = co_await loop->pipelines.Exec(kListShowtimes, std::move(params));
+  if (!listed.ok()) co_return listed.status();
+  std::vector<Showtime> out;
+  for (int i = 0; i < PQntuples(listed->get()); ++i) out.push_back(ReadShowtime(listed->get(), i));
+  if (out.empty()) co_return out;
+  impl_->showtime_reads.statements.fetch_add(1, std::memory_order_relaxed);
+  std::vector<Param> ids{PriceIds(out)};
+  auto priced = co_await loop->pipelines.Exec(kSelectPrices, std::move(ids));
+  if (!priced.ok()) co_return priced.status();
+  ApplyPrices(priced->get(), &out);
+  co_return out;
 }
 
 Result<int64_t> PgStore::CountShowtimes() {
@@ -361,6 +396,9 @@ uint64_t PgStore::batched_holds() const {
 uint64_t PgStore::booking_read_statements() const {
   return impl_->read_counts.statements.load(std::memory_order_relaxed);
 }
+uint64_t PgStore::showtime_read_statements() const {
+  return impl_->showtime_reads.statements.load(std::memory_order_relaxed);
+}
 uint64_t PgStore::confirm_statements() const {
   return impl_->confirm_counts.statements.load(std::memory_order_relaxed);
 }
@@ -448,8 +486,8 @@ Result<Hold> PgStore::ExtendHold(const std::string& hold_id, int64_t customer_id
 }
 
 io::asio::awaitable<Result<Hold>> PgStore::HoldActionAsync(HoldAction action, std::string hold_id,
-                                                          int64_t customer_id, Millis ttl,
-                                                          Millis max_lifetime) {
+                                                           int64_t customer_id, Millis ttl,
+                                                           Millis max_lifetime) {
   Impl::LoopState* loop = impl_->Loop();
   if (!loop) co_return RunHoldAction(action, hold_id, customer_id, ttl, max_lifetime);
   if (!IsUuid(hold_id)) co_return HoldNotFound(hold_id);
@@ -506,10 +544,14 @@ namespace {
 std::vector<Param> FinishParams(Param now, const KeyLock& lock, const std::string& session_id,
                                 const std::string& url, Instant expires_at, int response_status,
                                 const std::string& response_body) {
-  return {std::move(now),       P(lock.customer_id),
-          lock.key,             lock.token,
-          session_id,           url,
-          P(ToEpochMs(expires_at)), P(int64_t{response_status}),
+  return {std::move(now),
+          P(lock.customer_id),
+          lock.key,
+          lock.token,
+          session_id,
+          url,
+          P(ToEpochMs(expires_at)),
+          P(int64_t{response_status}),
           response_body};
 }
 
@@ -531,15 +573,14 @@ Result<bool> PgStore::FinishCheckout(const KeyLock& lock, const std::string& ses
                                      const std::string& url, Instant expires_at,
                                      int response_status, const std::string& response_body) {
   return impl_->Run<bool>(&retried_, [&](PgConnection& c) -> Result<bool> {
-    auto res = c.Exec(kCheckoutFinish, FinishParams(impl_->Now(), lock, session_id, url,
-                                                    expires_at, response_status, response_body));
+    auto res = c.Exec(kCheckoutFinish, FinishParams(impl_->Now(), lock, session_id, url, expires_at,
+                                                    response_status, response_body));
     if (!res.ok()) return res.status();
     return FinishOutcome(res.value().get());
   });
 }
 
-io::asio::awaitable<Result<bool>> PgStore::FinishCheckoutAsync(KeyLock lock,
-                                                               std::string session_id,
+io::asio::awaitable<Result<bool>> PgStore::FinishCheckoutAsync(KeyLock lock, std::string session_id,
                                                                std::string url, Instant expires_at,
                                                                int response_status,
                                                                std::string response_body) {
@@ -547,8 +588,8 @@ io::asio::awaitable<Result<bool>> PgStore::FinishCheckoutAsync(KeyLock lock,
   if (!loop) {
     co_return FinishCheckout(lock, session_id, url, expires_at, response_status, response_body);
   }
-  std::vector<Param> params = FinishParams(impl_->Now(), lock, session_id, url, expires_at,
-                                           response_status, response_body);
+  std::vector<Param> params =
+      FinishParams(impl_->Now(), lock, session_id, url, expires_at, response_status, response_body);
   auto res = co_await loop->pipelines.Exec(kCheckoutFinish, std::move(params));
   if (res.ok()) co_return FinishOutcome(res->get());
   if (res.status().code() != Code::kUnavailable) co_return res.status();
@@ -566,17 +607,16 @@ io::asio::awaitable<Result<bool>> PgStore::FinishCheckoutAsync(KeyLock lock,
 }
 
 io::asio::awaitable<Result<bool>> PgStore::TryBeginCheckoutAsync(IdempotencyKey key,
-                                                                 std::string hold_id,
-                                                                 Millis lease, Millis ttl,
-                                                                 Millis max_lifetime,
+                                                                 std::string hold_id, Millis lease,
+                                                                 Millis ttl, Millis max_lifetime,
                                                                  CheckoutBegun* begun) {
   BOX_ASSERT(begun != nullptr);
   Impl::LoopState* loop = impl_->Loop();
   if (!loop || !IsUuid(hold_id)) co_return false;  // the general path explains a bad id
   const std::string token = NewUuid();
-  std::vector<Param> params = {impl_->Now(),      P(key.customer_id), key.key,
-                               key.fingerprint,   hold_id,            token,
-                               P(lease.count()),  P(ttl.count()),     P(max_lifetime.count())};
+  std::vector<Param> params = {
+      impl_->Now(), P(key.customer_id), key.key,        key.fingerprint,        hold_id,
+      token,        P(lease.count()),   P(ttl.count()), P(max_lifetime.count())};
   auto res = co_await loop->pipelines.Exec(kCheckoutBegin, std::move(params));
   if (!res.ok()) co_return res.status();
   const PGresult* r = res->get();
@@ -602,7 +642,8 @@ io::asio::awaitable<Result<bool>> PgStore::TryBeginCheckoutAsync(IdempotencyKey 
   record.booking_id = b.id;
   record.hold_expiry_before = FromEpochMs(Int(r, 0, 7));
   record.hold_expiry_after = b.hold_expires_at;
-  BOX_ASSERT(b.id > 0 && !b.seats.empty() && *record.hold_expiry_after >= *record.hold_expiry_before);
+  BOX_ASSERT(b.id > 0 && !b.seats.empty() &&
+             *record.hold_expiry_after >= *record.hold_expiry_before);
   co_return true;
 }
 
@@ -783,10 +824,9 @@ Result<std::vector<Refund>> PgStore::PendingRefunds(int limit) {
         const PGresult* r = res.value().get();
         std::vector<Refund> out;
         for (int i = 0; i < PQntuples(r); ++i) {
-          out.push_back(Refund{Text(r, i, 0), Text(r, i, 1),
-                               PQgetisnull(r, i, 2) ? 0 : Int(r, i, 2),
-                               Price{Int(r, i, 3), Text(r, i, 4)}, false,
-                               static_cast<int>(Int(r, i, 5))});
+          out.push_back(
+              Refund{Text(r, i, 0), Text(r, i, 1), PQgetisnull(r, i, 2) ? 0 : Int(r, i, 2),
+                     Price{Int(r, i, 3), Text(r, i, 4)}, false, static_cast<int>(Int(r, i, 5))});
         }
         return out;
       });
@@ -796,9 +836,8 @@ Status PgStore::RefundAttemptFailed(const std::string& refund_id, bool refused,
                                     const std::string& error, Millis retry_after) {
   if (!IsUuid(refund_id)) return Status(Code::kNotFound, "refund " + refund_id + " not found");
   auto r = impl_->Run<bool>(&retried_, [&](PgConnection& c) -> Result<bool> {
-    auto res = c.Exec(kRefundAttemptFailed, {impl_->Now(), refused ? "true" : "false",
-                                             error, P(retry_after.count()),
-                                             refund_id});
+    auto res = c.Exec(kRefundAttemptFailed, {impl_->Now(), refused ? "true" : "false", error,
+                                             P(retry_after.count()), refund_id});
     if (!res.ok()) return res.status();
     return true;
   });

@@ -82,9 +82,9 @@ class PgStore final : public Store {
                                                         std::string url, Instant expires_at,
                                                         int response_status,
                                                         std::string response_body) override;
-  io::asio::awaitable<Result<bool>> TryBeginCheckoutAsync(IdempotencyKey key,
-                                                          std::string hold_id, Millis lease,
-                                                          Millis ttl, Millis max_lifetime,
+  io::asio::awaitable<Result<bool>> TryBeginCheckoutAsync(IdempotencyKey key, std::string hold_id,
+                                                          Millis lease, Millis ttl,
+                                                          Millis max_lifetime,
                                                           CheckoutBegun* begun) override;
   io::asio::awaitable<Result<std::optional<Settlement>>> TryConfirmPaymentAsync(
       PaymentReport report, Booking* confirmed) override;
@@ -93,6 +93,9 @@ class PgStore final : public Store {
   Status AttachPaymentSession(int64_t booking_id, const std::string& session_id,
                               const std::string& url, Instant expires_at) override;
   Result<Booking> GetBooking(int64_t booking_id, int64_t customer_id) override;
+  io::asio::awaitable<Result<Showtime>> GetShowtimeAsync(int64_t showtime_id) override;
+  io::asio::awaitable<Result<std::vector<Showtime>>> ListShowtimesAsync(
+      ShowtimeQuery query) override;
   io::asio::awaitable<Result<Booking>> GetBookingAsync(int64_t booking_id,
                                                        int64_t customer_id) override;
   Result<Settlement> SettlePayment(const PaymentReport& report, Booking* confirmed) override;
@@ -122,6 +125,8 @@ class PgStore final : public Store {
   uint64_t batched_holds() const;
   // Statements the loops sent for booking reads (GetBookingAsync; several reads each).
   uint64_t booking_read_statements() const;
+  // Statements the loops sent for showtime reads (GetShowtimeAsync, ListShowtimesAsync).
+  uint64_t showtime_read_statements() const;
   // Confirmation statements the loops sent, and the reports they decided.
   uint64_t confirm_statements() const;
   uint64_t batched_confirms() const;

@@ -299,6 +299,10 @@ class Store {
   virtual Result<int64_t> CreateShowtime(const NewShowtime& showtime) = 0;
   virtual Result<Showtime> GetShowtime(int64_t showtime_id) = 0;
   virtual Result<std::vector<Showtime>> ListShowtimes(const ShowtimeQuery& query) = 0;
+  // The same reads, awaited on an I/O loop (by default on the loop's blocking pool).
+  virtual io::asio::awaitable<Result<Showtime>> GetShowtimeAsync(int64_t showtime_id);
+  virtual io::asio::awaitable<Result<std::vector<Showtime>>> ListShowtimesAsync(
+      ShowtimeQuery query);
   virtual Result<int64_t> CountShowtimes() = 0;
   // kNotFound for an unknown showtime.
   virtual Result<SeatMap> GetSeatMap(int64_t showtime_id) = 0;
@@ -364,8 +368,7 @@ class Store {
   // refused: the gateway session exists, the checkout must not be left half-done).
   virtual io::asio::awaitable<Result<bool>> FinishCheckoutAsync(KeyLock lock,
                                                                 std::string session_id,
-                                                                std::string url,
-                                                                Instant expires_at,
+                                                                std::string url, Instant expires_at,
                                                                 int response_status,
                                                                 std::string response_body);
   // The one-step forms of a purchase's phases, for the case a purchase meets when all goes
@@ -380,9 +383,8 @@ class Store {
   // ClaimCheckoutKey then StartCheckout(lock, …), atomically, for a key never seen before
   // and an active hold of the key's customer with no checkout pending: true, with *begun.
   virtual io::asio::awaitable<Result<bool>> TryBeginCheckoutAsync(IdempotencyKey key,
-                                                                  std::string hold_id,
-                                                                  Millis lease, Millis ttl,
-                                                                  Millis max_lifetime,
+                                                                  std::string hold_id, Millis lease,
+                                                                  Millis ttl, Millis max_lifetime,
                                                                   CheckoutBegun* begun);
   // SettlePayment for a successful payment of the right amount and session for a PENDING
   // booking whose seats are all still its hold's: kConfirmed (with *confirmed), or

@@ -12,8 +12,8 @@ io::asio::awaitable<Result<Hold>> Store::HoldSeatsAsync(HoldRequest request) {
 }
 
 io::asio::awaitable<Result<Hold>> Store::HoldActionAsync(HoldAction action, std::string hold_id,
-                                                        int64_t customer_id, Millis ttl,
-                                                        Millis max_lifetime) {
+                                                         int64_t customer_id, Millis ttl,
+                                                         Millis max_lifetime) {
   auto work = [this, action, hold_id = std::move(hold_id), customer_id, ttl,
                max_lifetime]() -> Result<Hold> {
     switch (action) {
@@ -29,16 +29,26 @@ io::asio::awaitable<Result<Hold>> Store::HoldActionAsync(HoldAction action, std:
   co_return co_await io::Offload(std::move(work));
 }
 
+io::asio::awaitable<Result<Showtime>> Store::GetShowtimeAsync(int64_t showtime_id) {
+  auto work = [this, showtime_id] { return GetShowtime(showtime_id); };
+  co_return co_await io::Offload(std::move(work));
+}
+
+io::asio::awaitable<Result<std::vector<Showtime>>> Store::ListShowtimesAsync(ShowtimeQuery query) {
+  auto work = [this, query = std::move(query)] { return ListShowtimes(query); };
+  co_return co_await io::Offload(std::move(work));
+}
+
 io::asio::awaitable<Result<Booking>> Store::GetBookingAsync(int64_t booking_id,
-                                                           int64_t customer_id) {
+                                                            int64_t customer_id) {
   auto work = [this, booking_id, customer_id] { return GetBooking(booking_id, customer_id); };
   co_return co_await io::Offload(std::move(work));
 }
 
 io::asio::awaitable<Result<bool>> Store::FinishCheckoutAsync(KeyLock lock, std::string session_id,
-                                                            std::string url, Instant expires_at,
-                                                            int response_status,
-                                                            std::string response_body) {
+                                                             std::string url, Instant expires_at,
+                                                             int response_status,
+                                                             std::string response_body) {
   auto work = [this, lock = std::move(lock), session_id = std::move(session_id),
                url = std::move(url), expires_at, response_status,
                response_body = std::move(response_body)] {
@@ -47,14 +57,13 @@ io::asio::awaitable<Result<bool>> Store::FinishCheckoutAsync(KeyLock lock, std::
   co_return co_await io::Offload(std::move(work), /*may_refuse=*/false);
 }
 
-io::asio::awaitable<Result<bool>> Store::TryBeginCheckoutAsync(IdempotencyKey, std::string,
-                                                               Millis, Millis, Millis,
-                                                               CheckoutBegun*) {
+io::asio::awaitable<Result<bool>> Store::TryBeginCheckoutAsync(IdempotencyKey, std::string, Millis,
+                                                               Millis, Millis, CheckoutBegun*) {
   co_return false;
 }
 
-io::asio::awaitable<Result<std::optional<Settlement>>> Store::TryConfirmPaymentAsync(
-    PaymentReport, Booking*) {
+io::asio::awaitable<Result<std::optional<Settlement>>> Store::TryConfirmPaymentAsync(PaymentReport,
+                                                                                     Booking*) {
   co_return std::optional<Settlement>();
 }
 

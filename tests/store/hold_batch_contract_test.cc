@@ -170,6 +170,70 @@ TEST_P(HoldBatches, BookingReadsThatArriveTogetherShareAStatement) {
   }
 }
 
+// GET /showtimes and /showtimes/{id} on a loop: the same showtimes, prices, pages and
+// refusals as the blocking reads, and on PostgreSQL through the loop's pipeline.
+TEST_P(HoldBatches, ShowtimeReadsOnALoopAnswerAsTheBlockingOnes) {
+  const Instant day = kStart + Millis(86'400'000);
+  std::vector<int64_t> ids;
+  for (int i = 0; i < 5; ++i)
+    ids.push_back(MakeShowtime({{"A", 5}}, day + Millis(i * 3'600'000), i % 2 ? "Rex" : "Odeon"));
+  const int64_t priced = MakePricedShowtime();
+  const uint64_t sent_before = [&] {
+    auto* pg = dynamic_cast<PgStore*>(store_.get());
+    return pg ? pg->showtime_read_statements() : 0;
+  }();
+  ShowtimeQuery page;
+  page.limit = 2;
+  ShowtimeQuery rex;
+  rex.cinema = "Rex";
+  rex.from = day + Millis(3'600'000);
+  ShowtimeQuery none;
+  none.cinema = "Nowhere";
+  LoopThread loop;
+  for (const int64_t id : {ids[0], ids[3], priced}) {
+    SCOPED_TRACE("showtime " + std::to_string(id));
+    auto async = loop.Run(store_->GetShowtimeAsync(id));
+    auto blocking = store_->GetShowtime(id);
+    ASSERT_TRUE(async.ok()) << async.status().message();
+    ASSERT_TRUE(blocking.ok());
+    EXPECT_EQ(async->title, blocking->title);
+    EXPECT_EQ(async->cinema, blocking->cinema);
+    EXPECT_EQ(async->starts_at, blocking->starts_at);
+    EXPECT_EQ(async->seat_count, blocking->seat_count);
+    ASSERT_EQ(async->prices.size(), blocking->prices.size());
+    for (const auto& [category, price] : blocking->prices) {
+      EXPECT_EQ(async->prices.at(category).amount, price.amount);
+      EXPECT_EQ(async->prices.at(category).currency, price.currency);
+    }
+  }
+  EXPECT_EQ(loop.Run(store_->GetShowtimeAsync(priced + 1000)).status().code(), Code::kNotFound);
+  auto ids_of = [](const Result<std::vector<Showtime>>& list) {
+    std::vector<int64_t> out;
+    if (list.ok())
+      for (const Showtime& s : *list) out.push_back(s.id);
+    return out;
+  };
+  auto first = loop.Run(store_->ListShowtimesAsync(page));
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(ids_of(first), ids_of(store_->ListShowtimes(page)));
+  ASSERT_EQ(first->size(), 2u);
+  EXPECT_EQ((*first)[0].prices.at("standard").amount, 1250);
+  page.after = std::make_pair(first->back().starts_at, first->back().id);
+  auto second = loop.Run(store_->ListShowtimesAsync(page));
+  EXPECT_EQ(ids_of(second), ids_of(store_->ListShowtimes(page)));
+  EXPECT_EQ(second->size(), 2u);
+  auto at_rex = loop.Run(store_->ListShowtimesAsync(rex));
+  EXPECT_EQ(ids_of(at_rex), (std::vector<int64_t>{ids[1], ids[3]}));
+  auto nowhere = loop.Run(store_->ListShowtimesAsync(none));
+  ASSERT_TRUE(nowhere.ok());
+  EXPECT_TRUE(nowhere->empty());
+  if (auto* pg = dynamic_cast<PgStore*>(store_.get())) {
+    // 3 reads and a missing one, then 3 lists with showtimes and 1 without: 2, 1 and 1 each.
+    EXPECT_EQ(pg->showtime_read_statements() - sent_before, 3u * 2 + 1 + 3 * 2 + 1)
+        << "every read went through the loop's pipeline";
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, HoldBatches,
                          ::testing::Values(Engine::kSqlite, Engine::kPostgres), EngineName);
 
