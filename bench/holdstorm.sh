@@ -44,24 +44,18 @@ run() {
   start_serve --db "$db" --holds-per-minute 100000 --max-connections $((connections + 1000)) "$@"
   first=$(make_showtimes "$showtimes")
   local before after
-  before="$(cpu_ms "$serve_pid") $(cpu_ms comm postgres) $(cpu_ms comm redis-server) $(cpu_ms machine)"
+  before=$(cpu_snapshot "$serve_pid")
   out=$(build/boxoffice-bench holdstorm --port "${api##*:}" --showtime "$first" --showtimes "$showtimes" \
     --connections "${bench_connections:-$connections}" --threads "$threads" --secret "$bench_secret" --seconds 120 \
     --rate "${bench_rate:-0}" --name "$name")
-  after="$(cpu_ms "$serve_pid") $(cpu_ms comm postgres) $(cpu_ms comm redis-server) $(cpu_ms machine)"
+  after=$(cpu_snapshot "$serve_pid")
   rejected=$(metric 'boxoffice_gate_total{outcome="rejected"}')
   stop_serve
   echo "$out" | sed "1s/\$/ gate_rejected=${rejected:-none}/"
   # What the run cost each part in CPU, per hold attempt (the rest of the machine's busy
   # time is the load generator's and the kernel's).
-  awk -v name="$name" -v n="$(field requests "$out")" -v before="$before" -v after="$after" 'BEGIN {
-    split(before, x, " "); split(after, y, " ")
-    split("serve postgres redis machine_busy", part, " ")
-    line = "result " name "_cpu attempts=" n
-    for (i = 1; i <= 4; i++) line = line sprintf(" %s_ms=%d", part[i], y[i] - x[i])
-    for (i = 1; i <= 3; i++) if (n > 0) line = line sprintf(" %s_us_per_attempt=%.0f", part[i], 1000 * (y[i] - x[i]) / n)
-    print line
-  }'
+  cpu_result "$name" attempts "$(awk -v r="$(field attempts_per_s "$out")" -v s="$(field seconds "$out")" \
+    'BEGIN { printf "%d", r * s }')" "serve postgres redis machine_busy" "$before" "$after" 1000 us_per_attempt
   audit=$(build/boxoffice audit --db "$db" 2>/dev/null) || failed=1
   echo "${audit/result audit/result ${name}_audit}"
   last_db=$db

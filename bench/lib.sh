@@ -122,21 +122,53 @@ latency_lines() {
 }
 
 # CPU time (user + system) in ms spent so far by the processes whose pids are given; a
-# pid that is gone counts 0. Busy time of the whole machine with `machine`, by command name
-# (exact, every process of it) with `comm NAME`. Throughput on a shared machine swings by a
-# third between runs; the CPU a scenario costs per unit of work swings much less.
+# pid that is gone counts 0. With `tree PID`: that process, its children that exited (it
+# waited for them) and those alive, so a server's workers that come and go all count
+# (PostgreSQL's backends: `tree "$(pgrep -o -x postgres)"`, the postmaster being the
+# oldest). With `machine`: the busy time of every core. Throughput on a shared machine
+# swings by a third between runs; the CPU a scenario costs per unit of work much less.
 cpu_ms() {
   local ticks=0 pid
-  if [ "$1" = machine ]; then
-    ticks=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat)
-  else
-    local pids=("$@")
-    [ "$1" = comm ] && mapfile -t pids < <(pgrep -x "$2")
-    for pid in "${pids[@]}"; do
-      ticks=$((ticks + $(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0)))
-    done
-  fi
+  local pids=("$@")
+  case "$1" in
+    machine)
+      ticks=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat)
+      pids=()
+      ;;
+    tree)
+      ticks=$(awk '{ print $16 + $17 }' "/proc/$2/stat" 2>/dev/null || echo 0)
+      mapfile -t pids < <(echo "$2"; pgrep -P "$2" || true)
+      ;;
+  esac
+  for pid in "${pids[@]}"; do
+    ticks=$((ticks + $(awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+  done
   echo $((ticks * 1000 / $(getconf CLK_TCK)))
+}
+
+# The CPU spent so far by serve (pid $1), PostgreSQL, Redis and the pids after $1, then the
+# machine's busy time, in ms: one line of numbers for cpu_result.
+cpu_snapshot() {
+  local serve=$1 pid others=()
+  shift
+  for pid in "$@"; do others+=("$(cpu_ms "$pid")"); done
+  echo "$(cpu_ms "$serve") $(cpu_ms tree "$(pgrep -o -x postgres)")" \
+    "$(cpu_ms tree "$(pgrep -o -x redis-server)") ${others[*]} $(cpu_ms machine)"
+}
+
+# `result NAME_cpu UNIT=COUNT part_ms=… … part_PER_UNIT=…` from two cpu_snapshot lines:
+#   cpu_result NAME UNIT COUNT "serve postgres redis [others…] machine_busy" BEFORE AFTER SCALE PER
+# with each part's CPU per unit scaled by SCALE and named PER (1 ms_per_purchase, 1000
+# us_per_attempt); the machine's busy time is given whole only.
+cpu_result() {
+  awk -v name="$1" -v unit="$2" -v n="$3" -v parts="$4" -v before="$5" -v after="$6" \
+    -v scale="$7" -v per="$8" 'BEGIN {
+    k = split(parts, part, " "); split(before, x, " "); split(after, y, " ")
+    line = "result " name "_cpu " unit "=" n
+    for (i = 1; i <= k; i++) line = line sprintf(" %s_ms=%d", part[i], y[i] - x[i])
+    for (i = 1; i < k; i++) if (n > 0) line = line sprintf(" %s_%s=%.2f", part[i], per, scale * (y[i] - x[i]) / n)
+    print line
+  }'
 }
 
 # pg_stat_statements from now on (the extension is created on first use).

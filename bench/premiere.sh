@@ -57,29 +57,21 @@ first=$(make_showtimes "$showtimes")
 [ "$store" = sqlite ] || statements_reset
 # What the closed loop costs each part, in CPU (the rest of the machine's busy time is the
 # load generator's and the kernel's).
-cpu_before=("$(cpu_ms "$serve_pid")" "$(cpu_ms comm postgres)" "$(cpu_ms comm redis-server)" \
-  "$(cpu_ms "$gateway_pid")" "$(cpu_ms machine)")
+cpu_before=$(cpu_snapshot "$serve_pid" "$gateway_pid")
 echo "premiere: $showtimes showtimes × 300 seats, $connections connections, $map_reads map reads per hold, $threads client threads" >&2
 ours=$(build/boxoffice-bench premiere --port "${api##*:}" --gateway-port "$gateway_port" \
   --showtime "$first" --showtimes "$showtimes" --connections "$connections" \
   --threads "$threads" --map-reads "$map_reads" --secret "$bench_secret" --seconds 240 \
   --max-seats 8 --name "$name") || true
 echo "$ours"
-cpu_after=("$(cpu_ms "$serve_pid")" "$(cpu_ms comm postgres)" "$(cpu_ms comm redis-server)" \
-  "$(cpu_ms "$gateway_pid")" "$(cpu_ms machine)")
+cpu_after=$(cpu_snapshot "$serve_pid" "$gateway_pid")
 open="sold_out=yes"
 runs=1
 if [ "$store" != sqlite ]; then
 statements=$(statements_total)
 bookings=$(psql -qAt "$BOXOFFICE_TEST_PG_URL" -c "SELECT count(*) FROM booking WHERE status = 'CONFIRMED'")
-awk -v name="$name" -v b="$bookings" -v before="${cpu_before[*]}" -v after="${cpu_after[*]}" 'BEGIN {
-  split(before, x, " "); split(after, y, " ")
-  split("serve postgres redis gateway machine_busy", part, " ")
-  line = "result " name "_cpu purchases=" b
-  for (i = 1; i <= 5; i++) line = line sprintf(" %s_ms=%d", part[i], y[i] - x[i])
-  for (i = 1; i <= 4; i++) if (b > 0) line = line sprintf(" %s_ms_per_purchase=%.2f", part[i], (y[i] - x[i]) / b)
-  print line
-}'
+cpu_result "$name" purchases "$bookings" "serve postgres redis gateway machine_busy" \
+  "$cpu_before" "$cpu_after" 1 ms_per_purchase
 runs=2
 # Open loop: customers due at half the rate at which the closed loop completed purchases,
 # on showtimes of their own, so the latency is that of a service at half load, not of 500
@@ -88,6 +80,9 @@ runs=2
 # already sold out or lose their hold, while nearly every open-loop customer buys; at half
 # that rate the open loop bought as fast as the closed loop did, a full load.)
 open_rate=$(awk -v r="$(field purchases_per_s "$ours")" 'BEGIN { printf "%d", r / 2 }')
+# (A closed run that sold nothing leaves no rate: the open loop then runs at 1 customer/s
+# rather than as a closed loop, which --rate 0 means.)
+[ "${open_rate:-0}" -ge 1 ] || open_rate=1
 open_first=$(make_showtimes "$showtimes")
 open=$(build/boxoffice-bench premiere --port "${api##*:}" --gateway-port "$gateway_port" \
   --showtime "$open_first" --showtimes "$showtimes" --connections "$connections" \

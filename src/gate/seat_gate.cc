@@ -66,8 +66,7 @@ std::string RedisSeatGate::Key(int64_t showtime_id, const std::string& seat) {
   return "seat:{" + std::to_string(showtime_id) + "}:" + seat;
 }
 
-RedisSeatGate::RedisSeatGate(RedisClient* client, RedisGateOptions options,
-                             Metrics* metrics)
+RedisSeatGate::RedisSeatGate(RedisClient* client, RedisGateOptions options, Metrics* metrics)
     : client_(client),
       options_(options),
       rejected_(metrics->GetCounter("boxoffice_gate_total", "Seat gate decisions by outcome.",
@@ -120,8 +119,8 @@ SeatGate::PendingClaim RedisSeatGate::SendClaim(int64_t showtime_id,
                                                 const std::string& hold_id, Millis ttl) {
   PendingClaim pending{nullptr, seats, std::nullopt};
   if (Resting()) return pending;
-  pending.call = client_->SendEval(kClaim, Keys(showtime_id, seats),
-                                   {hold_id, std::to_string(ttl.count())});
+  pending.call =
+      client_->SendEval(kClaim, Keys(showtime_id, seats), {hold_id, std::to_string(ttl.count())});
   return pending;
 }
 
@@ -173,6 +172,12 @@ void RedisSeatGate::Release(int64_t showtime_id, const std::vector<std::string>&
 io::asio::awaitable<void> RedisSeatGate::ReleaseNow(int64_t showtime_id,
                                                     std::vector<std::string> seats,
                                                     std::string hold_id) {
+  if (Resting()) {
+    // Redis failed a moment ago: waiting for it would only delay the answer (up to the
+    // command timeout) for keys it may not have; tried aside, as Release is.
+    Release(showtime_id, seats, hold_id);
+    co_return;
+  }
   std::vector<std::string> args = {hold_id};
   RedisPending call = client_->SendEval(kRelease, Keys(showtime_id, seats), args);
   auto reply = co_await client_->Await(std::move(call));

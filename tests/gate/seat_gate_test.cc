@@ -281,16 +281,23 @@ class LostAnswers final : public SeatGate {
   SeatGate* real_;
 };
 
+// The real gate over a test's Redis, seen through LostAnswers.
+struct LossyGate {
+  explicit LossyGate(const testing::RedisServer& redis)
+      : real(RedisFixture::Gate(redis, &metrics)), gate(real.get()) {}
+  Metrics metrics;
+  std::unique_ptr<RedisSeatGate> real;
+  LostAnswers gate;
+};
+
 // The claim went through but its answer was lost, and the store refused the hold (its seat
 // was held without the gate knowing): the claim's keys are released, or else the seat
 // would be turned away while the store has it free.
 TEST_P(GatedHolds, AClaimWhoseAnswerWasLostIsReleasedWhenTheStoreRefuses) {
   START_REDIS(redis);
-  Metrics metrics;
-  auto real = RedisFixture::Gate(*redis, &metrics);
-  LostAnswers gate(real.get());
+  LossyGate lossy(*redis);
   const int64_t st = MakePricedShowtime();
-  HoldService holds(store_.get(), HoldPolicy{}, &metrics, &gate);
+  HoldService holds(store_.get(), HoldPolicy{}, &lossy.metrics, &lossy.gate);
   auto first = TryHold(st, 1, {"E5"});  // straight to the store: the gate knows nothing
   ASSERT_TRUE(first.ok());
   auto refused = holds.HoldSeats(st, 2, {"E5", "E6"});
@@ -306,12 +313,10 @@ TEST_P(GatedHolds, AClaimWhoseAnswerWasLostIsReleasedWhenTheStoreRefuses) {
 // not turned away by the released hold's keys (the release is answered once they are gone).
 TEST_P(GatedHolds, AReleaseIsAnsweredOnceItsKeysAreGone) {
   START_REDIS(redis);
-  Metrics metrics;
-  auto real = RedisFixture::Gate(*redis, &metrics);
-  LostAnswers gate(real.get());
-  gate.late_releases = true;
+  LossyGate lossy(*redis);
+  lossy.gate.late_releases = true;
   const int64_t st = MakePricedShowtime();
-  HoldService holds(store_.get(), HoldPolicy{}, &metrics, &gate);
+  HoldService holds(store_.get(), HoldPolicy{}, &lossy.metrics, &lossy.gate);
   auto first = holds.HoldSeats(st, 1, {"F7", "F8"});
   ASSERT_TRUE(first.ok());
   ASSERT_TRUE(holds.ReleaseHold(first->hold_id, 1).ok());
@@ -323,14 +328,12 @@ TEST_P(GatedHolds, AReleaseIsAnsweredOnceItsKeysAreGone) {
 // was lost as well live only as long as a claim waits for the store.
 TEST_P(GatedHolds, GateKeysLiveAsLongAsTheHoldOrOnlyTheClaimWindow) {
   START_REDIS(redis);
-  Metrics metrics;
-  auto real = RedisFixture::Gate(*redis, &metrics);
-  LostAnswers gate(real.get());
-  gate.lose_releases = true;
+  LossyGate lossy(*redis);
+  lossy.gate.lose_releases = true;
   const int64_t st = MakePricedShowtime();
   HoldPolicy policy;
   policy.gate_claim_ttl = Millis(3'000);
-  HoldService holds(store_.get(), policy, &metrics, &gate);
+  HoldService holds(store_.get(), policy, &lossy.metrics, &lossy.gate);
   auto key = [&](const std::string& seat) { return "seat:{" + std::to_string(st) + "}:" + seat; };
   ASSERT_TRUE(holds.HoldSeats(st, 1, {"F1"}).ok());
   EXPECT_GT(std::stoll(redis->Cli("PTTL " + key("F1"))), 9 * 60'000) << "the hold's 10 minutes";
