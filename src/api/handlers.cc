@@ -166,12 +166,13 @@ class Api {
     co_return Json(200, ShowtimeJson(s.value()));
   }
 
-  Response GetSeats(Request& req) {
+  // A map not fresh in the cache: loaded (or another reader's load shared) on the loop.
+  io::asio::awaitable<Response> GetSeats(Request& req) {
     auto id = ParseId(req.params["showtimeId"]);
-    if (!id) return ErrorResponse(404, "NOT_FOUND", "showtime not found");
-    auto map = d_.seat_maps->Get(*id);
-    if (!map.ok()) return StatusResponse(map.status());
-    return SeatMapResponse(req, *map.value());
+    if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    auto map = co_await d_.seat_maps->GetAsync(*id);
+    if (!map.ok()) co_return StatusResponse(map.status());
+    co_return SeatMapResponse(req, *map.value());
   }
 
   // On the I/O thread: a fresh cached map is answered at once, without a worker.
@@ -448,9 +449,9 @@ void RegisterRoutes(http::Router* router, const ApiDeps& deps) {
   router->Add("GET", "/openapi.yaml", bind(&Api::OpenApi), /*blocking=*/false);
   router->AddAsync("GET", "/showtimes", bind_async(&Api::ListShowtimes));
   router->AddAsync("GET", "/showtimes/{showtimeId}", bind_async(&Api::GetShowtime));
-  router->AddWithFastPath(
+  router->AddAsyncWithFastPath(
       "GET", "/showtimes/{showtimeId}/seats", [api](Request& r) { return api->GetSeatsCached(r); },
-      bind(&Api::GetSeats));
+      bind_async(&Api::GetSeats));
   router->Add("GET", "/showtimes/{showtimeId}/seats/stream", bind(&Api::StreamSeats));
   router->AddAsync("POST", "/showtimes/{showtimeId}/holds",
                    [api](Request& r) { return api->CreateHold(r); });

@@ -6,8 +6,10 @@
 
 namespace boxoffice::api {
 
-SeatMapCache::SeatMapCache(Loader loader, const Clock* clock, Millis max_age, Metrics* metrics)
+SeatMapCache::SeatMapCache(Loader loader, const Clock* clock, Millis max_age, Metrics* metrics,
+                           AsyncLoader async_loader)
     : loader_(std::move(loader)),
+      async_loader_(std::move(async_loader)),
       clock_(clock),
       max_age_(max_age),
       hits_(metrics->GetCounter("boxoffice_seatmap_cache_total",
@@ -92,49 +94,109 @@ Result<std::shared_ptr<const SeatMapCache::Entry>> SeatMapCache::Get(int64_t sho
     const uint64_t round = slot->round;
     slot->loaded.wait(lock, [&] { return slot->round != round; });
     waits_.Inc();
-    if (!slot->last_error.ok()) return slot->last_error;
-    return slot->entry;
+    return Shared(*slot);
   }
-  slot->loading = true;
-  slot->remote_stale = false;
-  const uint64_t generation = slot->generation;
+  const Load load = BeginLoad(*slot);
   lock.unlock();
-  auto map = loader_(showtime_id);
+  return FinishLoad(*slot, lock, load, loader_(showtime_id));
+}
+
+io::asio::awaitable<Result<std::shared_ptr<const SeatMapCache::Entry>>> SeatMapCache::GetAsync(
+    int64_t showtime_id) {
+  io::Loop* loop = io::Loop::Current();
+  if (!loop) co_return Get(showtime_id);
+  auto executor = co_await io::asio::this_coro::executor;
+  std::shared_ptr<Slot> slot = SlotFor(showtime_id);
+  std::unique_lock lock(slot->mu);
+  if (auto entry = Servable(*slot)) co_return entry;
+  if (slot->loading) {
+    // Someone is loading it (maybe on another loop, or a blocking reader): share that load.
+    // Registered and woken under slot.mu, and nothing runs on this loop between the unlock
+    // and the wait's start: the wake-up, posted to this loop, cannot come before it.
+    const uint64_t round = slot->round;
+    auto timer = std::make_shared<io::asio::steady_timer>(executor, kMaxLoadWait);
+    slot->waiters.push_back(Slot::Waiter{loop->handle(), timer});
+    lock.unlock();
+    boost::system::error_code ec;
+    co_await timer->async_wait(io::asio::redirect_error(io::asio::use_awaitable, ec));
+    lock.lock();
+    if (slot->round == round) {
+      co_return Status(Code::kUnavailable, "the seat map is still loading, retry shortly");
+    }
+    waits_.Inc();
+    co_return Shared(*slot);
+  }
+  const Load load = BeginLoad(*slot);
+  lock.unlock();
+  Result<SeatMap> map = Status(Code::kInternal, "not loaded");
+  if (async_loader_) {
+    map = co_await async_loader_(showtime_id);
+  } else {
+    // (Named first: g++ 12 destroys a lambda temporary in a co_await expression twice.)
+    auto work = [this, showtime_id] { return loader_(showtime_id); };
+    map = co_await io::Offload(std::move(work));
+  }
+  co_return FinishLoad(*slot, lock, load, std::move(map));
+}
+
+SeatMapCache::Load SeatMapCache::BeginLoad(Slot& slot) {
+  BOX_ASSERT(!slot.loading);
+  slot.loading = true;
+  slot.remote_stale = false;
+  return Load{slot.generation};
+}
+
+Result<std::shared_ptr<const SeatMapCache::Entry>> SeatMapCache::Shared(const Slot& slot) {
+  if (!slot.last_error.ok()) return slot.last_error;
+  return slot.entry;
+}
+
+Result<std::shared_ptr<const SeatMapCache::Entry>> SeatMapCache::FinishLoad(
+    Slot& slot, std::unique_lock<std::mutex>& lock, const Load& load, Result<SeatMap> map) {
+  BOX_ASSERT(!lock.owns_lock());
   std::shared_ptr<const Entry> entry;
   const Instant loaded_at = clock_->Now();
-  if (map.ok()) entry = MakeEntry(std::move(map.value()), loaded_at);
+  if (map.ok()) entry = MakeEntry(std::move(map.value()), loaded_at);  // rendered unlocked
   lock.lock();
   // This instance's holds and bookings that came during the load may be missing from its
   // snapshot: they are applied to it, a few rounds at most (more may come meanwhile);
   // past that, or if too many came, the next reader loads again.
-  bool complete = !slot->changes_overflowed;
-  for (int round = 0; entry && complete && !slot->changes_during_load.empty(); ++round) {
+  bool complete = !slot.changes_overflowed;
+  for (int round = 0; entry && complete && !slot.changes_during_load.empty(); ++round) {
     if (round == kApplyAttempts) {
       complete = false;
       break;
     }
-    const auto changes = std::move(slot->changes_during_load);
-    slot->changes_during_load.clear();
+    const auto changes = std::move(slot.changes_during_load);
+    slot.changes_during_load.clear();
     lock.unlock();
     SeatMap patched = *entry->map;
     for (const auto& [seats, status] : changes) Patch(patched, seats, status);
     entry = MakeEntry(std::move(patched), loaded_at);
     lock.lock();
   }
-  slot->changes_during_load.clear();
-  slot->changes_overflowed = false;
-  slot->loading = false;
-  ++slot->round;
+  slot.changes_during_load.clear();
+  slot.changes_overflowed = false;
+  slot.loading = false;
+  ++slot.round;
   loads_.Inc();
   if (map.ok()) {
-    slot->entry = entry;
-    slot->last_error = Status::Ok();
+    slot.entry = entry;
+    slot.last_error = Status::Ok();
     // Invalidated while loading: what was loaded may predate the change.
-    slot->stale = slot->generation != generation || !complete;
+    slot.stale = slot.generation != load.generation || !complete;
   } else {
-    slot->last_error = map.status();
+    slot.last_error = map.status();
   }
-  slot->loaded.notify_all();
+  // The readers that waited. Lock order: slot.mu, then a loop handle's (a leaf: it only
+  // queues the cancel on that loop).
+  slot.loaded.notify_all();
+  for (const Slot::Waiter& w : slot.waiters) {
+    w.loop->Post([timer = w.timer] {
+      if (auto waiting = timer.lock()) waiting->cancel();
+    });
+  }
+  slot.waiters.clear();
   if (!map.ok()) return map.status();
   return entry;
 }

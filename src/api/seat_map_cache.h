@@ -4,6 +4,10 @@
 // * At most one store query per showtime per `max_age` (1 s) however many readers: the
 //   first reader of a stale map loads it, the others wait for that load and share it
 //   (single flight); if it fails, they all get its error rather than queueing retries.
+//   On an I/O loop (GetAsync) the load is awaited and so is the wait for another's load:
+//   a waiter is a timer on its own loop, which the load's end cancels through the loop's
+//   handle; no thread waits. Off the loops (Get) a waiter blocks on a condition variable.
+//   Both kinds share every load.
 // * This instance's own changes (a hold, a release, a confirmed booking) show at once: the
 //   committed change is applied to the cached map (Apply), without a store query, so a
 //   storm of holds does not turn into a storm of map loads. A hold or booking that comes
@@ -33,6 +37,7 @@
 #include "core/clock.h"
 #include "core/metrics.h"
 #include "gate/seat_events.h"
+#include "io/loop.h"
 #include "store/store.h"
 
 namespace boxoffice::api {
@@ -41,6 +46,11 @@ class SeatMapCache {
  public:
   static constexpr size_t kMaxEntries = 4096;
   using Loader = std::function<Result<SeatMap>(int64_t showtime_id)>;
+  using AsyncLoader =
+      std::function<io::asio::awaitable<Result<SeatMap>>(int64_t showtime_id)>;
+  // A reader on a loop waits this long for another's load at most (the store's own
+  // timeouts end a load well before), then is answered kUnavailable.
+  static constexpr Millis kMaxLoadWait{15'000};
 
   struct Entry {
     std::shared_ptr<const std::string> body;
@@ -49,9 +59,15 @@ class SeatMapCache {
     std::shared_ptr<const SeatMap> map;  // what body says, for Apply
   };
 
-  SeatMapCache(Loader loader, const Clock* clock, Millis max_age, Metrics* metrics);
+  // async_loader: the same load, awaited on a loop; by default loader on the loop's
+  // blocking pool (io::Offload).
+  SeatMapCache(Loader loader, const Clock* clock, Millis max_age, Metrics* metrics,
+               AsyncLoader async_loader = nullptr);
 
+  // Blocks while another reader loads the entry, or while this one does.
   Result<std::shared_ptr<const Entry>> Get(int64_t showtime_id);
+  // The same, awaited on an I/O loop (off the loops: Get).
+  io::asio::awaitable<Result<std::shared_ptr<const Entry>>> GetAsync(int64_t showtime_id);
   // The entry if it is fresh now (or servable while another reader loads it), else null;
   // never loads nor waits for a load.
   std::shared_ptr<const Entry> Peek(int64_t showtime_id);
@@ -93,7 +109,30 @@ class SeatMapCache {
     uint64_t generation = 0;  // bumped by Invalidate
     uint64_t round = 0;       // bumped by every finished load
     Status last_error;        // of the last load, for the readers that waited on it
+    // Readers on loops waiting for the load in flight: each a timer its loop awaits, which
+    // the load's end cancels through the loop's handle (a loop that has ended drops it).
+    // The timer belongs to the waiting coroutine, which is destroyed on its loop while the
+    // loop's io_context exists; the cancel, run on that loop, finds it only if it still is.
+    // (At most one per reader in flight; one that gave up stays until the load ends.)
+    struct Waiter {
+      std::shared_ptr<io::LoopHandle> loop;
+      std::weak_ptr<io::asio::steady_timer> timer;
+    };
+    std::vector<Waiter> waiters;
   };
+  // The load begun by BeginLoad: its snapshot's generation.
+  struct Load {
+    uint64_t generation;
+  };
+  // slot.mu held, the entry not servable and no load in flight: this reader loads it.
+  static Load BeginLoad(Slot& slot);
+  // slot.mu held (by lock): installs what the load found, with this instance's changes
+  // that came meanwhile (lock is released while they are patched in), and wakes the
+  // readers that waited.
+  Result<std::shared_ptr<const Entry>> FinishLoad(Slot& slot, std::unique_lock<std::mutex>& lock,
+                                                  const Load& load, Result<SeatMap> map);
+  // slot.mu held: what a reader that waited for a load finished since `round` gets.
+  Result<std::shared_ptr<const Entry>> Shared(const Slot& slot);
   std::shared_ptr<Slot> SlotFor(int64_t showtime_id);
   std::shared_ptr<Slot> Existing(int64_t showtime_id);
   static std::shared_ptr<const Entry> MakeEntry(SeatMap map, Instant loaded_at);
@@ -104,6 +143,7 @@ class SeatMapCache {
   std::shared_ptr<const Entry> Servable(const Slot& slot);  // slot.mu held
 
   Loader loader_;
+  AsyncLoader async_loader_;
   const Clock* clock_;
   Millis max_age_;
   Counter& hits_;

@@ -346,7 +346,8 @@ int Serve(const ServeFlags& f) {
   });
   api::SeatMapCache seat_maps(
       [store = store.value().get()](int64_t id) { return store->GetSeatMap(id); }, &clock,
-      kSeatMapMaxAge, &metrics);
+      kSeatMapMaxAge, &metrics,
+      [store = store.value().get()](int64_t id) { return store->GetSeatMapAsync(id); });
   const uint64_t cache_subscription =
       seat_events->Subscribe([&seat_maps](const SeatChange& change) { seat_maps.Hear(change); });
   holds.SetSeatView([&seat_maps](int64_t showtime_id, const std::vector<std::string>& seats) {

@@ -185,9 +185,9 @@ void Router::AddAsync(std::string method, std::string pattern, AsyncHandler hand
   routes_.back().async = std::move(handler);
 }
 
-void Router::AddWithFastPath(std::string method, std::string pattern, FastPath fast,
-                             Handler handler) {
-  Add(std::move(method), std::move(pattern), std::move(handler), /*blocking=*/true);
+void Router::AddAsyncWithFastPath(std::string method, std::string pattern, FastPath fast,
+                                  AsyncHandler handler) {
+  AddAsync(std::move(method), std::move(pattern), std::move(handler));
   routes_.back().fast = std::move(fast);
 }
 

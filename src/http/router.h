@@ -17,8 +17,8 @@
 namespace boxoffice::http {
 
 using Handler = std::function<Response(Request&)>;
-// Tried on the I/O thread before a blocking route goes to the worker pool: an answer it can
-// give without waiting (a cache hit), or nullopt to let the handler run on a worker.
+// Tried on the I/O thread before the route's handler: an answer it can give without
+// waiting (a cache hit, with no coroutine), or nullopt to let the handler run.
 using FastPath = std::function<std::optional<Response>(Request&)>;
 // A handler that runs on the I/O thread and awaits what it waits on (Redis, PostgreSQL in
 // pipeline mode, io::Offload for what still blocks): it never blocks the thread.
@@ -30,7 +30,7 @@ struct Route {
   bool blocking = true;  // touches the database: run on the worker pool
   Handler handler;
   std::vector<std::string> segments;  // pattern split on '/'
-  FastPath fast;                      // optional, for blocking routes
+  FastPath fast;                      // optional, tried first on the I/O thread
   AsyncHandler async;                 // set: a coroutine on the I/O thread (blocking unused)
 };
 
@@ -44,8 +44,9 @@ class Router {
   void Add(std::string method, std::string pattern, Handler handler, bool blocking = true);
   // A route whose handler is a coroutine on the I/O thread.
   void AddAsync(std::string method, std::string pattern, AsyncHandler handler);
-  // A blocking route with a non-blocking fast path.
-  void AddWithFastPath(std::string method, std::string pattern, FastPath fast, Handler handler);
+  // A coroutine route with a fast path tried first.
+  void AddAsyncWithFastPath(std::string method, std::string pattern, FastPath fast,
+                            AsyncHandler handler);
   // Finds the route and fills request.params. Thread-safe after setup.
   Match Find(Request& request) const;
 

@@ -203,8 +203,6 @@ asio::awaitable<Response> Server::Impl::Dispatch(Request& request, std::string* 
   }
   const Route& route = *match.route;
   *route_label = route.pattern;
-  if (route.async) co_return co_await InvokeAsync(route, request);
-  if (!route.blocking) co_return Invoke(route, request);
   if (route.fast) {
     try {
       if (auto answer = route.fast(request)) co_return std::move(*answer);
@@ -212,6 +210,8 @@ asio::awaitable<Response> Server::Impl::Dispatch(Request& request, std::string* 
       LogError("fast path threw", {{"route", route.pattern}, {"error", e.what()}});
     }
   }
+  if (route.async) co_return co_await InvokeAsync(route, request);
+  if (!route.blocking) co_return Invoke(route, request);
   io::BlockingPool& pool = workers;
   if (!pool.TryEnter()) {
     co_return ErrorResponse(503, "UNAVAILABLE", "server busy, retry shortly")

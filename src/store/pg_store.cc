@@ -62,7 +62,8 @@ struct PgStore::Impl {
   PgBatchCounts hold_counts;
   PgBatchCounts read_counts;  // booking reads
   PgBatchCounts confirm_counts;
-  PgBatchCounts showtime_reads;  // statements only: GetShowtimeAsync, ListShowtimesAsync
+  PgBatchCounts showtime_reads;  // statements only: GetShowtimeAsync, ListShowtimesAsync,
+                                 // GetSeatMapAsync
   io::PerLoop<LoopState> loops;
 
   // The current loop's state, made at first use; null off the loops.
@@ -326,24 +327,40 @@ Result<std::vector<std::pair<int64_t, WaitingRoomConfig>>> PgStore::EnabledWaiti
   });
 }
 
+namespace {
+
+// kSelectSeatMap's rows: the map, or NOT_FOUND when the showtime has no seats.
+Result<SeatMap> SeatMapOf(const PGresult* r, int64_t showtime_id) {
+  if (PQntuples(r) == 0) return ShowtimeNotFound(showtime_id);
+  SeatMap map;
+  map.showtime_id = showtime_id;
+  map.as_of = FromEpochMs(Int(r, 0, 5));
+  map.seats.reserve(static_cast<size_t>(PQntuples(r)));
+  for (int i = 0; i < PQntuples(r); ++i) {
+    map.seats.push_back(SeatView{Text(r, i, 0), Text(r, i, 1), static_cast<int>(Int(r, i, 2)),
+                                 Text(r, i, 3), ParseSeatStatus(PQgetvalue(r, i, 4))});
+  }
+  return map;
+}
+
+}  // namespace
+
 Result<SeatMap> PgStore::GetSeatMap(int64_t showtime_id) {
   return impl_->Run<SeatMap>(&retried_, [&](PgConnection& c) -> Result<SeatMap> {
     auto res = c.Exec(kSelectSeatMap, {impl_->Now(), P(showtime_id)});
     if (!res.ok()) return res.status();
-    const PGresult* r = res.value().get();
-    if (PQntuples(r) == 0) {
-      return ShowtimeNotFound(showtime_id);
-    }
-    SeatMap map;
-    map.showtime_id = showtime_id;
-    map.as_of = FromEpochMs(Int(r, 0, 5));
-    map.seats.reserve(static_cast<size_t>(PQntuples(r)));
-    for (int i = 0; i < PQntuples(r); ++i) {
-      map.seats.push_back(SeatView{Text(r, i, 0), Text(r, i, 1), static_cast<int>(Int(r, i, 2)),
-                                   Text(r, i, 3), ParseSeatStatus(PQgetvalue(r, i, 4))});
-    }
-    return map;
+    return SeatMapOf(res.value().get(), showtime_id);
   });
+}
+
+io::asio::awaitable<Result<SeatMap>> PgStore::GetSeatMapAsync(int64_t showtime_id) {
+  Impl::LoopState* loop = impl_->Loop();
+  if (!loop) co_return GetSeatMap(showtime_id);  // off the loops
+  impl_->showtime_reads.statements.fetch_add(1, std::memory_order_relaxed);
+  std::vector<Param> params{impl_->Now(), P(showtime_id)};
+  auto res = co_await loop->pipelines.Exec(kSelectSeatMap, std::move(params));
+  if (!res.ok()) co_return res.status();
+  co_return SeatMapOf(res->get(), showtime_id);
 }
 
 Result<std::vector<SeatOwner>> PgStore::GetSeatOwners(int64_t showtime_id) {

@@ -94,6 +94,7 @@ class PgStore final : public Store {
                               const std::string& url, Instant expires_at) override;
   Result<Booking> GetBooking(int64_t booking_id, int64_t customer_id) override;
   io::asio::awaitable<Result<Showtime>> GetShowtimeAsync(int64_t showtime_id) override;
+  io::asio::awaitable<Result<SeatMap>> GetSeatMapAsync(int64_t showtime_id) override;
   io::asio::awaitable<Result<std::vector<Showtime>>> ListShowtimesAsync(
       ShowtimeQuery query) override;
   io::asio::awaitable<Result<Booking>> GetBookingAsync(int64_t booking_id,
@@ -125,7 +126,8 @@ class PgStore final : public Store {
   uint64_t batched_holds() const;
   // Statements the loops sent for booking reads (GetBookingAsync; several reads each).
   uint64_t booking_read_statements() const;
-  // Statements the loops sent for showtime reads (GetShowtimeAsync, ListShowtimesAsync).
+  // Statements the loops sent for showtime reads (GetShowtimeAsync, ListShowtimesAsync,
+  // GetSeatMapAsync).
   uint64_t showtime_read_statements() const;
   // Confirmation statements the loops sent, and the reports they decided.
   uint64_t confirm_statements() const;

@@ -306,6 +306,8 @@ class Store {
   virtual Result<int64_t> CountShowtimes() = 0;
   // kNotFound for an unknown showtime.
   virtual Result<SeatMap> GetSeatMap(int64_t showtime_id) = 0;
+  // The same read, awaited on an I/O loop (by default on the loop's blocking pool).
+  virtual io::asio::awaitable<Result<SeatMap>> GetSeatMapAsync(int64_t showtime_id);
   virtual Result<std::vector<SeatOwner>> GetSeatOwners(int64_t showtime_id) = 0;
 
   // The hold, or: kHoldLimit when the customer's live holds of the showtime would pass

@@ -34,6 +34,11 @@ io::asio::awaitable<Result<Showtime>> Store::GetShowtimeAsync(int64_t showtime_i
   co_return co_await io::Offload(std::move(work));
 }
 
+io::asio::awaitable<Result<SeatMap>> Store::GetSeatMapAsync(int64_t showtime_id) {
+  auto work = [this, showtime_id] { return GetSeatMap(showtime_id); };
+  co_return co_await io::Offload(std::move(work));
+}
+
 io::asio::awaitable<Result<std::vector<Showtime>>> Store::ListShowtimesAsync(ShowtimeQuery query) {
   auto work = [this, query = std::move(query)] { return ListShowtimes(query); };
   co_return co_await io::Offload(std::move(work));

@@ -14,6 +14,7 @@
 
 #include "api/json_io.h"
 #include "store/store_fixture.h"
+#include "support/loop_thread.h"
 
 namespace boxoffice {
 namespace {
@@ -277,6 +278,66 @@ TEST_P(SeatMapCacheTest, ReadersThatWaitedShareTheLoadsError) {
   for (auto& t : readers) t.join();
   EXPECT_EQ(not_found.load(), kReaders);
   EXPECT_LT(loads_.load(), kReaders / 2);
+}
+
+// A slow load on a loop: counted, then the store's read on the loop's blocking pool after
+// 50 ms, so readers arriving meanwhile must wait for it. (A plain function: a coroutine
+// takes its state by value.)
+io::asio::awaitable<Result<SeatMap>> SlowLoad(Store* store, int64_t id, std::atomic<int>* loads) {
+  ++*loads;
+  auto work = [store, id] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    return store->GetSeatMap(id);
+  };
+  co_return co_await io::Offload(std::move(work));
+}
+
+// Readers on two loops and a blocking one, all arriving while one load is in flight: one
+// load for all (single flight across loops), each answered with its result, or each with
+// its error; the loops' readers wait as timers, no thread of theirs blocks.
+TEST_P(SeatMapCacheTest, ReadersOnLoopsShareOneLoadAndItsError) {
+  const int64_t st = MakeShowtime({{"A", 20}});
+  // (The blocking reader may be the one that loads: its loader is as slow and counted.)
+  api::SeatMapCache cache(
+      [this](int64_t id) {
+        ++loads_;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        return store_->GetSeatMap(id);
+      },
+      &clock_, Millis(1'000), &metrics_,
+                          [this](int64_t id) { return SlowLoad(store_.get(), id, &loads_); });
+  io::BlockingPool blocking(2, 64, &metrics_.GetCounter("test_overloaded_total", "test"));
+  testing::LoopThread a(&blocking), b(&blocking);
+  constexpr int kPerLoop = 40;
+  for (const int64_t showtime : {st, int64_t{987654}}) {
+    SCOPED_TRACE("showtime " + std::to_string(showtime));
+    loads_ = 0;
+    auto readers = [&cache, showtime] {
+      std::vector<io::asio::awaitable<Result<std::shared_ptr<const api::SeatMapCache::Entry>>>> w;
+      for (int i = 0; i < kPerLoop; ++i) w.push_back(cache.GetAsync(showtime));
+      return w;
+    };
+    std::vector<Result<std::shared_ptr<const api::SeatMapCache::Entry>>> on_a, on_b;
+    std::thread first([&] { on_a = a.RunAll(readers()); });
+    std::thread second([&] { on_b = b.RunAll(readers()); });
+    auto blocking_reader = cache.Get(showtime);
+    first.join();
+    second.join();
+    EXPECT_EQ(loads_.load(), 1) << "one load for every reader";
+    on_a.insert(on_a.end(), on_b.begin(), on_b.end());
+    on_a.push_back(blocking_reader);
+    for (const auto& r : on_a) {
+      if (showtime == st) {
+        ASSERT_TRUE(r.ok()) << r.status().message();
+        EXPECT_EQ(*r.value()->body, *on_a.front().value()->body);
+      } else {
+        EXPECT_EQ(r.status().code(), Code::kNotFound);
+      }
+    }
+  }
+  EXPECT_EQ(metrics_.Render().find("boxoffice_seatmap_cache_total{outcome=\"waited\"} 0\n"),
+            std::string::npos)
+      << "readers waited for the loads";
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, SeatMapCacheTest,

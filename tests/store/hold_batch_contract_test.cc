@@ -170,8 +170,9 @@ TEST_P(HoldBatches, BookingReadsThatArriveTogetherShareAStatement) {
   }
 }
 
-// GET /showtimes and /showtimes/{id} on a loop: the same showtimes, prices, pages and
-// refusals as the blocking reads, and on PostgreSQL through the loop's pipeline.
+// GET /showtimes, /showtimes/{id} and a seat map's load on a loop: the same showtimes,
+// prices, pages, seats and refusals as the blocking reads, and on PostgreSQL through the
+// loop's pipeline.
 TEST_P(HoldBatches, ShowtimeReadsOnALoopAnswerAsTheBlockingOnes) {
   const Instant day = kStart + Millis(86'400'000);
   std::vector<int64_t> ids;
@@ -209,6 +210,18 @@ TEST_P(HoldBatches, ShowtimeReadsOnALoopAnswerAsTheBlockingOnes) {
     }
   }
   EXPECT_EQ(loop.Run(store_->GetShowtimeAsync(priced + 1000)).status().code(), Code::kNotFound);
+  ASSERT_TRUE(TryHold(priced, 1, {"E2", "F3"}).ok());
+  auto map = loop.Run(store_->GetSeatMapAsync(priced));
+  auto blocking_map = store_->GetSeatMap(priced);
+  ASSERT_TRUE(map.ok()) << map.status().message();
+  ASSERT_EQ(map->seats.size(), blocking_map->seats.size());
+  for (size_t i = 0; i < map->seats.size(); ++i) {
+    EXPECT_EQ(map->seats[i].code, blocking_map->seats[i].code);
+    EXPECT_EQ(map->seats[i].category, blocking_map->seats[i].category);
+    EXPECT_EQ(map->seats[i].status, blocking_map->seats[i].status);
+  }
+  EXPECT_EQ(map->seats[1].status, SeatStatus::kHeld);  // E2
+  EXPECT_EQ(loop.Run(store_->GetSeatMapAsync(priced + 1000)).status().code(), Code::kNotFound);
   // Each showtime's id and prices, in order: what a page shows.
   auto ids_of = [](const Result<std::vector<Showtime>>& list) {
     std::vector<std::pair<int64_t, std::map<std::string, int64_t>>> out;
@@ -240,8 +253,8 @@ TEST_P(HoldBatches, ShowtimeReadsOnALoopAnswerAsTheBlockingOnes) {
   ASSERT_TRUE(nowhere.ok());
   EXPECT_TRUE(nowhere->empty());
   if (auto* pg = dynamic_cast<PgStore*>(store_.get())) {
-    // 3 reads and a missing one, then 3 lists with showtimes and 1 without: 2, 1 and 1 each.
-    EXPECT_EQ(pg->showtime_read_statements() - sent_before, 3u * 2 + 1 + 3 * 2 + 1)
+    // 3 reads and a missing one, 2 seat maps, then 3 lists with showtimes and 1 without.
+    EXPECT_EQ(pg->showtime_read_statements() - sent_before, 3u * 2 + 1 + 2 + 3 * 2 + 1)
         << "every read went through the loop's pipeline";
   }
 }
