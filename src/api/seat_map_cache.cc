@@ -91,8 +91,11 @@ Result<std::shared_ptr<const SeatMapCache::Entry>> SeatMapCache::Get(int64_t sho
   if (auto entry = Servable(*slot)) return entry;
   if (slot->loading) {
     // Someone is loading it: share that load, whatever its outcome.
+    // (Bounded: a load on a loop abandoned at shutdown must not hold a worker forever.)
     const uint64_t round = slot->round;
-    slot->loaded.wait(lock, [&] { return slot->round != round; });
+    if (!slot->loaded.wait_for(lock, kMaxLoadWait, [&] { return slot->round != round; })) {
+      return Status(Code::kUnavailable, "the seat map is still loading, retry shortly");
+    }
     waits_.Inc();
     return Shared(*slot);
   }
@@ -100,6 +103,23 @@ Result<std::shared_ptr<const SeatMapCache::Entry>> SeatMapCache::Get(int64_t sho
   lock.unlock();
   return FinishLoad(*slot, lock, load, loader_(showtime_id));
 }
+
+// A load begun on a loop ends, whatever happens to its coroutine: if it is destroyed before
+// the load's result came (its loop stopped) or the load threw, the slot is not left loading
+// for good; the readers that waited get kUnavailable.
+struct SeatMapCache::LoadGuard {
+  SeatMapCache* cache;
+  Slot* slot;
+  std::unique_lock<std::mutex>* lock;  // slot->mu, not held while the load is awaited
+  Load load;
+  bool finished = false;
+  ~LoadGuard() {
+    if (finished) return;
+    if (lock->owns_lock()) lock->unlock();
+    cache->FinishLoad(*slot, *lock, load,
+                      Status(Code::kUnavailable, "the seat map's load was abandoned"));
+  }
+};
 
 io::asio::awaitable<Result<std::shared_ptr<const SeatMapCache::Entry>>> SeatMapCache::GetAsync(
     int64_t showtime_id) {
@@ -126,7 +146,7 @@ io::asio::awaitable<Result<std::shared_ptr<const SeatMapCache::Entry>>> SeatMapC
     waits_.Inc();
     co_return Shared(*slot);
   }
-  const Load load = BeginLoad(*slot);
+  LoadGuard guard{this, slot.get(), &lock, BeginLoad(*slot)};
   lock.unlock();
   Result<SeatMap> map = Status(Code::kInternal, "not loaded");
   if (async_loader_) {
@@ -136,7 +156,8 @@ io::asio::awaitable<Result<std::shared_ptr<const SeatMapCache::Entry>>> SeatMapC
     auto work = [this, showtime_id] { return loader_(showtime_id); };
     map = co_await io::Offload(std::move(work));
   }
-  co_return FinishLoad(*slot, lock, load, std::move(map));
+  guard.finished = true;
+  co_return FinishLoad(*slot, lock, guard.load, std::move(map));
 }
 
 SeatMapCache::Load SeatMapCache::BeginLoad(Slot& slot) {

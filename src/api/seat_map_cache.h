@@ -46,10 +46,9 @@ class SeatMapCache {
  public:
   static constexpr size_t kMaxEntries = 4096;
   using Loader = std::function<Result<SeatMap>(int64_t showtime_id)>;
-  using AsyncLoader =
-      std::function<io::asio::awaitable<Result<SeatMap>>(int64_t showtime_id)>;
-  // A reader on a loop waits this long for another's load at most (the store's own
-  // timeouts end a load well before), then is answered kUnavailable.
+  using AsyncLoader = std::function<io::asio::awaitable<Result<SeatMap>>(int64_t showtime_id)>;
+  // A reader waits this long for another's load at most (the store's own timeouts end a
+  // load well before), then is answered kUnavailable.
   static constexpr Millis kMaxLoadWait{15'000};
 
   struct Entry {
@@ -126,11 +125,11 @@ class SeatMapCache {
   };
   // slot.mu held, the entry not servable and no load in flight: this reader loads it.
   static Load BeginLoad(Slot& slot);
-  // slot.mu held (by lock): installs what the load found, with this instance's changes
-  // that came meanwhile (lock is released while they are patched in), and wakes the
-  // readers that waited.
+  // slot.mu not held by lock, which holds it on return: installs what the load found,
+  // with this instance's changes that came meanwhile, and wakes the readers that waited.
   Result<std::shared_ptr<const Entry>> FinishLoad(Slot& slot, std::unique_lock<std::mutex>& lock,
                                                   const Load& load, Result<SeatMap> map);
+  struct LoadGuard;  // ends a load begun on a loop whatever becomes of its coroutine
   // slot.mu held: what a reader that waited for a load finished since `round` gets.
   Result<std::shared_ptr<const Entry>> Shared(const Slot& slot);
   std::shared_ptr<Slot> SlotFor(int64_t showtime_id);

@@ -53,9 +53,20 @@ class LoopThread {
     return out;
   }
 
+  // Starts work on the loop without waiting for it: it ends on its own, or with the loop.
+  template <class T>
+  void Start(io::asio::awaitable<T> work) {
+    io::asio::co_spawn(context_, Drop(std::move(work)), io::asio::detached);
+  }
+
   io::asio::io_context& context() { return context_; }
 
  private:
+  template <class T>
+  static io::asio::awaitable<void> Drop(io::asio::awaitable<T> work) {
+    co_await std::move(work);
+  }
+
   template <class T>
   static io::asio::awaitable<void> Deliver(io::asio::awaitable<T> work, std::promise<T>* out) {
     out->set_value(co_await std::move(work));
