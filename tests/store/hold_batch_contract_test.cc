@@ -259,6 +259,57 @@ TEST_P(HoldBatches, ShowtimeReadsOnALoopAnswerAsTheBlockingOnes) {
   }
 }
 
+// Within one batch a request sees the ones before it as if they had committed: the quota
+// counts the customer's earlier wins of the batch, a refused request names the seats it
+// found taken (those won earlier in the batch, not those of a refused request), and a seat
+// whose hold expired is free.
+TEST_P(HoldBatches, EachRequestOfABatchSeesTheEarlierOnesAsCommitted) {
+  const int64_t showtime = MakeShowtime({{"C", 12}});
+  ASSERT_TRUE(TryHold(showtime, 90, {"C11"}, Millis(60'000)).ok());  // expires before the batch
+  ASSERT_TRUE(TryHold(showtime, 91, {"C12"}).ok());                 // still live
+  ASSERT_TRUE(TryHold(showtime, 7, {"C10"}).ok());                  // customer 7 holds 1
+  clock_.Advance(Millis(60'001));
+  std::vector<HoldRequest> requests = {
+      HoldRequest{NewUuid(), showtime, 7, {"C1", "C2", "C3", "C4"}, kTtl},  // 1 + 4 ≤ 8
+      HoldRequest{NewUuid(), showtime, 7, {"C5", "C6", "C7"}, kTtl},        // 5 + 3 ≤ 8
+      HoldRequest{NewUuid(), showtime, 7, {"C8"}, kTtl},                    // 8 + 1 > 8
+      HoldRequest{NewUuid(), showtime, 8, {"C2", "C6", "C8", "C9"}, kTtl},
+      HoldRequest{NewUuid(), showtime, 8, {"C11", "C9"}, kTtl},             // C11 expired
+      HoldRequest{NewUuid(), showtime, 9, {"C12"}, kTtl},
+  };
+  std::vector<Result<Hold>> outcomes;
+  {
+    LoopThread loop;
+    outcomes = loop.RunAll(HoldsOf(requests));
+  }
+  ASSERT_TRUE(outcomes[0].ok()) << outcomes[0].status().message();
+  ASSERT_TRUE(outcomes[1].ok()) << outcomes[1].status().message();
+  EXPECT_EQ(outcomes[2].status().code(), Code::kHoldLimit);
+  EXPECT_EQ(outcomes[2].status().id(), 8) << "the batch's earlier wins count";
+  EXPECT_EQ(outcomes[3].status().code(), Code::kConflict);
+  EXPECT_EQ(outcomes[3].status().seats(), (std::vector<std::string>{"C2", "C6"}));
+  ASSERT_TRUE(outcomes[4].ok()) << outcomes[4].status().message();
+  EXPECT_EQ(outcomes[5].status().code(), Code::kConflict);
+  EXPECT_EQ(outcomes[5].status().seats(), std::vector<std::string>{"C12"});
+  auto owners = Owners(showtime);
+  for (const char* seat : {"C1", "C4", "C5", "C7"}) {
+    EXPECT_EQ(owners[seat].status, SeatStatus::kHeld) << seat;
+  }
+  EXPECT_EQ(owners["C1"].hold_id, requests[0].hold_id);
+  EXPECT_EQ(owners["C7"].hold_id, requests[1].hold_id);
+  EXPECT_EQ(owners["C8"].status, SeatStatus::kAvailable) << "refused requests took nothing";
+  EXPECT_EQ(owners["C11"].hold_id, requests[4].hold_id) << "an expired hold's seat is free";
+  EXPECT_EQ(owners["C9"].hold_id, requests[4].hold_id);
+  EXPECT_EQ(owners["C12"].status, SeatStatus::kHeld);
+  EXPECT_NE(owners["C12"].hold_id, requests[5].hold_id);
+  for (size_t i : {0u, 1u, 4u}) {
+    auto hold = store_->GetHold(outcomes[i].value().hold_id, requests[i].customer_id);
+    ASSERT_TRUE(hold.ok()) << i;
+    EXPECT_EQ(hold.value().seats, requests[i].seats) << i;
+    EXPECT_EQ(hold.value().expires_at, clock_.Now() + kTtl) << i;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, HoldBatches,
                          ::testing::Values(Engine::kSqlite, Engine::kPostgres), EngineName);
 
