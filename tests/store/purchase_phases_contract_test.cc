@@ -317,6 +317,94 @@ TEST_P(PurchasePhases, CallbacksThatArriveTogetherAreDecidedOneAfterTheOther) {
   EXPECT_EQ(audit->violations(), 0);
 }
 
+// One batch of callbacks for bookings of three showtimes, several seats each, and one whose
+// hold expired: every seat is booked for its own booking, the expired one changes nothing,
+// and each event names its booking's seats (the audit checks each seat names its booking).
+TEST_P(PurchasePhases, ABatchAcrossShowtimesBooksEverySeatForItsOwnBooking) {
+  std::vector<int64_t> showtimes = {MakePricedShowtime(), MakePricedShowtime(),
+                                    MakePricedShowtime()};
+  struct Bought {
+    Booking booking;
+    std::string session;
+  };
+  std::vector<Bought> bought;
+  int customer = 1;
+  for (int64_t st : showtimes) {
+    for (const std::vector<std::string>& seats :
+         {std::vector<std::string>{"E1", "E2", "F3"}, std::vector<std::string>{"E5"}}) {
+      auto hold = TryHold(st, customer, seats);
+      ASSERT_TRUE(hold.ok()) << hold.status().message();
+      auto b = store_->StartCheckout(hold->hold_id, customer, kTtl, kMaxLifetime);
+      ASSERT_TRUE(b.ok()) << b.status().message();
+      const std::string session = "ses_" + std::to_string(customer);
+      ASSERT_TRUE(store_->AttachPaymentSession(b->id, session, "https://pay/" + session,
+                                               clock_.Now() + Millis(5 * 60'000))
+                      .ok());
+      bought.push_back({b.value(), session});
+      ++customer;
+    }
+  }
+  // The last booking's hold runs out: a 1 ms hold, checked out (its TTL kept short).
+  auto short_hold = TryHold(showtimes[1], 99, {"F9"}, Millis(1));
+  ASSERT_TRUE(short_hold.ok());
+  auto late = store_->StartCheckout(short_hold->hold_id, 99, Millis(1), Millis(1));
+  ASSERT_TRUE(late.ok()) << late.status().message();
+  ASSERT_TRUE(store_->AttachPaymentSession(late->id, "ses_late", "https://pay/late",
+                                           clock_.Now() + Millis(5 * 60'000))
+                  .ok());
+  clock_.Advance(Millis(2));
+  std::vector<PaymentReport> reports;
+  // Given in reverse, so neither payment-id nor booking-id order is the order given.
+  for (auto it = bought.rbegin(); it != bought.rend(); ++it) {
+    reports.push_back(Paid(it->booking, "pay_" + it->session, it->session));
+  }
+  reports.push_back(Paid(late.value(), "pay_late", "ses_late"));
+  std::vector<Booking> confirmed(reports.size());
+  std::vector<io::asio::awaitable<Result<std::optional<Settlement>>>> works;
+  for (size_t i = 0; i < reports.size(); ++i) {
+    works.push_back(store_->TryConfirmPaymentAsync(reports[i], &confirmed[i]));
+  }
+  auto outcomes = loop_->RunAll(std::move(works));
+  for (const auto& o : outcomes) ASSERT_TRUE(o.ok()) << o.status().message();
+  if (!OneStep()) {
+    for (const auto& o : outcomes) EXPECT_EQ(o.value(), std::nullopt);
+    return;
+  }
+  for (size_t i = 0; i + 1 < reports.size(); ++i) {
+    const Booking& b = bought[bought.size() - 1 - i].booking;
+    EXPECT_EQ(outcomes[i].value(), std::optional<Settlement>(Settlement::kConfirmed)) << i;
+    EXPECT_EQ(confirmed[i].id, b.id) << i;
+    EXPECT_EQ(confirmed[i].seats, b.seats) << i;
+    EXPECT_EQ(confirmed[i].payment_id, reports[i].payment_id) << i;
+    auto owners = Owners(b.showtime_id);
+    for (const auto& seat : b.seats) {
+      EXPECT_EQ(owners[seat].status, SeatStatus::kBooked) << b.showtime_id << seat;
+      EXPECT_EQ(owners[seat].hold_id, b.hold_id) << b.showtime_id << seat;
+    }
+    auto read = store_->GetBooking(b.id, b.customer_id);
+    EXPECT_EQ(read->status, BookingStatus::kConfirmed);
+    EXPECT_EQ(read->payment_id, reports[i].payment_id);
+  }
+  EXPECT_EQ(outcomes.back().value(), std::nullopt) << "the expired hold's payment goes the general way";
+  EXPECT_EQ(store_->GetBooking(late->id, 99)->status, BookingStatus::kPending);
+  EXPECT_EQ(Owners(showtimes[1])["F9"].status, SeatStatus::kAvailable);
+  auto events = store_->PendingEvents(0, 100).value();
+  ASSERT_EQ(events.size(), bought.size());
+  for (const auto& e : events) {
+    auto payload = nlohmann::json::parse(e.payload);
+    const auto it = std::find_if(bought.begin(), bought.end(), [&](const Bought& x) {
+      return x.booking.id == payload["bookingId"].get<int64_t>();
+    });
+    ASSERT_NE(it, bought.end());
+    EXPECT_EQ(payload["seats"], nlohmann::json(it->booking.seats));
+    EXPECT_EQ(payload["showtimeId"], it->booking.showtime_id);
+  }
+  EXPECT_EQ(store_->SettlePayment(reports.back()).value(), Settlement::kLateRefunded);
+  auto audit = store_->Audit();
+  ASSERT_TRUE(audit.ok());
+  EXPECT_EQ(audit->violations(), 0);
+}
+
 // A late payment delivered twice, both copies in one batch: the first copy's row is taken
 // back (the hold expired), so the second is never answered as its duplicate; the general
 // path then records and refunds the payment once.
