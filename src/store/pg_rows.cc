@@ -4,15 +4,18 @@
 
 namespace boxoffice {
 
-Showtime ReadShowtime(const PGresult* r, int row) {
-  Showtime s;
-  s.id = Int(r, row, 0);
-  s.title = Text(r, row, 1);
-  s.cinema = Text(r, row, 2);
-  s.hall = Text(r, row, 3);
-  s.starts_at = FromEpochMs(Int(r, row, 4));
-  s.seat_count = static_cast<int>(Int(r, row, 5));
-  return s;
+std::vector<Showtime> ReadShowtimes(const PGresult* r) {
+  std::vector<Showtime> out(static_cast<size_t>(PQntuples(r)));
+  for (int row = 0; row < PQntuples(r); ++row) {
+    Showtime& s = out[static_cast<size_t>(row)];
+    s.id = Int(r, row, 0);
+    s.title = Text(r, row, 1);
+    s.cinema = Text(r, row, 2);
+    s.hall = Text(r, row, 3);
+    s.starts_at = FromEpochMs(Int(r, row, 4));
+    s.seat_count = static_cast<int>(Int(r, row, 5));
+  }
+  return out;
 }
 
 Hold ReadHold(const PGresult* r, int first) {

@@ -11,7 +11,7 @@
 
 namespace boxoffice {
 
-Showtime ReadShowtime(const PGresult* r, int row);
+std::vector<Showtime> ReadShowtimes(const PGresult* r);  // every row, without prices
 Hold ReadHold(const PGresult* r, int first = 0);  // BOX_HOLD_COLUMNS from column first, row 0
 // BOX_BOOKING_COLUMNS of a row, from column `first` on.
 Booking ReadBooking(const PGresult* r, int row = 0, int first = 0);

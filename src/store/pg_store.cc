@@ -217,26 +217,22 @@ Result<Showtime> PgStore::GetShowtime(int64_t showtime_id) {
   return impl_->Run<Showtime>(&retried_, [&](PgConnection& c) -> Result<Showtime> {
     auto res = c.Exec(kSelectShowtime, {P(showtime_id)});
     if (!res.ok()) return res.status();
-    if (PQntuples(res.value().get()) == 0) {
-      return ShowtimeNotFound(showtime_id);
-    }
-    std::vector<Showtime> one{ReadShowtime(res.value().get(), 0)};
+    std::vector<Showtime> one = ReadShowtimes(res.value().get());
+    if (one.empty()) return ShowtimeNotFound(showtime_id);
     if (Status s = LoadPrices(c, &one); !s.ok()) return s;
     return one[0];
   });
 }
 
 Result<std::vector<Showtime>> PgStore::ListShowtimes(const ShowtimeQuery& q) {
-  return impl_->Run<std::vector<Showtime>>(&retried_,
-                                           [&](PgConnection& c) -> Result<std::vector<Showtime>> {
-                                             auto res = c.Exec(kListShowtimes, ListParams(q));
-                                             if (!res.ok()) return res.status();
-                                             std::vector<Showtime> out;
-                                             for (int i = 0; i < PQntuples(res.value().get()); ++i)
-                                               out.push_back(ReadShowtime(res.value().get(), i));
-                                             if (Status s = LoadPrices(c, &out); !s.ok()) return s;
-                                             return out;
-                                           });
+  return impl_->Run<std::vector<Showtime>>(
+      &retried_, [&](PgConnection& c) -> Result<std::vector<Showtime>> {
+        auto res = c.Exec(kListShowtimes, ListParams(q));
+        if (!res.ok()) return res.status();
+        std::vector<Showtime> out = ReadShowtimes(res.value().get());
+        if (Status s = LoadPrices(c, &out); !s.ok()) return s;
+        return out;
+      });
 }
 
 io::asio::awaitable<Result<Showtime>> PgStore::GetShowtimeAsync(int64_t showtime_id) {
@@ -247,8 +243,8 @@ io::asio::awaitable<Result<Showtime>> PgStore::GetShowtimeAsync(int64_t showtime
   std::vector<Param> id{P(showtime_id)};
   auto shown = co_await loop->pipelines.Exec(kSelectShowtime, std::move(id));
   if (!shown.ok()) co_return shown.status();
-  if (PQntuples(shown->get()) == 0) co_return ShowtimeNotFound(showtime_id);
-  std::vector<Showtime> one{ReadShowtime(shown->get(), 0)};
+  std::vector<Showtime> one = ReadShowtimes(shown->get());
+  if (one.empty()) co_return ShowtimeNotFound(showtime_id);
   // (Written with the showtime, in its creating transaction, and never changed: a second
   // statement cannot see other prices than the first one's snapshot would have.)
   impl_->showtime_reads.statements.fetch_add(1, std::memory_order_relaxed);
@@ -267,8 +263,7 @@ io::asio::awaitable<Result<std::vector<Showtime>>> PgStore::ListShowtimesAsync(
   std::vector<Param> params = ListParams(query);
   auto listed = co_await loop->pipelines.Exec(kListShowtimes, std::move(params));
   if (!listed.ok()) co_return listed.status();
-  std::vector<Showtime> out;
-  for (int i = 0; i < PQntuples(listed->get()); ++i) out.push_back(ReadShowtime(listed->get(), i));
+  std::vector<Showtime> out = ReadShowtimes(listed->get());
   if (out.empty()) co_return out;
   impl_->showtime_reads.statements.fetch_add(1, std::memory_order_relaxed);
   std::vector<Param> ids{PriceIds(out)};

@@ -266,15 +266,15 @@ TEST_P(HoldBatches, ShowtimeReadsOnALoopAnswerAsTheBlockingOnes) {
 TEST_P(HoldBatches, EachRequestOfABatchSeesTheEarlierOnesAsCommitted) {
   const int64_t showtime = MakeShowtime({{"C", 12}});
   ASSERT_TRUE(TryHold(showtime, 90, {"C11"}, Millis(60'000)).ok());  // expires before the batch
-  ASSERT_TRUE(TryHold(showtime, 91, {"C12"}).ok());                 // still live
-  ASSERT_TRUE(TryHold(showtime, 7, {"C10"}).ok());                  // customer 7 holds 1
+  ASSERT_TRUE(TryHold(showtime, 91, {"C12"}).ok());                  // still live
+  ASSERT_TRUE(TryHold(showtime, 7, {"C10"}).ok());                   // customer 7 holds 1
   clock_.Advance(Millis(60'001));
   std::vector<HoldRequest> requests = {
       HoldRequest{NewUuid(), showtime, 7, {"C1", "C2", "C3", "C4"}, kTtl},  // 1 + 4 ≤ 8
       HoldRequest{NewUuid(), showtime, 7, {"C5", "C6", "C7"}, kTtl},        // 5 + 3 ≤ 8
       HoldRequest{NewUuid(), showtime, 7, {"C8"}, kTtl},                    // 8 + 1 > 8
       HoldRequest{NewUuid(), showtime, 8, {"C2", "C6", "C8", "C9"}, kTtl},
-      HoldRequest{NewUuid(), showtime, 8, {"C11", "C9"}, kTtl},             // C11 expired
+      HoldRequest{NewUuid(), showtime, 8, {"C11", "C9"}, kTtl},  // C11 expired
       HoldRequest{NewUuid(), showtime, 9, {"C12"}, kTtl},
   };
   std::vector<Result<Hold>> outcomes;

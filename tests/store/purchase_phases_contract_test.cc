@@ -29,8 +29,7 @@ class PurchasePhases : public StoreContract {
                                                     const std::string& hold_id) {
     Store::CheckoutBegun begun;
     auto r = loop_->Run(store_->TryBeginCheckoutAsync(IdempotencyKey{customer, key, hold_id},
-                                                      hold_id, kLease, kTtl, kMaxLifetime,
-                                                      &begun));
+                                                      hold_id, kLease, kTtl, kMaxLifetime, &begun));
     if (!r.ok()) return r.status();
     if (!r.value()) return std::optional<Store::CheckoutBegun>();
     return std::optional<Store::CheckoutBegun>(std::move(begun));
@@ -51,8 +50,8 @@ class PurchasePhases : public StoreContract {
     EXPECT_TRUE(store_->AbortCheckout(fresh->lock()).ok());
   }
   PaymentReport Paid(const Booking& b, const std::string& payment_id, const std::string& session) {
-    return PaymentReport{payment_id, session, std::to_string(b.id), true, b.amount.amount,
-                         b.amount.currency};
+    return PaymentReport{payment_id, session,         std::to_string(b.id),
+                         true,       b.amount.amount, b.amount.currency};
   }
   void TearDown() override { loop_.reset(); }  // its connections close before the store
 
@@ -93,10 +92,9 @@ TEST_P(PurchasePhases, ANewKeyIsClaimedAndBookedInOneStep) {
   EXPECT_EQ(record.hold_expiry_before, kStart + Millis(10 * 60'000));
   EXPECT_EQ(record.hold_expiry_after, kStart + Millis(15 * 60'000));
   EXPECT_EQ(record.locked_until, clock_.Now() + kLease);
-  EXPECT_EQ(store_->ClaimCheckoutKey(IdempotencyKey{1, "k1", hold->hold_id}, kLease)
-                .status()
-                .code(),
-            Code::kInProgress);
+  EXPECT_EQ(
+      store_->ClaimCheckoutKey(IdempotencyKey{1, "k1", hold->hold_id}, kLease).status().code(),
+      Code::kInProgress);
   EXPECT_EQ(store_->StartCheckout(hold->hold_id, 1, kTtl, kMaxLifetime).status().code(),
             Code::kCheckoutExists);
 
@@ -110,10 +108,9 @@ TEST_P(PurchasePhases, ANewKeyIsClaimedAndBookedInOneStep) {
   EXPECT_EQ(replay->phase, KeyPhase::kFinished);
   EXPECT_EQ(replay->response_status, 201);
   EXPECT_EQ(replay->response_body, "{\"body\":1}");
-  EXPECT_EQ(store_->ClaimCheckoutKey(IdempotencyKey{1, "k1", "another hold"}, kLease)
-                .status()
-                .code(),
-            Code::kKeyReused);
+  EXPECT_EQ(
+      store_->ClaimCheckoutKey(IdempotencyKey{1, "k1", "another hold"}, kLease).status().code(),
+      Code::kKeyReused);
 }
 
 TEST_P(PurchasePhases, EveryOtherCheckoutCaseChangesNothing) {
@@ -142,8 +139,8 @@ TEST_P(PurchasePhases, EveryOtherCheckoutCaseChangesNothing) {
   ASSERT_TRUE(expiring.ok());
   clock_.Advance(Millis(2'000));
   const std::vector<std::pair<int64_t, std::string>> cases = {
-      {2, first->hold_id},   {1, released->hold_id}, {1, pending->hold_id},
-      {1, expiring->hold_id}, {1, NewUuid()},        {1, "not-a-uuid"}};
+      {2, first->hold_id},    {1, released->hold_id}, {1, pending->hold_id},
+      {1, expiring->hold_id}, {1, NewUuid()},         {1, "not-a-uuid"}};
   for (const auto& [customer, hold_id] : cases) {
     SCOPED_TRACE(hold_id);
     auto none = Begin(customer, "fresh", hold_id);
@@ -251,22 +248,23 @@ TEST_P(PurchasePhases, CallbacksThatArriveTogetherAreDecidedOneAfterTheOther) {
     auto b = store_->StartCheckout(hold->hold_id, i, kTtl, kMaxLifetime);
     ASSERT_TRUE(b.ok()) << b.status().message();
     const std::string session = "ses_" + std::to_string(i);
-    ASSERT_TRUE(store_->AttachPaymentSession(b->id, session, "https://pay/" + session,
-                                             clock_.Now() + Millis(5 * 60'000))
+    ASSERT_TRUE(store_
+                    ->AttachPaymentSession(b->id, session, "https://pay/" + session,
+                                           clock_.Now() + Millis(5 * 60'000))
                     .ok());
     bookings.push_back(b.value());
   }
   std::vector<PaymentReport> reports;
   for (int i = 0; i < kBookings; ++i) {
-    reports.push_back(Paid(bookings[i], "pay_" + std::to_string(i + 1),
-                           "ses_" + std::to_string(i + 1)));
+    reports.push_back(
+        Paid(bookings[i], "pay_" + std::to_string(i + 1), "ses_" + std::to_string(i + 1)));
   }
-  reports.push_back(reports[0]);                                       // 8: delivered twice
-  reports.push_back(Paid(bookings[1], "pay_2b", "ses_2"));             // 9: a second payment
-  PaymentReport short_paid = Paid(bookings[2], "pay_3c", "ses_3");     // 10: a wrong amount
+  reports.push_back(reports[0]);                                    // 8: delivered twice
+  reports.push_back(Paid(bookings[1], "pay_2b", "ses_2"));          // 9: a second payment
+  PaymentReport short_paid = Paid(bookings[2], "pay_3c", "ses_3");  // 10: a wrong amount
   short_paid.amount -= 1;
   reports.push_back(short_paid);
-  PaymentReport unknown = Paid(bookings[3], "pay_x", "ses_4");         // 11: no such booking
+  PaymentReport unknown = Paid(bookings[3], "pay_x", "ses_4");  // 11: no such booking
   unknown.reference = std::to_string(bookings.back().id + 1000);
   reports.push_back(unknown);
   std::vector<Booking> confirmed(reports.size());
@@ -279,9 +277,8 @@ TEST_P(PurchasePhases, CallbacksThatArriveTogetherAreDecidedOneAfterTheOther) {
     ASSERT_TRUE(outcomes[i].ok()) << i << ": " << outcomes[i].status().message();
   }
   auto outcome = [&](size_t i) { return outcomes[i].value(); };
-  const std::optional<Settlement> kConfirmed(Settlement::kConfirmed), kDuplicate(
-                                                                          Settlement::kDuplicate),
-      kGeneral;
+  const std::optional<Settlement> kConfirmed(Settlement::kConfirmed),
+      kDuplicate(Settlement::kDuplicate), kGeneral;
   if (!OneStep()) {
     for (size_t i = 0; i < outcomes.size(); ++i) EXPECT_EQ(outcome(i), kGeneral) << i;
     return;
@@ -337,8 +334,9 @@ TEST_P(PurchasePhases, ABatchAcrossShowtimesBooksEverySeatForItsOwnBooking) {
       auto b = store_->StartCheckout(hold->hold_id, customer, kTtl, kMaxLifetime);
       ASSERT_TRUE(b.ok()) << b.status().message();
       const std::string session = "ses_" + std::to_string(customer);
-      ASSERT_TRUE(store_->AttachPaymentSession(b->id, session, "https://pay/" + session,
-                                               clock_.Now() + Millis(5 * 60'000))
+      ASSERT_TRUE(store_
+                      ->AttachPaymentSession(b->id, session, "https://pay/" + session,
+                                             clock_.Now() + Millis(5 * 60'000))
                       .ok());
       bought.push_back({b.value(), session});
       ++customer;
@@ -349,8 +347,9 @@ TEST_P(PurchasePhases, ABatchAcrossShowtimesBooksEverySeatForItsOwnBooking) {
   ASSERT_TRUE(short_hold.ok());
   auto late = store_->StartCheckout(short_hold->hold_id, 99, Millis(1), Millis(1));
   ASSERT_TRUE(late.ok()) << late.status().message();
-  ASSERT_TRUE(store_->AttachPaymentSession(late->id, "ses_late", "https://pay/late",
-                                           clock_.Now() + Millis(5 * 60'000))
+  ASSERT_TRUE(store_
+                  ->AttachPaymentSession(late->id, "ses_late", "https://pay/late",
+                                         clock_.Now() + Millis(5 * 60'000))
                   .ok());
   clock_.Advance(Millis(2));
   std::vector<PaymentReport> reports;
@@ -385,7 +384,8 @@ TEST_P(PurchasePhases, ABatchAcrossShowtimesBooksEverySeatForItsOwnBooking) {
     EXPECT_EQ(read->status, BookingStatus::kConfirmed);
     EXPECT_EQ(read->payment_id, reports[i].payment_id);
   }
-  EXPECT_EQ(outcomes.back().value(), std::nullopt) << "the expired hold's payment goes the general way";
+  EXPECT_EQ(outcomes.back().value(), std::nullopt)
+      << "the expired hold's payment goes the general way";
   EXPECT_EQ(store_->GetBooking(late->id, 99)->status, BookingStatus::kPending);
   EXPECT_EQ(Owners(showtimes[1])["F9"].status, SeatStatus::kAvailable);
   auto events = store_->PendingEvents(0, 100).value();
@@ -454,8 +454,7 @@ TEST_P(PurchasePhases, EveryOtherPaymentGoesTheGeneralWay) {
   EXPECT_FALSE(late.value());
   // Nothing was recorded: the general path sees each payment for the first time.
   EXPECT_EQ(store_->SettlePayment(other).value(), Settlement::kOtherSession);
-  EXPECT_EQ(store_->SettlePayment(Paid(b, "pay_late", "ses_1")).value(),
-            Settlement::kLateRefunded);
+  EXPECT_EQ(store_->SettlePayment(Paid(b, "pay_late", "ses_1")).value(), Settlement::kLateRefunded);
   EXPECT_EQ(store_->PendingRefunds(10)->size(), 2u);
 }
 
