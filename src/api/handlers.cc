@@ -87,16 +87,17 @@ class Api {
 
   Response Healthz(Request&) { return Json(200, R"({"status":"ok"})"); }
 
-  Response Readyz(Request&) {
-    Status s = d_.store->Ping();
-    if (!s.ok()) return ErrorResponse(503, "UNAVAILABLE", "database: " + s.message());
-    if (!d_.gate) return Json(200, R"({"status":"ready","database":"ok"})");
+  // On the I/O thread: both round trips are awaited (a balancer polls this often).
+  io::asio::awaitable<Response> Readyz(Request&) {
+    Status s = co_await d_.store->PingAsync();
+    if (!s.ok()) co_return ErrorResponse(503, "UNAVAILABLE", "database: " + s.message());
+    if (!d_.gate) co_return Json(200, R"({"status":"ready","database":"ok"})");
     // Holds still work without Redis (slower, through the store alone), but API.md asks
     // readiness of both: a balancer prefers instances whose gate works.
-    if (Status r = d_.gate->Ping(); !r.ok()) {
-      return ErrorResponse(503, "UNAVAILABLE", "redis: " + r.message());
+    if (Status r = co_await d_.gate->PingAsync(); !r.ok()) {
+      co_return ErrorResponse(503, "UNAVAILABLE", "redis: " + r.message());
     }
-    return Json(200, R"({"status":"ready","database":"ok","redis":"ok"})");
+    co_return Json(200, R"({"status":"ready","database":"ok","redis":"ok"})");
   }
 
   Response MetricsText(Request&) {
@@ -197,18 +198,20 @@ class Api {
   }
 
   // Server-Sent Events of the showtime's seat changes from now on (API.md).
-  Response StreamSeats(Request& req) {
+  // On the I/O thread: the map's load, if any, is awaited (SeatMapCache::GetAsync).
+  io::asio::awaitable<Response> StreamSeats(Request& req) {
     auto id = ParseId(req.params["showtimeId"]);
-    if (!id) return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
     // The cache answers whether the showtime exists, mostly without the store.
-    if (auto map = d_.seat_maps->Get(*id); !map.ok()) return StatusResponse(map.status());
+    auto map = co_await d_.seat_maps->GetAsync(*id);
+    if (!map.ok()) co_return StatusResponse(map.status());
     auto stream = d_.seat_streams->Open(*id);
-    if (!stream.ok()) return StatusResponse(stream.status());
+    if (!stream.ok()) co_return StatusResponse(stream.status());
     Response r;
     r.content_type = "text/event-stream";
     r.Header("Cache-Control", "no-store").Header("X-Accel-Buffering", "no");
     r.stream = std::move(stream.value());
-    return r;
+    co_return r;
   }
 
   // On the I/O thread: Redis and the store are awaited, never waited for.
@@ -444,7 +447,7 @@ void RegisterRoutes(http::Router* router, const ApiDeps& deps) {
     return [api, method](Request& r) { return ((*api).*method)(r); };
   };
   router->Add("GET", "/healthz", bind(&Api::Healthz), /*blocking=*/false);
-  router->Add("GET", "/readyz", bind(&Api::Readyz));
+  router->AddAsync("GET", "/readyz", bind_async(&Api::Readyz));
   router->Add("GET", "/metrics", bind(&Api::MetricsText), /*blocking=*/false);
   router->Add("GET", "/openapi.yaml", bind(&Api::OpenApi), /*blocking=*/false);
   router->AddAsync("GET", "/showtimes", bind_async(&Api::ListShowtimes));
@@ -452,7 +455,7 @@ void RegisterRoutes(http::Router* router, const ApiDeps& deps) {
   router->AddAsyncWithFastPath(
       "GET", "/showtimes/{showtimeId}/seats", [api](Request& r) { return api->GetSeatsCached(r); },
       bind_async(&Api::GetSeats));
-  router->Add("GET", "/showtimes/{showtimeId}/seats/stream", bind(&Api::StreamSeats));
+  router->AddAsync("GET", "/showtimes/{showtimeId}/seats/stream", bind_async(&Api::StreamSeats));
   router->AddAsync("POST", "/showtimes/{showtimeId}/holds",
                    [api](Request& r) { return api->CreateHold(r); });
   router->AddAsync("GET", "/holds/{holdId}", bind_async(&Api::GetHold));

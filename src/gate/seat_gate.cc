@@ -162,6 +162,12 @@ Status RedisSeatGate::Ping() {
   return r.ok() ? Status::Ok() : r.status();
 }
 
+io::asio::awaitable<Status> RedisSeatGate::PingAsync() {
+  RedisPending call = client_->Send({"PING"});
+  auto r = co_await client_->Await(std::move(call));
+  co_return r.ok() ? Status::Ok() : r.status();
+}
+
 void RedisSeatGate::Release(int64_t showtime_id, const std::vector<std::string>& seats,
                             const std::string& hold_id) {
   // A failure leaves keys that expire with the hold's TTL: never wrong, but pessimistic

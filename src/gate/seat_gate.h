@@ -115,6 +115,8 @@ class SeatGate {
   virtual bool Up() const = 0;
   // A round trip to Redis now (for /readyz).
   virtual Status Ping() = 0;
+  // The same, awaited on an I/O loop (by default Ping, inline).
+  virtual io::asio::awaitable<Status> PingAsync() { co_return Ping(); }
 };
 
 struct RedisGateOptions {
@@ -150,6 +152,7 @@ class RedisSeatGate final : public SeatGate {
               const std::string& hold_id, Millis ttl) override;
   bool Up() const override { return up_.load(); }
   Status Ping() override;
+  io::asio::awaitable<Status> PingAsync() override;  // on the loop's connection
 
   static std::string Key(int64_t showtime_id, const std::string& seat);
 

@@ -348,6 +348,14 @@ Result<SeatMap> PgStore::GetSeatMap(int64_t showtime_id) {
   });
 }
 
+io::asio::awaitable<Status> PgStore::PingAsync() {
+  Impl::LoopState* loop = impl_->Loop();
+  if (!loop) co_return Ping();  // off the loops
+  std::vector<Param> none;      // (named: g++ 12 and braced temporaries in co_await)
+  auto res = co_await loop->pipelines.Exec(kPing, std::move(none));
+  co_return res.ok() ? Status::Ok() : res.status();
+}
+
 io::asio::awaitable<Result<SeatMap>> PgStore::GetSeatMapAsync(int64_t showtime_id) {
   Impl::LoopState* loop = impl_->Loop();
   if (!loop) co_return GetSeatMap(showtime_id);  // off the loops

@@ -49,6 +49,7 @@ class PgStore final : public Store {
 
   Status Migrate() override;
   Status Ping() override;
+  io::asio::awaitable<Status> PingAsync() override;  // on the loop's pipeline
   Result<int64_t> CreateShowtime(const NewShowtime& showtime) override;
   Result<Showtime> GetShowtime(int64_t showtime_id) override;
   Result<std::vector<Showtime>> ListShowtimes(const ShowtimeQuery& query) override;

@@ -294,6 +294,8 @@ class Store {
   virtual Status Migrate() = 0;
   // Round trip to the engine, for /readyz.
   virtual Status Ping() = 0;
+  // The same, awaited on an I/O loop (by default on the loop's blocking pool).
+  virtual io::asio::awaitable<Status> PingAsync();
 
   // kInvalid when the layout breaks a schema rule the caller should have checked.
   virtual Result<int64_t> CreateShowtime(const NewShowtime& showtime) = 0;

@@ -29,6 +29,11 @@ io::asio::awaitable<Result<Hold>> Store::HoldActionAsync(HoldAction action, std:
   co_return co_await io::Offload(std::move(work));
 }
 
+io::asio::awaitable<Status> Store::PingAsync() {
+  auto work = [this] { return Ping(); };
+  co_return co_await io::Offload(std::move(work));
+}
+
 io::asio::awaitable<Result<Showtime>> Store::GetShowtimeAsync(int64_t showtime_id) {
   auto work = [this, showtime_id] { return GetShowtime(showtime_id); };
   co_return co_await io::Offload(std::move(work));

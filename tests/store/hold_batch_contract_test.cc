@@ -310,6 +310,21 @@ TEST_P(HoldBatches, EachRequestOfABatchSeesTheEarlierOnesAsCommitted) {
   }
 }
 
+// /readyz's round trip on a loop: answered by the engine, and on PostgreSQL an engine that
+// cannot be reached answers an error within the connect bound, never a hang.
+TEST_P(HoldBatches, APingOnALoopReachesTheEngine) {
+  PgOptions o;
+  o.url = "postgresql://boxoffice@127.0.0.1:1/boxoffice";  // nothing listens on port 1
+  o.connect_timeout = Millis(1'000);
+  PgStore unreachable(o);  // (made before the loop, which must end first)
+  LoopThread loop;
+  EXPECT_TRUE(loop.Run(store_->PingAsync()).ok());
+  if (GetParam() != Engine::kPostgres) return;
+  const Status down = loop.Run(unreachable.PingAsync());
+  EXPECT_FALSE(down.ok());
+  EXPECT_EQ(down.code(), Code::kUnavailable) << down.message();
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, HoldBatches,
                          ::testing::Values(Engine::kSqlite, Engine::kPostgres), EngineName);
 
