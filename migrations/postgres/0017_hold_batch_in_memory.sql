@@ -40,6 +40,9 @@ DECLARE
 BEGIN
   PERFORM boxoffice_assert(cardinality(customers) = n AND cardinality(seat_counts) = n
                            AND cardinality(ttls_ms) = n, 'hold batch arrays differ in length');
+  -- (A hold that ends before it starts would count as taken here and as free to the
+  -- general path: no such hold is ever asked for.)
+  PERFORM boxoffice_assert(0 < ALL(ttls_ms), 'hold batch: a TTL that is not positive');
   PERFORM pg_advisory_xact_lock(k)
      FROM (SELECT DISTINCT hashtextextended('hold:' || showtime || ':' || c, 0) AS k
              FROM unnest(customers) AS c) keys

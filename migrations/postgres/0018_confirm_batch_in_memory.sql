@@ -73,6 +73,7 @@ DECLARE
   k INT;
   q INT;
   ours INT;
+  found_at INT[];
   changed INT;
   total INT;
 BEGIN
@@ -118,7 +119,7 @@ BEGIN
       CONTINUE;
     END IF;
     CONTINUE WHEN bk_status[k] <> 'PENDING'
-                  OR (bk_sessions[k] IS NOT NULL AND bk_sessions[k] <> sessions[i])
+                  OR (bk_sessions[k] IS NOT NULL AND bk_sessions[k] IS DISTINCT FROM sessions[i])
                   OR bk_amounts[k] <> paid[i] OR bk_currencies[k] <> paid_currencies[i];
     recorded := recorded || payments[i];
     wanted := wanted || i;
@@ -168,13 +169,16 @@ BEGIN
   FOREACH i IN ARRAY by_booking LOOP
     CONTINUE WHEN NOT inserted[i];
     k := array_position(bk_ids, refs[i]);
-    ours := 0;
+    -- (Seats counted once each, as rows are: a booking that named a seat twice never
+    -- counts as owning all it names.)
+    found_at := '{}';
     FOR j IN bk_from[k] .. bk_from[k] + bk_count[k] - 1 LOOP
       q := array_position(s_keys, bk_showtimes[k] || ':' || bk_seats[j]);
-      IF q IS NOT NULL AND s_owner[q] = bk_holds[k] THEN
-        ours := ours + 1;
+      IF q IS NOT NULL AND s_owner[q] = bk_holds[k] AND NOT q = ANY(found_at) THEN
+        found_at := found_at || q;
       END IF;
     END LOOP;
+    ours := cardinality(found_at);
     IF bk_status[k] <> 'PENDING' OR ours <> bk_count[k] THEN
       doomed := doomed || payments[i];  -- this transaction's own row
       CONTINUE;

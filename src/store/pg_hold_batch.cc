@@ -24,6 +24,7 @@ std::vector<Param> HoldBatchParams(const Param& now, const std::vector<const Hol
     hold_ids.push_back(r->hold_id);
     customers.push_back(r->customer_id);
     counts.push_back(static_cast<int64_t>(r->seats.size()));
+    BOX_ASSERT(r->ttl > Millis(0));
     ttls.push_back(r->ttl.count());
     seats.insert(seats.end(), r->seats.begin(), r->seats.end());
   }

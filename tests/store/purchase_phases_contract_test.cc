@@ -405,6 +405,34 @@ TEST_P(PurchasePhases, ABatchAcrossShowtimesBooksEverySeatForItsOwnBooking) {
   EXPECT_EQ(audit->violations(), 0);
 }
 
+// A booking row that names a seat twice (never written by boxoffice; a hand-edited or
+// damaged row) does not own all it names: its payment goes the general way, and the other
+// reports of its batch are decided as usual.
+TEST_P(PurchasePhases, ABookingThatNamesASeatTwiceIsLeftToTheGeneralPath) {
+  if (!OneStep()) return;  // SQLite has no one-step confirmation to ask
+  const Booking b = CheckedOut("ses_1");
+  auto other_hold = TryHold(st_, 2, {"E5"});
+  ASSERT_TRUE(other_hold.ok());
+  auto other = store_->StartCheckout(other_hold->hold_id, 2, kTtl, kMaxLifetime);
+  ASSERT_TRUE(other.ok());
+  ASSERT_TRUE(store_
+                  ->AttachPaymentSession(other->id, "ses_2", "https://pay/ses_2",
+                                         clock_.Now() + Millis(5 * 60'000))
+                  .ok());
+  RawSql("UPDATE booking SET seats = ARRAY['E1', 'E1'] WHERE booking_id = " + std::to_string(b.id));
+  std::vector<io::asio::awaitable<Result<std::optional<Settlement>>>> works;
+  works.push_back(store_->TryConfirmPaymentAsync(Paid(other.value(), "pay_2", "ses_2"), nullptr));
+  works.push_back(store_->TryConfirmPaymentAsync(Paid(b, "pay_1", "ses_1"), nullptr));
+  works.push_back(store_->TryConfirmPaymentAsync(Paid(other.value(), "pay_2", "ses_2"), nullptr));
+  auto outcomes = loop_->RunAll(std::move(works));
+  for (const auto& o : outcomes) ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_EQ(outcomes[0].value(), std::optional<Settlement>(Settlement::kConfirmed));
+  EXPECT_EQ(outcomes[1].value(), std::nullopt);
+  EXPECT_EQ(outcomes[2].value(), std::optional<Settlement>(Settlement::kDuplicate));
+  EXPECT_EQ(store_->GetBooking(b.id, 1)->status, BookingStatus::kPending);
+  EXPECT_EQ(Owners(st_)["E1"].status, SeatStatus::kHeld);
+}
+
 // A late payment delivered twice, both copies in one batch: the first copy's row is taken
 // back (the hold expired), so the second is never answered as its duplicate; the general
 // path then records and refunds the payment once.
