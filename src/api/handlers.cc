@@ -328,21 +328,24 @@ class Api {
     co_return Json(200, nlohmann::json{{"received", true}, {"outcome", outcome}}.dump());
   }
 
-  Response SetWaitingRoom(Request& req) {
+  // On the I/O thread: the store's write is awaited.
+  io::asio::awaitable<Response> SetWaitingRoom(Request& req) {
     auto auth = Authenticate(req);
-    if (auto* denied = std::get_if<Response>(&auth)) return std::move(*denied);
-    if (!std::get<Principal>(auth).admin)
-      return ErrorResponse(403, "FORBIDDEN", "admin scope required");
+    if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
+    if (!std::get<Principal>(auth).admin) {
+      co_return ErrorResponse(403, "FORBIDDEN", "admin scope required");
+    }
     auto id = ParseId(req.params["showtimeId"]);
-    if (!id) return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
     WaitingRoomConfig config;
-    if (auto e = ParseWaitingRoom(req.body, &config)) return BadBody(*e);
-    if (Status s = d_.admission->Configure(*id, config); !s.ok()) return StatusResponse(s);
+    if (auto e = ParseWaitingRoom(req.body, &config)) co_return BadBody(*e);
+    Status s = co_await d_.admission->ConfigureAsync(*id, config);
+    if (!s.ok()) co_return StatusResponse(s);
     LogInfo("waiting room set", {{"showtimeId", *id},
                                  {"enabled", config.enabled},
                                  {"activeLimit", config.active_limit},
                                  {"requestId", req.request_id}});
-    return Json(200, WaitingRoomJson(*id, config));
+    co_return Json(200, WaitingRoomJson(*id, config));
   }
 
   static Response QueueResponse(int status, const QueueView& view) {
@@ -376,17 +379,19 @@ class Api {
     co_return QueueResponse(200, view.value());
   }
 
-  Response CreateShowtime(Request& req) {
+  // On the I/O thread: the showtime, its prices and seats are one statement, awaited.
+  io::asio::awaitable<Response> CreateShowtime(Request& req) {
     auto auth = Authenticate(req);
-    if (auto* denied = std::get_if<Response>(&auth)) return std::move(*denied);
-    if (!std::get<Principal>(auth).admin)
-      return ErrorResponse(403, "FORBIDDEN", "admin scope required");
+    if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
+    if (!std::get<Principal>(auth).admin) {
+      co_return ErrorResponse(403, "FORBIDDEN", "admin scope required");
+    }
     NewShowtime showtime;
-    if (auto e = ParseNewShowtime(req.body, &showtime)) return BadBody(*e);
-    auto id = d_.store->CreateShowtime(showtime);
-    if (!id.ok()) return StatusResponse(id.status());
+    if (auto e = ParseNewShowtime(req.body, &showtime)) co_return BadBody(*e);
+    auto id = co_await d_.store->CreateShowtimeAsync(std::move(showtime));
+    if (!id.ok()) co_return StatusResponse(id.status());
     LogInfo("showtime created", {{"showtimeId", id.value()}, {"requestId", req.request_id}});
-    return Json(201, nlohmann::json{{"showtimeId", id.value()}}.dump())
+    co_return Json(201, nlohmann::json{{"showtimeId", id.value()}}.dump())
         .Header("Location", "/showtimes/" + std::to_string(id.value()));
   }
 
@@ -461,8 +466,9 @@ void RegisterRoutes(http::Router* router, const ApiDeps& deps) {
   router->AddAsync("GET", "/holds/{holdId}", bind_async(&Api::GetHold));
   router->AddAsync("DELETE", "/holds/{holdId}", bind_async(&Api::DeleteHold));
   router->AddAsync("POST", "/holds/{holdId}/extend", bind_async(&Api::ExtendHold));
-  router->Add("POST", "/admin/showtimes", bind(&Api::CreateShowtime));
-  router->Add("PUT", "/admin/showtimes/{showtimeId}/waiting-room", bind(&Api::SetWaitingRoom));
+  router->AddAsync("POST", "/admin/showtimes", bind_async(&Api::CreateShowtime));
+  router->AddAsync("PUT", "/admin/showtimes/{showtimeId}/waiting-room",
+                   bind_async(&Api::SetWaitingRoom));
   router->AddAsync("POST", "/showtimes/{showtimeId}/queue", bind_async(&Api::JoinQueue));
   router->AddAsync("GET", "/showtimes/{showtimeId}/queue/{queueToken}",
                    bind_async(&Api::QueueStatus));

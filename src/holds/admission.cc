@@ -48,12 +48,12 @@ Admission::Admission(WaitingRoom* room, Store* store, const std::string& secret,
                                   "Waiting-room calls the backend did not answer.")) {
   // Registered once, here, never under mu_ (see core/metrics.h's lock order): each scrape
   // lists the rooms open as of the last round, so a closed room's series disappear.
-  queued_gauge_ = metrics->AddCollector("boxoffice_waiting_room_queued",
-                        "Customers waiting in a showtime's waiting room.",
-                        [this](Metrics::Samples* out) { Sizes(&RoomSizes::queued, out); });
-  admitted_gauge_ = metrics->AddCollector("boxoffice_waiting_room_admitted",
-                        "Customers admitted to a showtime's seats right now.",
-                        [this](Metrics::Samples* out) { Sizes(&RoomSizes::admitted, out); });
+  queued_gauge_ = metrics->AddCollector(
+      "boxoffice_waiting_room_queued", "Customers waiting in a showtime's waiting room.",
+      [this](Metrics::Samples* out) { Sizes(&RoomSizes::queued, out); });
+  admitted_gauge_ = metrics->AddCollector(
+      "boxoffice_waiting_room_admitted", "Customers admitted to a showtime's seats right now.",
+      [this](Metrics::Samples* out) { Sizes(&RoomSizes::admitted, out); });
 }
 
 Admission::~Admission() { Stop(); }
@@ -107,7 +107,7 @@ void Admission::Sizes(int64_t RoomSizes::*size, Metrics::Samples* out) {
   }
 }
 
-Status Admission::Configure(int64_t showtime_id, const WaitingRoomConfig& config) {
+Status Admission::CheckConfig(const WaitingRoomConfig& config) {
   if (config.active_limit < 1 || config.active_limit > kMaxActiveLimit) {
     return Status(Code::kInvalid, "activeLimit must be 1.." + std::to_string(kMaxActiveLimit));
   }
@@ -116,19 +116,37 @@ Status Admission::Configure(int64_t showtime_id, const WaitingRoomConfig& config
                                       std::to_string(kMinAdmissionTtl.count() / 1000) + ".." +
                                       std::to_string(kMaxAdmissionTtl.count() / 1000));
   }
-  if (Status s = store_->SetWaitingRoom(showtime_id, config); !s.ok()) return s;
+  return Status::Ok();
+}
+
+void Admission::Apply(int64_t showtime_id, const WaitingRoomConfig& config) {
   {
     std::lock_guard lock(mu_);
     rooms_version_.fetch_add(1, std::memory_order_release);
     if (config.enabled) {
       rooms_[showtime_id] = config;
-      return Status::Ok();
+      return;
     }
     rooms_.erase(showtime_id);
     sizes_.erase(showtime_id);
   }
-  room_->Forget(showtime_id);
+  room_->Forget(showtime_id);  // (local only: a Redis room keeps nothing per instance)
+}
+
+Status Admission::Configure(int64_t showtime_id, const WaitingRoomConfig& config) {
+  if (Status s = CheckConfig(config); !s.ok()) return s;
+  if (Status s = store_->SetWaitingRoom(showtime_id, config); !s.ok()) return s;
+  Apply(showtime_id, config);
   return Status::Ok();
+}
+
+io::asio::awaitable<Status> Admission::ConfigureAsync(int64_t showtime_id,
+                                                      WaitingRoomConfig config) {
+  if (Status s = CheckConfig(config); !s.ok()) co_return s;
+  Status s = co_await store_->SetWaitingRoomAsync(showtime_id, config);
+  if (!s.ok()) co_return s;
+  Apply(showtime_id, config);
+  co_return Status::Ok();
 }
 
 std::optional<WaitingRoomConfig> Admission::RoomOf(int64_t showtime_id) {
@@ -187,7 +205,7 @@ QueueView Admission::View(int64_t showtime_id, int64_t customer_id, const QueueP
 }
 
 io::asio::awaitable<Result<QueueView>> Admission::JoinAsync(int64_t showtime_id,
-                                                           int64_t customer_id) {
+                                                            int64_t customer_id) {
   auto config = RoomOf(showtime_id);
   if (!config) {
     co_return Status(Code::kNotFound,
@@ -203,7 +221,7 @@ io::asio::awaitable<Result<QueueView>> Admission::JoinAsync(int64_t showtime_id,
 }
 
 io::asio::awaitable<Result<QueueView>> Admission::FindAsync(int64_t showtime_id,
-                                                           std::string queue_token) {
+                                                            std::string queue_token) {
   const Status unknown(Code::kNotFound, "no such place in this waiting room");
   if (queue_token.size() > kMaxTokenLength) co_return unknown;
   auto parts = Split(queue_token, 4);
@@ -223,7 +241,8 @@ io::asio::awaitable<Result<QueueView>> Admission::FindAsync(int64_t showtime_id,
                                           *config, clock_->Now());
   if (!place.ok()) {
     if (place.status().code() == Code::kNotFound) {
-      co_return Status(Code::kNotFound, "not in the waiting room (the admission ended): join again");
+      co_return Status(Code::kNotFound,
+                       "not in the waiting room (the admission ended): join again");
     }
     if (place.status().code() == Code::kUnavailable) errors_.Inc();
     co_return place.status();

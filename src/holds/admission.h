@@ -55,6 +55,8 @@ class Admission {
 
   // kInvalid for a limit or TTL out of range, kNotFound for an unknown showtime.
   Status Configure(int64_t showtime_id, const WaitingRoomConfig& config);
+  // The same, awaited on an I/O loop (the store's write on the loop's pipeline).
+  io::asio::awaitable<Status> ConfigureAsync(int64_t showtime_id, WaitingRoomConfig config);
   // The showtime's room, when it is on.
   std::optional<WaitingRoomConfig> RoomOf(int64_t showtime_id);
 
@@ -77,8 +79,7 @@ class Admission {
   // The part of CheckHold that asks nobody: Ok when the showtime has no room on, or the
   // token is well signed, this customer's and this showtime's, and unexpired. The hold path
   // sends a gate claim only for requests that pass it.
-  Status CheckToken(int64_t showtime_id, int64_t customer_id,
-                    const std::string* admission_token);
+  Status CheckToken(int64_t showtime_id, int64_t customer_id, const std::string* admission_token);
   // The customer's booking of the showtime is confirmed: their admission ends now.
   void BookingConfirmed(int64_t showtime_id, int64_t customer_id);
 
@@ -87,6 +88,11 @@ class Admission {
   std::string AdmissionToken(int64_t showtime_id, int64_t customer_id, Instant until) const;
 
  private:
+  // Configure's two halves: the limits it checks before the store, and this instance's
+  // copy it updates after.
+  static Status CheckConfig(const WaitingRoomConfig& config);
+  void Apply(int64_t showtime_id, const WaitingRoomConfig& config);
+
   std::string Sign(const std::string& what) const;
   QueueView View(int64_t showtime_id, int64_t customer_id, const QueuePlace& place,
                  const WaitingRoomConfig& config) const;
@@ -110,8 +116,8 @@ class Admission {
     static std::atomic<uint64_t> next{1};
     return next.fetch_add(1, std::memory_order_relaxed);
   }
-  std::map<int64_t, RoomSizes> sizes_;          // open rooms as of the last round; guarded by mu_
-  Metrics::CollectorHandle queued_gauge_;    // destroyed before the maps they read
+  std::map<int64_t, RoomSizes> sizes_;     // open rooms as of the last round; guarded by mu_
+  Metrics::CollectorHandle queued_gauge_;  // destroyed before the maps they read
   Metrics::CollectorHandle admitted_gauge_;
   Periodic keeper_;
 };

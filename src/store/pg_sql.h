@@ -26,16 +26,21 @@ constexpr Sql kAppliedVersions{"applied_versions", "SELECT version FROM schema_m
 constexpr Sql kRecordMigration{"record_migration",
                                "INSERT INTO schema_migrations (version, name) VALUES ($1, $2)"};
 
-constexpr Sql kInsertShowtime{"insert_showtime",
-                              "INSERT INTO showtime (title, cinema, hall, starts_at, seat_count)"
-                              " VALUES ($1, $2, $3, " BOX_TS("$4") ", $5) RETURNING showtime_id"};
-constexpr Sql kInsertPrices{"insert_prices",
-                            "INSERT INTO price (showtime_id, category, amount, currency)"
-                            " SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::text[])"};
-constexpr Sql kInsertSeats{
-    "insert_seats",
-    "INSERT INTO show_seat (showtime_id, seat_code, row_label, seat_number, seat_order, category)"
-    " SELECT $1, * FROM unnest($2::text[], $3::text[], $4::int[], $5::int[], $6::text[])"};
+// A showtime with its prices and seats: one statement, so one transaction wherever it is
+// sent (a pooled connection, or a loop's pipeline). The rows reference the showtime the
+// first part inserts; their foreign keys are checked at the statement's end, when it exists.
+constexpr Sql kCreateShowtime{
+    "create_showtime",
+    "WITH st AS (INSERT INTO showtime (title, cinema, hall, starts_at, seat_count)"
+    "            VALUES ($1, $2, $3, " BOX_TS("$4") ", $5) RETURNING showtime_id),"
+    " prices AS (INSERT INTO price (showtime_id, category, amount, currency)"
+    "            SELECT st.showtime_id, u.* FROM st,"
+    "                   unnest($6::text[], $7::bigint[], $8::text[]) AS u),"
+    " seats AS (INSERT INTO show_seat (showtime_id, seat_code, row_label, seat_number,"
+    "                                  seat_order, category)"
+    "           SELECT st.showtime_id, u.* FROM st,"
+    "                  unnest($9::text[], $10::text[], $11::int[], $12::int[], $13::text[]) AS u)"
+    " SELECT showtime_id FROM st"};
 constexpr Sql kSelectShowtime{
     "select_showtime",
     "SELECT showtime_id, title, cinema, hall, " BOX_MS("starts_at") ", seat_count"
@@ -196,7 +201,8 @@ constexpr Sql kPendingEvents{
 constexpr Sql kMarkPublished{
     "mark_published",
     "WITH fence AS MATERIALIZED (SELECT 1 FROM relay_lease"
-    "  WHERE name = $3 AND owner = $4 AND until >= " BOX_NOW " FOR SHARE),"
+    "  WHERE name = $3 AND owner = $4 AND until >= " BOX_NOW
+    " FOR SHARE),"
     " upd AS (UPDATE outbox SET published_at = " BOX_NOW
     "  WHERE published_at IS NULL AND id = ANY($2::bigint[]) AND EXISTS (SELECT 1 FROM fence)"
     "  RETURNING 1)"
@@ -212,7 +218,8 @@ constexpr Sql kClaimStale{
     "claim_stale",
     "WITH stale AS MATERIALIZED (SELECT booking_id FROM booking"
     "  WHERE status = 'PENDING' AND (payment_expires_at <= " BOX_NOW
-    "        OR created_at < " BOX_NOW " - $2::bigint * interval '1 ms')"
+    "        OR created_at < " BOX_NOW
+    " - $2::bigint * interval '1 ms')"
     "    AND (claimed_until IS NULL OR claimed_until < " BOX_NOW
     ")"
     "  ORDER BY claimed_until NULLS FIRST, created_at LIMIT $4 FOR UPDATE SKIP LOCKED) "
@@ -292,7 +299,8 @@ constexpr Sql kPendingRefunds{
 constexpr Sql kRefundAttemptFailed{
     "refund_attempt_failed",
     "UPDATE refund SET attempts = attempts + 1, refused = $2, last_error = $3,"
-    "       next_attempt_at = " BOX_NOW " + $4::bigint * interval '1 ms'"
+    "       next_attempt_at = " BOX_NOW
+    " + $4::bigint * interval '1 ms'"
     " WHERE refund_id = $5::uuid AND status = 'PENDING'"};
 constexpr Sql kRefundBacklog{
     "refund_backlog",

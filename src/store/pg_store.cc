@@ -176,41 +176,74 @@ Status PgStore::Ping() {
   return r.ok() ? Status::Ok() : r.status();
 }
 
+namespace {
+
+// kCreateShowtime's parameters: the showtime, its prices, its seats row by row.
+std::vector<Param> CreateShowtimeParams(const NewShowtime& st) {
+  int64_t seat_count = 0;
+  for (const auto& r : st.rows) seat_count += r.seats;
+  std::vector<std::string> categories, currencies;
+  std::vector<int64_t> amounts;
+  for (const auto& [category, price] : st.prices) {
+    categories.push_back(category);
+    amounts.push_back(price.amount);
+    currencies.push_back(price.currency);
+  }
+  std::vector<std::string> codes, rows, seat_categories;
+  std::vector<int64_t> numbers, orders;
+  for (const auto& row : st.rows) {
+    for (int n = 1; n <= row.seats; ++n) {
+      orders.push_back(static_cast<int64_t>(codes.size()));
+      codes.push_back(row.row + std::to_string(n));
+      rows.push_back(row.row);
+      numbers.push_back(n);
+      seat_categories.push_back(row.category);
+    }
+  }
+  BOX_ASSERT(static_cast<int64_t>(codes.size()) == seat_count);
+  return {st.title,
+          st.cinema,
+          st.hall,
+          P(ToEpochMs(st.starts_at)),
+          P(seat_count),
+          ArrayLiteral(categories),
+          IntArrayLiteral(amounts),
+          ArrayLiteral(currencies),
+          ArrayLiteral(codes),
+          ArrayLiteral(rows),
+          IntArrayLiteral(numbers),
+          IntArrayLiteral(orders),
+          ArrayLiteral(seat_categories)};
+}
+
+// kSetWaitingRoom's parameters, and what its answer means.
+std::vector<Param> WaitingRoomParams(Param now, int64_t showtime_id,
+                                     const WaitingRoomConfig& config) {
+  return {std::move(now), P(showtime_id), config.enabled ? "true" : "false",
+          P(int64_t{config.active_limit}), P(config.admission_ttl.count())};
+}
+Status WaitingRoomSet(const PGresult* r, int64_t showtime_id) {
+  if (std::atoi(PQcmdTuples(const_cast<PGresult*>(r))) == 0) return ShowtimeNotFound(showtime_id);
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<int64_t> PgStore::CreateShowtime(const NewShowtime& st) {
-  return impl_->InTx<int64_t>(&retried_, [&](PgConnection& c) -> Result<int64_t> {
-    int64_t seat_count = 0;
-    for (const auto& r : st.rows) seat_count += r.seats;
-    auto ins = c.Exec(kInsertShowtime,
-                      {st.title, st.cinema, st.hall, P(ToEpochMs(st.starts_at)), P(seat_count)});
-    if (!ins.ok()) return ins.status();
-    const int64_t id = Int(ins.value().get(), 0, 0);
-    std::vector<std::string> categories, currencies;
-    std::vector<int64_t> amounts;
-    for (const auto& [category, price] : st.prices) {
-      categories.push_back(category);
-      amounts.push_back(price.amount);
-      currencies.push_back(price.currency);
-    }
-    auto prices = c.Exec(kInsertPrices, {P(id), ArrayLiteral(categories), IntArrayLiteral(amounts),
-                                         ArrayLiteral(currencies)});
-    if (!prices.ok()) return prices.status();
-    std::vector<std::string> codes, rows, seat_categories;
-    std::vector<int64_t> numbers, orders;
-    for (const auto& row : st.rows) {
-      for (int n = 1; n <= row.seats; ++n) {
-        orders.push_back(static_cast<int64_t>(codes.size()));
-        codes.push_back(row.row + std::to_string(n));
-        rows.push_back(row.row);
-        numbers.push_back(n);
-        seat_categories.push_back(row.category);
-      }
-    }
-    auto seats = c.Exec(kInsertSeats,
-                        {P(id), ArrayLiteral(codes), ArrayLiteral(rows), IntArrayLiteral(numbers),
-                         IntArrayLiteral(orders), ArrayLiteral(seat_categories)});
-    if (!seats.ok()) return seats.status();
-    return id;
+  return impl_->Run<int64_t>(&retried_, [&](PgConnection& c) -> Result<int64_t> {
+    auto res = c.Exec(kCreateShowtime, CreateShowtimeParams(st));
+    if (!res.ok()) return res.status();
+    return Int(res.value().get(), 0, 0);
   });
+}
+
+io::asio::awaitable<Result<int64_t>> PgStore::CreateShowtimeAsync(NewShowtime showtime) {
+  Impl::LoopState* loop = impl_->Loop();
+  if (!loop) co_return CreateShowtime(showtime);  // off the loops
+  std::vector<Param> params = CreateShowtimeParams(showtime);
+  auto res = co_await loop->pipelines.Exec(kCreateShowtime, std::move(params));
+  if (!res.ok()) co_return res.status();
+  co_return Int(res->get(), 0, 0);
 }
 
 Result<Showtime> PgStore::GetShowtime(int64_t showtime_id) {
@@ -295,16 +328,25 @@ Status PgStore::SetWaitingRoom(int64_t showtime_id, const WaitingRoomConfig& con
   return impl_
       ->Run<bool>(&retried_,
                   [&](PgConnection& c) -> Result<bool> {
-                    auto res =
-                        c.Exec(kSetWaitingRoom,
-                               {impl_->Now(), P(showtime_id), config.enabled ? "true" : "false",
-                                P(int64_t{config.active_limit}), P(config.admission_ttl.count())});
+                    auto res = c.Exec(kSetWaitingRoom,
+                                      WaitingRoomParams(impl_->Now(), showtime_id, config));
                     if (!res.ok()) return res.status();
-                    if (std::atoi(PQcmdTuples(res.value().get())) == 0)
-                      return ShowtimeNotFound(showtime_id);
+                    if (Status s = WaitingRoomSet(res.value().get(), showtime_id); !s.ok()) {
+                      return s;
+                    }
                     return true;
                   })
       .status();
+}
+
+io::asio::awaitable<Status> PgStore::SetWaitingRoomAsync(int64_t showtime_id,
+                                                         WaitingRoomConfig config) {
+  Impl::LoopState* loop = impl_->Loop();
+  if (!loop) co_return SetWaitingRoom(showtime_id, config);  // off the loops
+  std::vector<Param> params = WaitingRoomParams(impl_->Now(), showtime_id, config);
+  auto res = co_await loop->pipelines.Exec(kSetWaitingRoom, std::move(params));
+  if (!res.ok()) co_return res.status();
+  co_return WaitingRoomSet(res->get(), showtime_id);
 }
 
 Result<std::vector<std::pair<int64_t, WaitingRoomConfig>>> PgStore::EnabledWaitingRooms() {

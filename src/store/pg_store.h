@@ -51,6 +51,7 @@ class PgStore final : public Store {
   Status Ping() override;
   io::asio::awaitable<Status> PingAsync() override;  // on the loop's pipeline
   Result<int64_t> CreateShowtime(const NewShowtime& showtime) override;
+  io::asio::awaitable<Result<int64_t>> CreateShowtimeAsync(NewShowtime showtime) override;
   Result<Showtime> GetShowtime(int64_t showtime_id) override;
   Result<std::vector<Showtime>> ListShowtimes(const ShowtimeQuery& query) override;
   Result<int64_t> CountShowtimes() override;
@@ -112,6 +113,8 @@ class PgStore final : public Store {
   Result<std::map<BookingStatus, int64_t>> CountRecentBookings(Millis window) override;
   Result<AuditReport> Audit() override;
   Status SetWaitingRoom(int64_t showtime_id, const WaitingRoomConfig& config) override;
+  io::asio::awaitable<Status> SetWaitingRoomAsync(int64_t showtime_id,
+                                                  WaitingRoomConfig config) override;
   Result<std::vector<std::pair<int64_t, WaitingRoomConfig>>> EnabledWaitingRooms() override;
   Status MarkEventsPublished(const std::vector<int64_t>& ids, const std::string& lease_name,
                              const std::string& owner) override;

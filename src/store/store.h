@@ -299,6 +299,8 @@ class Store {
 
   // kInvalid when the layout breaks a schema rule the caller should have checked.
   virtual Result<int64_t> CreateShowtime(const NewShowtime& showtime) = 0;
+  // The same, awaited on an I/O loop (by default on the loop's blocking pool).
+  virtual io::asio::awaitable<Result<int64_t>> CreateShowtimeAsync(NewShowtime showtime);
   virtual Result<Showtime> GetShowtime(int64_t showtime_id) = 0;
   virtual Result<std::vector<Showtime>> ListShowtimes(const ShowtimeQuery& query) = 0;
   // The same reads, awaited on an I/O loop (by default on the loop's blocking pool).
@@ -457,6 +459,9 @@ class Store {
 
   // Sets a showtime's waiting room; kNotFound for an unknown showtime.
   virtual Status SetWaitingRoom(int64_t showtime_id, const WaitingRoomConfig& config) = 0;
+  // The same, awaited on an I/O loop (by default on the loop's blocking pool).
+  virtual io::asio::awaitable<Status> SetWaitingRoomAsync(int64_t showtime_id,
+                                                          WaitingRoomConfig config);
   // The showtimes whose waiting room is on.
   virtual Result<std::vector<std::pair<int64_t, WaitingRoomConfig>>> EnabledWaitingRooms() = 0;
 

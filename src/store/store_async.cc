@@ -29,6 +29,17 @@ io::asio::awaitable<Result<Hold>> Store::HoldActionAsync(HoldAction action, std:
   co_return co_await io::Offload(std::move(work));
 }
 
+io::asio::awaitable<Result<int64_t>> Store::CreateShowtimeAsync(NewShowtime showtime) {
+  auto work = [this, showtime = std::move(showtime)] { return CreateShowtime(showtime); };
+  co_return co_await io::Offload(std::move(work));
+}
+
+io::asio::awaitable<Status> Store::SetWaitingRoomAsync(int64_t showtime_id,
+                                                       WaitingRoomConfig config) {
+  auto work = [this, showtime_id, config] { return SetWaitingRoom(showtime_id, config); };
+  co_return co_await io::Offload(std::move(work));
+}
+
 io::asio::awaitable<Status> Store::PingAsync() {
   auto work = [this] { return Ping(); };
   co_return co_await io::Offload(std::move(work));

@@ -310,6 +310,63 @@ TEST_P(HoldBatches, EachRequestOfABatchSeesTheEarlierOnesAsCommitted) {
   }
 }
 
+// The admin's writes on a loop: a showtime created there reads back as one created by the
+// blocking call (rows, categories, prices, seat order), an invalid one creates nothing,
+// and a waiting room is set on a known showtime only.
+TEST_P(HoldBatches, AdminWritesOnALoopAreTheBlockingOnes) {
+  NewShowtime s;
+  s.title = "Premiere";
+  s.cinema = "Odeon";
+  s.hall = "1";
+  s.starts_at = kStart + Millis(86'400'000);
+  s.rows = {{"A", 3, "standard"}, {"B", 2, "premium"}};
+  s.prices = {{"standard", {1250, "EUR"}}, {"premium", {1650, "EUR"}}};
+  NewShowtime bad = s;
+  bad.rows = {{"C", 2, "standard"}, {"C", 2, "standard"}};  // seat codes twice
+  const int64_t before = store_->CountShowtimes().value();
+  Result<int64_t> created = Status(Code::kInternal, "not run");
+  Result<int64_t> refused = Status(Code::kInternal, "not run");
+  Status room_set = Status::Ok(), room_unknown = Status::Ok();
+  {
+    LoopThread loop;
+    created = loop.Run(store_->CreateShowtimeAsync(s));
+    refused = loop.Run(store_->CreateShowtimeAsync(bad));
+    if (created.ok()) {
+      room_set = loop.Run(store_->SetWaitingRoomAsync(*created, {true, 3, Millis(60'000)}));
+      room_unknown =
+          loop.Run(store_->SetWaitingRoomAsync(*created + 1000, {true, 3, Millis(60'000)}));
+    }
+  }
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  EXPECT_FALSE(refused.ok());
+  EXPECT_EQ(store_->CountShowtimes().value(), before + 1) << "the refused one left nothing";
+  const int64_t blocking = store_->CreateShowtime(s).value();
+  auto a = store_->GetShowtime(*created), b = store_->GetShowtime(blocking);
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_EQ(a->title, b->title);
+  EXPECT_EQ(a->starts_at, b->starts_at);
+  EXPECT_EQ(a->seat_count, 5);
+  EXPECT_EQ(a->seat_count, b->seat_count);
+  ASSERT_EQ(a->prices.size(), b->prices.size());
+  for (const auto& [category, price] : b->prices) {
+    EXPECT_EQ(a->prices.at(category).amount, price.amount) << category;
+  }
+  auto ma = store_->GetSeatMap(*created), mb = store_->GetSeatMap(blocking);
+  ASSERT_TRUE(ma.ok() && mb.ok());
+  ASSERT_EQ(ma->seats.size(), mb->seats.size());
+  for (size_t i = 0; i < ma->seats.size(); ++i) {
+    EXPECT_EQ(ma->seats[i].code, mb->seats[i].code) << i;
+    EXPECT_EQ(ma->seats[i].row, mb->seats[i].row) << i;
+    EXPECT_EQ(ma->seats[i].category, mb->seats[i].category) << i;
+  }
+  EXPECT_TRUE(room_set.ok()) << room_set.message();
+  EXPECT_EQ(room_unknown.code(), Code::kNotFound);
+  auto rooms = store_->EnabledWaitingRooms().value();
+  ASSERT_EQ(rooms.size(), 1u);
+  EXPECT_EQ(rooms[0].first, *created);
+  EXPECT_EQ(rooms[0].second.active_limit, 3);
+}
+
 // /readyz's round trip on a loop: answered by the engine, and on PostgreSQL an engine that
 // cannot be reached answers an error within the connect bound, never a hang.
 TEST_P(HoldBatches, APingOnALoopReachesTheEngine) {
