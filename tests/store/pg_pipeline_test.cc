@@ -7,10 +7,9 @@
 #include "store/pg_pipeline.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <future>
-
-#include <unistd.h>
 
 #include "support/loop_thread.h"
 #include "support/test_env.h"
@@ -25,10 +24,10 @@ constexpr Sql kDivide{"test_divide", "SELECT 10 / $1::int"};
 constexpr Sql kSleep{"test_sleep", "SELECT pg_sleep($1::float8)"};
 constexpr char kApplication[] = "boxoffice-pipeline-test";
 
-#define REQUIRE_POSTGRES()                                                            \
-  if (testing::PostgresUrl().empty()) {                                               \
-    if (testing::PostgresRequired()) FAIL() << "BOXOFFICE_TEST_PG_URL is not set";    \
-    GTEST_SKIP() << "no PostgreSQL (run through scripts/with-postgres.sh)";           \
+#define REQUIRE_POSTGRES()                                                         \
+  if (testing::PostgresUrl().empty()) {                                            \
+    if (testing::PostgresRequired()) FAIL() << "BOXOFFICE_TEST_PG_URL is not set"; \
+    GTEST_SKIP() << "no PostgreSQL (run through scripts/with-postgres.sh)";        \
   }
 
 PgPipelineOptions Options() {
@@ -72,7 +71,8 @@ TEST(PgPipeline, AStatementThatFailsFailsOnlyItself) {
   auto a = first.get(), b = failing.get(), c = third.get(), d = fourth.get();
   ASSERT_TRUE(a.ok()) << a.status().message();
   EXPECT_EQ(Value(a), "1");
-  EXPECT_EQ(b.status().code(), Code::kInvalid) << "division by zero is the database refusing a value";
+  EXPECT_EQ(b.status().code(), Code::kInvalid)
+      << "division by zero is the database refusing a value";
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(Value(c), "2");
   ASSERT_TRUE(d.ok()) << d.status().message();
@@ -132,8 +132,7 @@ TEST(PgPipelineSet, AConnectionThatCannotOpenNeverFailsAStatement) {
   PGconn* admin = PQconnectdb(testing::PostgresUrl().c_str());
   ASSERT_EQ(PQstatus(admin), CONNECTION_OK);
   PQclear(PQexec(admin, ("DROP ROLE IF EXISTS " + role).c_str()));
-  PGresult* created =
-      PQexec(admin, ("CREATE ROLE " + role + " LOGIN CONNECTION LIMIT 1").c_str());
+  PGresult* created = PQexec(admin, ("CREATE ROLE " + role + " LOGIN CONNECTION LIMIT 1").c_str());
   ASSERT_EQ(PQresultStatus(created), PGRES_COMMAND_OK) << PQerrorMessage(admin);
   PQclear(created);
   PgPipelineOptions options = Options();

@@ -243,16 +243,8 @@ TEST_P(PurchasePhases, CallbacksThatArriveTogetherAreDecidedOneAfterTheOther) {
   constexpr int kBookings = 8;
   std::vector<Booking> bookings;
   for (int i = 1; i <= kBookings; ++i) {
-    auto hold = TryHold(st_, i, {"E" + std::to_string(i)});
-    ASSERT_TRUE(hold.ok());
-    auto b = store_->StartCheckout(hold->hold_id, i, kTtl, kMaxLifetime);
-    ASSERT_TRUE(b.ok()) << b.status().message();
-    const std::string session = "ses_" + std::to_string(i);
-    ASSERT_TRUE(store_
-                    ->AttachPaymentSession(b->id, session, "https://pay/" + session,
-                                           clock_.Now() + Millis(5 * 60'000))
-                    .ok());
-    bookings.push_back(b.value());
+    bookings.push_back(CheckedOutOn(st_, i, {"E" + std::to_string(i)}, "ses_" + std::to_string(i)));
+    ASSERT_GT(bookings.back().id, 0);
   }
   std::vector<PaymentReport> reports;
   for (int i = 0; i < kBookings; ++i) {
@@ -329,16 +321,9 @@ TEST_P(PurchasePhases, ABatchAcrossShowtimesBooksEverySeatForItsOwnBooking) {
   for (int64_t st : showtimes) {
     for (const std::vector<std::string>& seats :
          {std::vector<std::string>{"E1", "E2", "F3"}, std::vector<std::string>{"E5"}}) {
-      auto hold = TryHold(st, customer, seats);
-      ASSERT_TRUE(hold.ok()) << hold.status().message();
-      auto b = store_->StartCheckout(hold->hold_id, customer, kTtl, kMaxLifetime);
-      ASSERT_TRUE(b.ok()) << b.status().message();
       const std::string session = "ses_" + std::to_string(customer);
-      ASSERT_TRUE(store_
-                      ->AttachPaymentSession(b->id, session, "https://pay/" + session,
-                                             clock_.Now() + Millis(5 * 60'000))
-                      .ok());
-      bought.push_back({b.value(), session});
+      bought.push_back({CheckedOutOn(st, customer, seats, session), session});
+      ASSERT_GT(bought.back().booking.id, 0);
       ++customer;
     }
   }
@@ -411,19 +396,13 @@ TEST_P(PurchasePhases, ABatchAcrossShowtimesBooksEverySeatForItsOwnBooking) {
 TEST_P(PurchasePhases, ABookingThatNamesASeatTwiceIsLeftToTheGeneralPath) {
   if (!OneStep()) return;  // SQLite has no one-step confirmation to ask
   const Booking b = CheckedOut("ses_1");
-  auto other_hold = TryHold(st_, 2, {"E5"});
-  ASSERT_TRUE(other_hold.ok());
-  auto other = store_->StartCheckout(other_hold->hold_id, 2, kTtl, kMaxLifetime);
-  ASSERT_TRUE(other.ok());
-  ASSERT_TRUE(store_
-                  ->AttachPaymentSession(other->id, "ses_2", "https://pay/ses_2",
-                                         clock_.Now() + Millis(5 * 60'000))
-                  .ok());
+  const Booking other = CheckedOutOn(st_, 2, {"E5"}, "ses_2");
+  ASSERT_GT(other.id, 0);
   RawSql("UPDATE booking SET seats = ARRAY['E1', 'E1'] WHERE booking_id = " + std::to_string(b.id));
   std::vector<io::asio::awaitable<Result<std::optional<Settlement>>>> works;
-  works.push_back(store_->TryConfirmPaymentAsync(Paid(other.value(), "pay_2", "ses_2"), nullptr));
+  works.push_back(store_->TryConfirmPaymentAsync(Paid(other, "pay_2", "ses_2"), nullptr));
   works.push_back(store_->TryConfirmPaymentAsync(Paid(b, "pay_1", "ses_1"), nullptr));
-  works.push_back(store_->TryConfirmPaymentAsync(Paid(other.value(), "pay_2", "ses_2"), nullptr));
+  works.push_back(store_->TryConfirmPaymentAsync(Paid(other, "pay_2", "ses_2"), nullptr));
   auto outcomes = loop_->RunAll(std::move(works));
   for (const auto& o : outcomes) ASSERT_TRUE(o.ok()) << o.status().message();
   EXPECT_EQ(outcomes[0].value(), std::optional<Settlement>(Settlement::kConfirmed));

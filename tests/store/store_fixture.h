@@ -71,7 +71,7 @@ class StoreContract : public ::testing::TestWithParam<Engine> {
   }
 
   // Rows E (standard, 12.50 EUR) and F (premium, 16.50 EUR), ten seats each.
-  int64_t MakePricedShowtime() {
+  static NewShowtime PricedLayout() {
     NewShowtime s;
     s.title = "Dune: Part Three";
     s.cinema = "Odeon";
@@ -79,7 +79,10 @@ class StoreContract : public ::testing::TestWithParam<Engine> {
     s.starts_at = kStart + Millis(86'400'000);
     s.rows = {{"E", 10, "standard"}, {"F", 10, "premium"}};
     s.prices = {{"standard", {1250, "EUR"}}, {"premium", {1650, "EUR"}}};
-    auto id = store_->CreateShowtime(s);
+    return s;
+  }
+  int64_t MakePricedShowtime() {
+    auto id = store_->CreateShowtime(PricedLayout());
     EXPECT_TRUE(id.ok());
     return id.value();
   }
@@ -118,21 +121,30 @@ class StoreContract : public ::testing::TestWithParam<Engine> {
     }
   }
 
+  // A hold of `seats` by `customer`, checked out, with its payment session attached
+  // (none when session is empty); its hold id in *hold_id if asked.
+  Booking CheckedOutOn(int64_t showtime, int64_t customer, const std::vector<std::string>& seats,
+                       const std::string& session, std::string* hold_id = nullptr) {
+    auto hold = TryHold(showtime, customer, seats);
+    EXPECT_TRUE(hold.ok()) << hold.status().message();
+    if (!hold.ok()) return Booking{};
+    if (hold_id) *hold_id = hold->hold_id;
+    auto b = store_->StartCheckout(hold->hold_id, customer, kTtl, kMaxLifetime);
+    EXPECT_TRUE(b.ok()) << b.status().message();
+    if (!b.ok()) return Booking{};
+    if (!session.empty()) {
+      EXPECT_TRUE(store_
+                      ->AttachPaymentSession(b->id, session, "https://pay/" + session,
+                                             clock_.Now() + Millis(5 * 60'000))
+                      .ok());
+    }
+    return b.value();
+  }
   // A hold of E1+F1 by customer 1 on a new priced showtime (st_, hold_id_), checked out by
   // the general path; with its payment session attached when one is named.
   Booking CheckedOut(const std::string& session = "") {
     st_ = MakePricedShowtime();
-    auto hold = TryHold(st_, 1, {"E1", "F1"});
-    EXPECT_TRUE(hold.ok());
-    hold_id_ = hold->hold_id;
-    auto b = store_->StartCheckout(hold_id_, 1, kTtl, kMaxLifetime);
-    EXPECT_TRUE(b.ok()) << b.status().message();
-    if (!session.empty()) {
-      EXPECT_TRUE(store_->AttachPaymentSession(b->id, session, "https://pay/" + session,
-                                               clock_.Now() + Millis(5 * 60'000))
-                      .ok());
-    }
-    return b.value();
+    return CheckedOutOn(st_, 1, {"E1", "F1"}, session, &hold_id_);
   }
 
   ManualClock clock_{kStart};
