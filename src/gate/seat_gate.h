@@ -115,8 +115,11 @@ class SeatGate {
   virtual bool Up() const = 0;
   // A round trip to Redis now (for /readyz).
   virtual Status Ping() = 0;
-  // The same, awaited on an I/O loop (by default Ping, inline).
-  virtual io::asio::awaitable<Status> PingAsync() { co_return Ping(); }
+  // The same, awaited on an I/O loop (by default Ping on the loop's blocking pool).
+  virtual io::asio::awaitable<Status> PingAsync() {
+    auto work = [this] { return Ping(); };  // (named: g++ 12 and lambdas in co_await)
+    co_return co_await io::Offload(std::move(work));
+  }
 };
 
 struct RedisGateOptions {
