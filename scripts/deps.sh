@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages boxoffice builds, runs and tests with, if any is missing.
 # `scripts/deps.sh bench` also installs what the benchmarks compare against (nginx) and
-# drive with (curl, wrk); `scripts/deps.sh fuzz` clang and libFuzzer; `scripts/deps.sh chaos` faketime.
+# drive with (curl, wrk); `scripts/deps.sh fuzz` clang and libFuzzer; `scripts/deps.sh chaos` faketime;
+# `scripts/deps.sh browser` Debian's Chromium and the browser tests' npm packages (playwright-core,
+# axe-core) from tests/browser/package-lock.json.
 set -euo pipefail
 
 packages=(
@@ -22,16 +24,36 @@ fi
 if [ "${1:-}" = chaos ]; then
   packages+=(faketime curl)
 fi
+# The seat picker's tests in a real browser (scripts/browser-test.sh).
+if [ "${1:-}" = browser ]; then
+  packages+=(chromium fonts-dejavu-core)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "deps: installing ${missing[*]}" >&2
+  sudo=()
+  [ "$(id -u)" = 0 ] || sudo=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq
+  # The postgresql package must not start a cluster of its own: tests start theirs.
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
 
-echo "deps: installing ${missing[*]}" >&2
-sudo=()
-[ "$(id -u)" = 0 ] || sudo=(sudo)
-export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -qq
-# The postgresql package must not start a cluster of its own: tests start theirs.
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ "${1:-}" = browser ]; then
+  # playwright-core needs Node.js 20 or later, which Debian 12 does not package (it has 18).
+  node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
+  if [ "$node_major" -lt 20 ]; then
+    echo "deps: the browser tests need Node.js 20 or later with npm (found: ${node_major:-none})" >&2
+    exit 1
+  fi
+  dir=$(cd "$(dirname "$0")/../tests/browser" && pwd)
+  # The exact versions of the committed lockfile, installed again only when it changes.
+  if ! cmp -s "$dir/package-lock.json" "$dir/node_modules/.package-lock.json.installed" 2>/dev/null; then
+    echo "deps: npm ci in tests/browser" >&2
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    cp "$dir/package-lock.json" "$dir/node_modules/.package-lock.json.installed"
+  fi
+fi

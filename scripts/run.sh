@@ -19,10 +19,19 @@ trap 'kill $gateway_pid 2>/dev/null || true' EXIT
 
 build/boxoffice seed --demo
 customer=$(build/boxoffice token --customer 42 --ttl 24h)
+second=$(build/boxoffice token --customer 43 --ttl 24h)
 admin=$(build/boxoffice token --customer 1 --admin --ttl 24h)
 cat <<TXT
 
 boxoffice on http://$BOXOFFICE_LISTEN  (database $BOXOFFICE_DB)
+
+Open the seat picker in a browser (each link signs in one demo customer, for that tab):
+  customer 42:  http://$BOXOFFICE_LISTEN/#token=$customer
+  customer 43:  http://$BOXOFFICE_LISTEN/#token=$second
+  (open both, side by side, and race for a seat)
+  admin page:   http://$BOXOFFICE_LISTEN/#/admin?token=$admin
+
+Or use the API with curl:
   curl -s http://$BOXOFFICE_LISTEN/showtimes?limit=3
   curl -s http://$BOXOFFICE_LISTEN/showtimes/1/seats
   curl -s -X POST http://$BOXOFFICE_LISTEN/showtimes/1/holds \\

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "api/handlers.h"
+#include "api/web_app.h"
 #include "app/config.h"
 #include "app/fake_gateway.h"
 #include "core/jwt.h"
@@ -258,13 +259,12 @@ HoldEngines OpenHoldEngines(const ServeFlags& f, const std::optional<RedisOption
   return e;
 }
 
-// Where the gateway posts payment outcomes: --public-url, or this listener.
-std::string CallbackUrl(const ServeFlags& f, const http::ServerOptions& options,
-                        unsigned short port) {
-  const std::string base = f.public_url.empty()
-                               ? "http://" + options.host + ":" + std::to_string(port)
-                               : f.public_url.substr(0, f.public_url.find_last_not_of('/') + 1);
-  return base + "/payments/callback";
+// Where the gateway posts payment outcomes and sends the browser back: --public-url, or
+// this listener.
+std::string PublicUrl(const ServeFlags& f, const http::ServerOptions& options,
+                      unsigned short port) {
+  return f.public_url.empty() ? "http://" + options.host + ":" + std::to_string(port)
+                              : f.public_url;
 }
 
 // Redis from --redis (nullopt without it); false (logged) when the URL is malformed.
@@ -369,9 +369,11 @@ int Serve(const ServeFlags& f) {
   deps.jwt_secret = f.common.jwt_secret;
   deps.gateway_secret = f.gateway_secret;
   api::RegisterRoutes(&router, deps);
+  const api::WebApp web_app;
+  web_app.Register(&router);
   http::Server server(options, &router, &metrics);
   if (!server.Start()) return 1;
-  checkout.SetCallbackUrl(CallbackUrl(f, options, server.port()));
+  checkout.SetPublicUrl(PublicUrl(f, options, server.port()));
   // Seats freed by expiry go out as SeatsReleased once the sweeper commits them (the map
   // already shows them AVAILABLE by then: lazy expiry).
   Sweeper sweeper(store.value().get(), f.sweep_interval, kSweepBatchLimit, &metrics,

@@ -43,12 +43,72 @@ Response Json(int status, const json& body) {
   return r;
 }
 
+std::string HtmlEscape(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// 2500 EUR → "25.00 EUR" (every currency the tests use has two decimals).
+std::string FormatAmount(int64_t minor, const std::string& currency) {
+  std::string cents = std::to_string(minor % 100);
+  if (cents.size() < 2) cents.insert(0, "0");
+  return std::to_string(minor / 100) + "." + cents + " " + currency;
+}
+
+// The pay page: the amount, and Pay and Fail buttons while the session is open; a press
+// posts the form back to this page.
+Response PayPageHtml(const std::string& session_id, int64_t amount, const std::string& currency,
+                     const std::string& reference, const std::string& status,
+                     const std::string& return_url) {
+  const std::string money = HtmlEscape(FormatAmount(amount, currency));
+  std::string html =
+      "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+      "<title>Pay " + money + " - fake gateway</title><style>"
+      "body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;"
+      "color:#1a1a1a}main{border:1px solid #888;border-radius:8px;padding:1.5rem}"
+      "button{font-size:1.1rem;padding:.6rem 1.2rem;margin-right:.8rem;border-radius:6px;"
+      "border:2px solid #1a1a1a;cursor:pointer}button:focus-visible{outline:3px solid #0057b8;"
+      "outline-offset:2px}.pay{background:#0b6b2b;color:#fff}.fail{background:#fff}"
+      "</style></head><body><main><h1>Fake payment gateway</h1>"
+      "<p>Amount: <strong id=\"amount\">" + money + "</strong></p>"
+      "<p>Reference: " + HtmlEscape(reference) + "</p>"
+      "<p>Session status: <strong id=\"status\">" + HtmlEscape(status) + "</strong></p>";
+  if (status == "OPEN") {
+    html += "<form method=\"post\" action=\"/pay/" + HtmlEscape(session_id) +
+            "\"><button class=\"pay\" name=\"outcome\" value=\"SUCCEEDED\">Pay " + money +
+            "</button><button class=\"fail\" name=\"outcome\" value=\"FAILED\">Fail"
+            "</button></form>";
+  } else if (!return_url.empty()) {
+    html += "<p><a href=\"" + HtmlEscape(return_url) + "\">Back to the shop</a></p>";
+  }
+  html += "</main></body></html>";
+  Response r;
+  r.content_type = "text/html; charset=utf-8";
+  r.body = std::move(html);
+  r.Header("Cache-Control", "no-store");
+  r.Header("Content-Security-Policy",
+           "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http: https:");
+  return r;
+}
+
 struct Session {
   std::string id;
   int64_t amount = 0;
   std::string currency;
   std::string reference;
   std::string callback_url;
+  std::string return_url;  // where the pay page sends the browser; may be empty
   Instant expires_at;
   std::string status = "OPEN";  // OPEN, PAID, FAILED (EXPIRED is derived)
   std::string payment_id;
@@ -168,6 +228,7 @@ struct FakeGateway::State {
       s.currency = j.at("currency").get<std::string>();
       s.reference = j.at("reference").get<std::string>();
       s.callback_url = j.at("callbackUrl").get<std::string>();
+      s.return_url = j.value("returnUrl", "");
       auto expires = ParseRfc3339(j.at("expiresAt").get<std::string>());
       if (!expires) throw std::invalid_argument("expiresAt");
       s.expires_at = *expires;
@@ -175,8 +236,9 @@ struct FakeGateway::State {
       return ErrorResponse(400, "VALIDATION_FAILED",
                            "amount, currency, reference, callbackUrl, expiresAt required");
     }
-    if (s.amount < 0 || !http::ParseHttpUrl(s.callback_url)) {
-      return ErrorResponse(400, "VALIDATION_FAILED", "bad amount or callbackUrl");
+    if (s.amount < 0 || !http::ParseHttpUrl(s.callback_url) ||
+        (!s.return_url.empty() && !http::ParseHttpUrl(s.return_url))) {
+      return ErrorResponse(400, "VALIDATION_FAILED", "bad amount, callbackUrl or returnUrl");
     }
     const std::string* key = req.headers.Find("Idempotency-Key");
     std::lock_guard lock(mu);
@@ -227,13 +289,55 @@ struct FakeGateway::State {
     const std::string outcome = j.value("outcome", "SUCCEEDED");
     const std::string delivery = j.value("delivery", "normal");
     const int64_t delay_ms = j.value("delayMs", int64_t{0});
+    co_return co_await Settle(req.params["sessionId"], outcome, delivery, delay_ms);
+  }
+
+  // The customer's pay page (the session's `url`).
+  Response PayPage(Request& req) {
+    std::lock_guard lock(mu);
+    auto it = sessions.find(req.params["sessionId"]);
+    if (it == sessions.end()) return ErrorResponse(404, "NOT_FOUND", "no such session");
+    const Session& s = it->second;
+    return PayPageHtml(s.id, s.amount, s.currency, s.reference, StatusOf(s), s.return_url);
+  }
+
+  // A press of Pay or Fail on the pay page (a form post, outcome=SUCCEEDED|FAILED): settles
+  // the session as /pay with normal delivery, then sends the browser to the session's
+  // returnUrl (back to the page when it has none). A second press, on a session no longer
+  // open, settles nothing and goes back the same way.
+  io::asio::awaitable<Response> PayPagePress(Request& req) {
+    Request form;
+    form.query = req.body;
+    const std::string outcome = form.QueryParam("outcome").value_or("");
+    const std::string id = req.params["sessionId"];
+    if (outcome != "SUCCEEDED" && outcome != "FAILED")
+      co_return ErrorResponse(400, "VALIDATION_FAILED", "outcome must be SUCCEEDED or FAILED");
+    std::string return_url;
+    {
+      std::lock_guard lock(mu);
+      auto it = sessions.find(id);
+      if (it == sessions.end()) co_return ErrorResponse(404, "NOT_FOUND", "no such session");
+      return_url = it->second.return_url;
+    }
+    std::string delivery = "normal";
+    Response settled = co_await Settle(id, outcome, delivery, 0);
+    if (settled.status != 200 && settled.status != 409) co_return settled;
+    Response r;
+    r.status = 303;
+    r.content_type = "text/plain; charset=utf-8";
+    r.Header("Location", return_url.empty() ? "/pay/" + id : return_url);
+    co_return r;
+  }
+
+  io::asio::awaitable<Response> Settle(std::string session_id, std::string outcome,
+                                       std::string delivery, int64_t delay_ms) {
     if ((outcome != "SUCCEEDED" && outcome != "FAILED") ||
         (delivery != "normal" && delivery != "twice" && delivery != "never" &&
          delivery != "delayed") ||
         delay_ms < 0 || delay_ms > kMaxDelayMs) {
       co_return ErrorResponse(400, "VALIDATION_FAILED", "bad outcome, delivery or delayMs");
     }
-    const std::string callback_url = CallbackUrlOf(req.params["sessionId"]);
+    const std::string callback_url = CallbackUrlOf(session_id);
     if (delivery != "never" && !callback_url.empty()) {
       auto url = http::ParseHttpUrl(callback_url);
       if (!url || !ReceiverOf(*url))
@@ -242,7 +346,7 @@ struct FakeGateway::State {
     Session settled;
     {
       std::lock_guard lock(mu);
-      auto it = sessions.find(req.params["sessionId"]);
+      auto it = sessions.find(session_id);
       if (it == sessions.end()) co_return ErrorResponse(404, "NOT_FOUND", "no such session");
       if (StatusOf(it->second) != "OPEN")
         co_return ErrorResponse(409, "NOT_OPEN", "session is " + StatusOf(it->second));
@@ -341,6 +445,8 @@ void FakeGateway::Register(http::Router* router) {
   router->Add("GET", "/v1/sessions/{sessionId}", bind(&State::GetSession));
   router->AddAsync("POST", "/v1/sessions/{sessionId}/pay",
                    [s](Request& r) { return s->Pay(r); });
+  router->Add("GET", "/pay/{sessionId}", bind(&State::PayPage));
+  router->AddAsync("POST", "/pay/{sessionId}", [s](Request& r) { return s->PayPagePress(r); });
   router->Add("POST", "/v1/refunds", bind(&State::CreateRefund));
   router->Add("GET", "/v1/refunds", bind(&State::ListRefunds));
   router->Add(

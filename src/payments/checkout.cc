@@ -39,7 +39,7 @@ CheckoutService::CheckoutService(Store* store, Gateway* gateway, CheckoutOptions
       options_(std::move(options)),
       metrics_(metrics),
       gate_(gate),
-      callback_url_(options_.callback_url) {
+      public_url_(options_.public_url) {
   for (const char* outcome : {"created", "replayed", "refused", "in_progress", "too_late",
                               "gateway_unavailable", "error"}) {
     outcomes_[outcome] = &metrics_->GetCounter("boxoffice_checkouts_total",
@@ -54,14 +54,16 @@ void CheckoutService::Count(const char* outcome) {
   it->second->Inc();
 }
 
-void CheckoutService::SetCallbackUrl(std::string url) {
-  std::lock_guard lock(callback_mu_);
-  callback_url_ = std::move(url);
+void CheckoutService::SetPublicUrl(std::string url) {
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  std::lock_guard lock(public_url_mu_);
+  public_url_ = std::move(url);
 }
 
-std::string CheckoutService::CallbackUrl() const {
-  std::lock_guard lock(callback_mu_);
-  return callback_url_;
+std::pair<std::string, std::string> CheckoutService::PublicUrls(
+    const std::string& reference) const {
+  std::lock_guard lock(public_url_mu_);
+  return {public_url_ + "/payments/callback", public_url_ + "/#/bookings/" + reference};
 }
 
 void CheckoutService::MaybeCrash(const char* point) const {
@@ -167,10 +169,12 @@ io::asio::awaitable<Result<CheckoutResponse>> CheckoutService::CheckoutAsync(
   // key makes a retry after a crash find the session the first attempt opened.
   std::string reference = std::to_string(booking->id);
   std::string session_key = "checkout-" + reference;
-  std::string callback_url = CallbackUrl();
-  auto session =
-      co_await gateway_->CreateSessionAsync(booking->amount.amount, booking->amount.currency,
-                                            reference, callback_url, expires_at, session_key);
+  auto [callback_url, return_url] = PublicUrls(reference);
+  auto session = co_await gateway_->CreateSessionAsync(booking->amount.amount,
+                                                       booking->amount.currency, reference,
+                                                       std::move(callback_url),
+                                                       std::move(return_url), expires_at,
+                                                       session_key);
   if (!session.ok()) {
     LogWarn("payment session not opened; checkout undone",
             {{"bookingId", booking->id}, {"error", session.status().message()}});

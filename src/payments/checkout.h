@@ -35,7 +35,10 @@ struct CheckoutOptions {
   // expiry minus (hold_ttl - payment_ttl), the margin a late callback has.
   Millis payment_ttl{8 * 60'000};
   Millis key_lease{30'000};  // a request holds its key this long before a retry may take over
-  std::string callback_url;  // where the gateway posts the payment's outcome (see below)
+  // The service's base URL as the gateway and the customer's browser reach it (see below):
+  // the gateway posts outcomes to <public_url>/payments/callback and sends the browser back
+  // to the seat picker's booking page, <public_url>/#/bookings/<id>.
+  std::string public_url;
   // Test-only fault injection: the process kills itself with SIGKILL at this recovery point
   // ("claimed", "booked" or "session"). Empty in production.
   std::string crash_at;
@@ -65,8 +68,8 @@ class CheckoutService {
                                                               std::string idempotency_key,
                                                               std::string hold_id);
 
-  // For a service listening on port 0: the callback URL is known once it listens.
-  void SetCallbackUrl(std::string url);
+  // For a service listening on port 0: its public URL is known once it listens.
+  void SetPublicUrl(std::string url);
 
  private:
   void MaybeCrash(const char* point) const;
@@ -82,7 +85,8 @@ class CheckoutService {
   };
   io::asio::awaitable<Result<Begun>> Begin(int64_t customer_id, std::string idempotency_key,
                                            std::string hold_id);
-  std::string CallbackUrl() const;
+  // The callback and return URLs of a booking's payment session (reference: its id).
+  std::pair<std::string, std::string> PublicUrls(const std::string& reference) const;
 
   Store* store_;
   Gateway* gateway_;
@@ -90,8 +94,8 @@ class CheckoutService {
   Metrics* metrics_;
   SeatGate* gate_;
   std::map<std::string, Counter*> outcomes_;  // registered at construction
-  mutable std::mutex callback_mu_;
-  std::string callback_url_;
+  mutable std::mutex public_url_mu_;
+  std::string public_url_;
 };
 
 // A checkout whose hold would leave less than this (or half the payment TTL, if shorter) to

@@ -66,11 +66,11 @@ std::string IdField(const json& body, const char* field, size_t max = kMaxGatewa
 
 io::asio::awaitable<Result<GatewaySession>> Gateway::CreateSessionAsync(
     int64_t amount, std::string currency, std::string reference, std::string callback_url,
-    Instant expires_at, std::string idempotency_key) {
+    std::string return_url, Instant expires_at, std::string idempotency_key) {
   auto work = [this, amount, currency = std::move(currency), reference = std::move(reference),
-               callback_url = std::move(callback_url), expires_at,
-               key = std::move(idempotency_key)] {
-    return CreateSession(amount, currency, reference, callback_url, expires_at, key);
+               callback_url = std::move(callback_url), return_url = std::move(return_url),
+               expires_at, key = std::move(idempotency_key)] {
+    return CreateSession(amount, currency, reference, callback_url, return_url, expires_at, key);
   };
   co_return co_await io::Offload(std::move(work));
 }
@@ -86,21 +86,23 @@ HttpGateway::~HttpGateway() = default;
 Result<GatewaySession> HttpGateway::CreateSession(int64_t amount, const std::string& currency,
                                                   const std::string& reference,
                                                   const std::string& callback_url,
+                                                  const std::string& return_url,
                                                   Instant expires_at,
                                                   const std::string& idempotency_key) {
-  return io::RunSync(
-      CreateSessionAsync(amount, currency, reference, callback_url, expires_at, idempotency_key));
+  return io::RunSync(CreateSessionAsync(amount, currency, reference, callback_url, return_url,
+                                        expires_at, idempotency_key));
 }
 
 io::asio::awaitable<Result<GatewaySession>> HttpGateway::CreateSessionAsync(
     int64_t amount, std::string currency, std::string reference, std::string callback_url,
-    Instant expires_at, std::string idempotency_key) {
-  std::string body = json{{"amount", amount},
-                          {"currency", currency},
-                          {"reference", reference},
-                          {"callbackUrl", callback_url},
-                          {"expiresAt", FormatRfc3339(expires_at)}}
-                         .dump();
+    std::string return_url, Instant expires_at, std::string idempotency_key) {
+  json request = {{"amount", amount},
+                  {"currency", currency},
+                  {"reference", reference},
+                  {"callbackUrl", callback_url},
+                  {"expiresAt", FormatRfc3339(expires_at)}};
+  if (!return_url.empty()) request["returnUrl"] = return_url;
+  std::string body = request.dump();
   std::vector<std::pair<std::string, std::string>> headers = {
       {"Idempotency-Key", idempotency_key}};
   std::string method = "POST";

@@ -30,15 +30,18 @@ struct GatewaySessionStatus {
 class Gateway {
  public:
   virtual ~Gateway() = default;
-  // Opens a payment session; idempotency_key makes a retry return the same session.
+  // Opens a payment session; idempotency_key makes a retry return the same session. The
+  // gateway posts the outcome to callback_url and sends the customer's browser back to
+  // return_url (empty: none) once they pay or give up on its page.
   virtual Result<GatewaySession> CreateSession(int64_t amount, const std::string& currency,
                                                const std::string& reference,
-                                               const std::string& callback_url, Instant expires_at,
+                                               const std::string& callback_url,
+                                               const std::string& return_url, Instant expires_at,
                                                const std::string& idempotency_key) = 0;
   // The same, awaited on an I/O loop (by default CreateSession on the blocking pool).
   virtual io::asio::awaitable<Result<GatewaySession>> CreateSessionAsync(
       int64_t amount, std::string currency, std::string reference, std::string callback_url,
-      Instant expires_at, std::string idempotency_key);
+      std::string return_url, Instant expires_at, std::string idempotency_key);
   virtual Result<GatewaySessionStatus> GetSession(const std::string& session_id) = 0;
   // Asks for a refund; the same key always names the same refund. Returns its id.
   virtual Result<std::string> Refund(const std::string& payment_id, int64_t amount,
@@ -63,11 +66,12 @@ class HttpGateway final : public Gateway {
   ~HttpGateway() override;
   Result<GatewaySession> CreateSession(int64_t amount, const std::string& currency,
                                        const std::string& reference,
-                                       const std::string& callback_url, Instant expires_at,
+                                       const std::string& callback_url,
+                                       const std::string& return_url, Instant expires_at,
                                        const std::string& idempotency_key) override;
   io::asio::awaitable<Result<GatewaySession>> CreateSessionAsync(
       int64_t amount, std::string currency, std::string reference, std::string callback_url,
-      Instant expires_at, std::string idempotency_key) override;
+      std::string return_url, Instant expires_at, std::string idempotency_key) override;
   Result<GatewaySessionStatus> GetSession(const std::string& session_id) override;
   Result<std::string> Refund(const std::string& payment_id, int64_t amount,
                              const std::string& idempotency_key) override;

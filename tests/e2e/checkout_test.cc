@@ -132,6 +132,44 @@ TEST_P(GatewayCallbacks, CheckoutOpensOneSessionAndReplaysItsFirstAnswer) {
   EXPECT_EQ(SessionsFor(booking_id), 1u);
 }
 
+// The customer's way through the gateway (API.md, fake gateway): the session's `url` is an
+// HTML page with Pay and Fail buttons; a press settles the session with a normal delivery
+// and sends the browser back to the seat picker's booking page, the returnUrl checkout gave.
+TEST_P(GatewayCallbacks, ThePayPageSettlesTheSessionAndSendsTheBrowserToTheBookingPage) {
+  auto [booking, session] = Checkout(45);
+  auto opened = json::parse(Gateway("GET", "/v1/sessions?reference=" + std::to_string(booking.id)).body);
+  ASSERT_EQ(opened["sessions"].size(), 1u);
+  const std::string page_path = "/pay/" + session;
+
+  auto page = Gateway("GET", page_path);
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_EQ(page.Header("content-type"), "text/html; charset=utf-8");
+  EXPECT_NE(page.body.find("29.00 EUR"), std::string::npos) << page.body;
+  EXPECT_NE(page.body.find("value=\"SUCCEEDED\""), std::string::npos);
+  EXPECT_NE(page.body.find("value=\"FAILED\""), std::string::npos);
+  EXPECT_EQ(Gateway("GET", "/pay/ses_nope").status, 404);
+
+  const Headers form = {{"Content-Type", "application/x-www-form-urlencoded"}};
+  EXPECT_EQ(Gateway("POST", page_path, "outcome=MAYBE", form).status, 400);
+  EXPECT_EQ(json::parse(Gateway("GET", "/v1/sessions/" + session).body)["status"], "OPEN");
+
+  const std::string booking_page = "http://127.0.0.1:" + std::to_string(service_->port()) +
+                                   "/#/bookings/" + std::to_string(booking.id);
+  auto pressed = Gateway("POST", page_path, "outcome=SUCCEEDED", form);
+  EXPECT_EQ(pressed.status, 303) << pressed.body;
+  EXPECT_EQ(pressed.Header("location"), booking_page);
+  EXPECT_EQ(AwaitStatus(booking, "CONFIRMED"), "CONFIRMED");
+  // A second press (a double click, the back button) settles nothing and goes back again.
+  auto again = Gateway("POST", page_path, "outcome=FAILED", form);
+  EXPECT_EQ(again.status, 303) << again.body;
+  EXPECT_EQ(again.Header("location"), booking_page);
+  EXPECT_EQ(json::parse(Gateway("GET", "/v1/sessions/" + session).body)["status"], "PAID");
+  auto settled = Gateway("GET", page_path);
+  EXPECT_NE(settled.body.find("PAID"), std::string::npos);
+  EXPECT_EQ(settled.body.find("<form"), std::string::npos);
+  EXPECT_EQ(AwaitStatus(booking, "CONFIRMED"), "CONFIRMED");
+}
+
 TEST_P(GatewayCallbacks, CheckoutRefusesBadRequestsAndChangesNothing) {
   const std::string hold_id = HoldId(42, R"(["E2"])");
   const std::string expires =

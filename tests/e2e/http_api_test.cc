@@ -35,6 +35,43 @@ TEST_P(HttpApi, OperationsEndpoints) {
   EXPECT_EQ(openapi.body.rfind("openapi: 3.1.0", 0), 0u);
 }
 
+// GET / is the seat picker; its scripts and styles are compiled into the binary and served
+// under /app/<version>/, cached for good, while the page itself is revalidated.
+TEST_P(HttpApi, TheSeatPickerIsServedFromTheBinary) {
+  auto page = Call("GET", "/");
+  ASSERT_EQ(page.status, 200);
+  EXPECT_EQ(page.Header("content-type"), "text/html; charset=utf-8");
+  EXPECT_EQ(page.Header("cache-control"), "no-cache");
+  EXPECT_NE(page.Header("content-security-policy").find("default-src 'self'"), std::string::npos);
+  const std::string etag = page.Header("etag");
+  EXPECT_EQ(Call("GET", "/", "", {{"If-None-Match", etag}}).status, 304);
+  const size_t at = page.body.find("src=\"/app/");
+  ASSERT_NE(at, std::string::npos) << page.body;
+  const size_t end = page.body.find('"', at + 5);
+  const std::string script = page.body.substr(at + 5, end - at - 5);  // /app/<version>/app.js
+  EXPECT_EQ(script.substr(script.size() - 7), "/app.js");
+
+  auto js = Call("GET", script);
+  ASSERT_EQ(js.status, 200);
+  EXPECT_EQ(js.Header("content-type"), "text/javascript; charset=utf-8");
+  EXPECT_EQ(js.Header("cache-control"), "public, max-age=31536000, immutable");
+  EXPECT_NE(js.body.find("import"), std::string::npos);
+  EXPECT_EQ(Call("GET", script, "", {{"If-None-Match", js.Header("etag")}}).status, 304);
+  auto head = Call("HEAD", script);
+  EXPECT_EQ(head.status, 200);
+  EXPECT_EQ(head.body, "");
+  // Another version's URL (a page from before an upgrade) gets today's file, not cached.
+  auto old = Call("GET", "/app/0123456789abcdef/app.js");
+  EXPECT_EQ(old.status, 200);
+  EXPECT_EQ(old.Header("cache-control"), "no-cache");
+  EXPECT_EQ(old.body, js.body);
+  const std::string dir = script.substr(0, script.size() - 6);
+  EXPECT_EQ(Call("GET", dir + "style.css").Header("content-type"), "text/css; charset=utf-8");
+  ExpectError(Call("GET", dir + "nope.js"), 404, "NOT_FOUND");
+  ExpectError(Call("GET", dir + "..%2Fapp.js"), 404, "NOT_FOUND");
+  EXPECT_EQ(Call("POST", "/").status, 405);
+}
+
 TEST_P(HttpApi, RequestIdIsEchoedOrMade) {
   EXPECT_EQ(Call("GET", "/healthz", "", {{"X-Request-Id", "abc-123"}}).Header("x-request-id"),
             "abc-123");

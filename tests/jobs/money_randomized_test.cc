@@ -36,7 +36,7 @@ class SimGateway final : public Gateway {
 
   Result<GatewaySession> CreateSession(int64_t amount, const std::string& currency,
                                        const std::string& reference, const std::string&,
-                                       Instant expires_at, const std::string& key) override {
+                                       const std::string&, Instant expires_at, const std::string& key) override {
     std::lock_guard lock(mu_);
     if (auto it = session_by_key_.find(key); it != session_by_key_.end()) {
       return GatewaySession{it->second, "https://pay/" + it->second};

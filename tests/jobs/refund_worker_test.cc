@@ -18,7 +18,8 @@ namespace {
 class RefundingGateway final : public Gateway {
  public:
   Result<GatewaySession> CreateSession(int64_t, const std::string&, const std::string&,
-                                       const std::string&, Instant, const std::string&) override {
+                                       const std::string&, const std::string&, Instant,
+                                       const std::string&) override {
     return Status(Code::kUnavailable, "not used");
   }
   Result<GatewaySessionStatus> GetSession(const std::string&) override {

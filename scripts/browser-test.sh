@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The seat picker's tests (tests/browser/*.test.js) in Debian's Chromium driven by
+# playwright-core, each suite against its own `build/boxoffice serve` and fake gateway on
+# loopback ports. Installs Chromium and the npm packages first (scripts/deps.sh browser).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh browser
+[ -x build/boxoffice ] || { echo "browser tests: build/boxoffice is missing (make build)" >&2; exit 1; }
+cd tests/browser
+exec node --test --test-concurrency=1 --test-reporter=spec "$@" .

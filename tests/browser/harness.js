@@ -1,0 +1,122 @@
+// Starts a real `boxoffice serve` (SQLite in a temporary directory) and its fake payment
+// gateway on free loopback ports, and Debian's Chromium through playwright-core.
+
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const BINARY = process.env.BOXOFFICE_BINARY || resolve(here, '../../build/boxoffice');
+export const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const JWT_SECRET = 'browser-test-secret-0123456789abcdef';
+const GATEWAY_SECRET = 'browser-test-gateway-secret-0001';
+const START_TIMEOUT_MS = 30000;
+
+function freePort() {
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.once('error', fail);
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => ok(port)); });
+  });
+}
+
+async function waitFor(url) {
+  const until = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    try { const r = await fetch(url); if (r.ok) return; } catch { /* not yet */ }
+    if (Date.now() > until) throw new Error(`${url} did not answer within ${START_TIMEOUT_MS} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+// flags: extra `serve` flags, e.g. ['--hold-ttl', '8s'].
+export async function startService(flags = []) {
+  const dir = mkdtempSync(join(tmpdir(), 'boxoffice-browser-'));
+  const [port, gatewayPort] = [await freePort(), await freePort()];
+  const url = `http://127.0.0.1:${port}`;
+  const gatewayUrl = `http://127.0.0.1:${gatewayPort}`;
+  const logs = [];
+  const keep = (child, name) => {
+    child.stderr.on('data', (d) => { logs.push(`${name}: ${d}`); if (logs.length > 400) logs.shift(); });
+    child.stdout.on('data', () => {});
+  };
+  const gateway = spawn(BINARY, ['fake-gateway', '--listen', `127.0.0.1:${gatewayPort}`, '--secret', GATEWAY_SECRET]);
+  keep(gateway, 'gateway');
+  const serve = spawn(BINARY, ['serve', '--listen', `127.0.0.1:${port}`, '--db', `sqlite:${join(dir, 'boxoffice.db')}`,
+    '--jwt-secret', JWT_SECRET, '--gateway-url', gatewayUrl, '--gateway-secret', GATEWAY_SECRET,
+    '--events-file', join(dir, 'events.jsonl'), '--io-threads', '1', '--workers', '2', ...flags]);
+  keep(serve, 'serve');
+  // Stops both processes (SIGTERM, then SIGKILL after 10 s) and removes the database.
+  const stop = async () => {
+    await Promise.all([serve, gateway].map((c) => new Promise((done) => {
+      if (c.exitCode !== null || c.signalCode !== null) { done(); return; }
+      const kill = setTimeout(() => c.kill('SIGKILL'), 10000);
+      c.once('exit', () => { clearTimeout(kill); done(); });
+      c.kill('SIGTERM');
+    })));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await Promise.all([waitFor(`${url}/readyz`), waitFor(`${gatewayUrl}/healthz`)]);
+  } catch (e) {
+    await stop();
+    throw new Error(`${e.message}\n${logs.join('')}`);
+  }
+  const token = (customer, admin = false) => execFileSync(BINARY,
+    ['token', '--jwt-secret', JWT_SECRET, '--customer', String(customer), '--ttl', '1h', ...(admin ? ['--admin'] : [])],
+    { encoding: 'utf8' }).trim();
+  const adminToken = token(1, true);
+  const admin = async (method, path, body) => {
+    const r = await fetch(`${url}${path}`, {
+      method, headers: { Authorization: `Bearer ${adminToken}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const text = await r.text();
+    if (!r.ok) throw new Error(`${method} ${path}: ${r.status} ${text}`);
+    return text ? JSON.parse(text) : null;
+  };
+  // A showtime of `rows` (API.md Admin layout); returns its id.
+  const createShowtime = async (rows, prices = { standard: { amount: 1250, currency: 'EUR' } }, extra = {}) => {
+    const start = new Date(Date.now() + 86400000).toISOString().replace(/\.\d+Z$/, '.000Z');
+    const r = await admin('POST', '/admin/showtimes', {
+      title: 'The Browser Test', cinema: 'Test Cinema', hall: 'Screen 1', startsAt: start, rows, prices, ...extra,
+    });
+    return r.showtimeId;
+  };
+  return { url, gatewayUrl, token, admin, createShowtime, stop, logs };
+}
+
+export async function launch() {
+  const args = process.getuid && process.getuid() === 0 ? ['--no-sandbox'] : [];
+  return chromium.launch({ executablePath: CHROMIUM, args });
+}
+
+// A page of a fresh context (its own session storage: another customer), signed in.
+export async function customerPage(browser, svc, customer, path = '/', options = {}) {
+  const context = await browser.newContext(options);
+  const page = await context.newPage();
+  watch(page);
+  const hash = path.startsWith('/') ? path : `/${path}`;
+  await page.goto(`${svc.url}/#${hash}${hash.includes('?') ? '&' : '?'}token=${svc.token(customer)}`);
+  return page;
+}
+
+// Records the page's uncaught errors; done() fails the test on any.
+export function watch(page) {
+  page.errors = [];
+  page.on('pageerror', (e) => page.errors.push(e.message));
+  return page;
+}
+
+// Closes the pages' contexts, asserting that none threw.
+export async function done(...pages) {
+  const errors = pages.flatMap((p) => p.errors || []);
+  for (const p of pages) await p.context().close();
+  if (errors.length) throw new Error(`page errors: ${errors.join('; ')}`);
+}
+
+export const axeSource = () => readFileSync(resolve(here, 'node_modules/axe-core/axe.min.js'), 'utf8');

@@ -1,0 +1,78 @@
+// Takes the screenshots of docs/screenshots/ (the seat picker's main steps on a desktop and a
+// phone) from a real `boxoffice serve`: `node tests/browser/screenshots.js` after `make build`
+// and `scripts/deps.sh browser`.
+
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { customerPage, launch, startService } from './harness.js';
+
+const out = resolve(dirname(fileURLToPath(import.meta.url)), '../../docs/screenshots');
+mkdirSync(out, { recursive: true });
+
+const rows = [];
+for (const r of 'ABCDEFGHIJKL') {
+  rows.push({ row: r, seats: r < 'C' ? 16 : 20, category: r < 'C' ? 'premium' : r > 'J' ? 'loveseat' : 'standard' });
+}
+const prices = {
+  premium: { amount: 1800, currency: 'EUR' }, standard: { amount: 1250, currency: 'EUR' },
+  loveseat: { amount: 2400, currency: 'EUR' },
+};
+
+const svc = await startService();
+const browser = await launch();
+try {
+  const id = await svc.createShowtime(rows, prices, { title: 'Dune: Part Three', cinema: 'Odeon Leicester Square' });
+  await svc.createShowtime(rows.slice(0, 6), prices, { title: 'Paddington in Peru', cinema: 'Odeon Leicester Square' });
+  await svc.createShowtime(rows.slice(0, 8), prices, { title: 'Wicked: Part Two', cinema: 'Cineworld Glasgow' });
+  // Other customers' holds and a sale, so the map shows every state.
+  const holdAs = async (customer, seats) => {
+    const r = await fetch(`${svc.url}/showtimes/${id}/holds`, {
+      method: 'POST', headers: { Authorization: `Bearer ${svc.token(customer)}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ seats }),
+    });
+    return r.json();
+  };
+  await holdAs(900, ['E9', 'E10', 'E11', 'E12']);
+  await holdAs(901, ['G3', 'G4']);
+  await holdAs(902, ['A7', 'A8', 'A9']);
+  await holdAs(903, ['H15', 'H16', 'H17', 'H18']);
+
+  const desktop = { viewport: { width: 1440, height: 900 } };
+  const phone = { viewport: { width: 360, height: 760 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
+  const shot = async (page, name) => page.screenshot({ path: `${out}/${name}.png` });
+
+  const list = await customerPage(browser, svc, 42, '/', desktop);
+  await list.locator('.card').first().waitFor();
+  await shot(list, 'showtimes');
+
+  const page = await customerPage(browser, svc, 42, `/showtimes/${id}`, desktop);
+  await page.locator('.live[data-live="up"]').waitFor();
+  for (const c of ['F9', 'F10', 'F11']) await page.locator(`button.seat[data-code="${c}"]`).click();
+  await page.locator('button.seat[data-code="F12"]').focus();
+  await shot(page, 'seat-map');
+  await page.getByRole('button', { name: 'Hold 3 seats' }).click();
+  await page.getByRole('heading', { name: 'Your seats are held' }).waitFor();
+  await shot(page, 'hold');
+  await page.getByRole('button', { name: 'Checkout' }).click();
+  await page.waitForURL((u) => u.href.startsWith(svc.gatewayUrl));
+  await shot(page, 'gateway');
+  await page.getByRole('button', { name: /^Pay/ }).click();
+  await page.waitForFunction(() => document.querySelector('.booking-status .status')?.dataset.status === 'CONFIRMED');
+  await shot(page, 'booking');
+
+  const mobile = await customerPage(browser, svc, 43, `/showtimes/${id}`, phone);
+  await mobile.locator('button.seat[data-code="D5"]').click();
+  await mobile.locator('button.seat[data-code="D6"]').click();
+  await shot(mobile, 'phone-seat-map');
+  await mobile.screenshot({ path: `${out}/phone-seat-map-full.png`, fullPage: true });
+
+  const admin = await browser.newPage(desktop);
+  await admin.goto(`${svc.url}/#/admin?token=${svc.token(1, true)}`);
+  await admin.getByRole('heading', { name: 'Admin' }).waitFor();
+  await shot(admin, 'admin');
+  console.log(`screenshots in ${out}`);
+} finally {
+  await browser.close();
+  await svc.stop();
+}

@@ -1,0 +1,113 @@
+// The admin page: create a showtime from rows, aisles, categories and prices, and switch a
+// showtime's waiting room on or off. It needs a token with the admin scope
+// (boxoffice token --admin), taken from the URL fragment like a customer's.
+
+import { api } from './api.js';
+import { el, explain } from './format.js';
+
+// "A-C 20 standard aisles=5,15 accessible=1,2" → rows A, B and C of 20 standard seats.
+export function parseRows(text) {
+  const rows = [];
+  const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
+  for (const line of lines) {
+    const m = line.match(/^([A-Z]{1,3})(?:-([A-Z]{1,3}))?\s+(\d+)\s+([a-z0-9_-]+)((?:\s+\w+=[\d,]+)*)$/i);
+    if (!m) throw new Error(`Cannot read the row line "${line}": write it as "A-C 20 standard aisles=5,15 accessible=1,2".`);
+    const [, from, to, seats, category, extra] = m;
+    const options = {};
+    for (const opt of extra.trim().split(/\s+/).filter(Boolean)) {
+      const [k, v] = opt.split('=');
+      if (k !== 'aisles' && k !== 'accessible') throw new Error(`Unknown option "${k}" (aisles, accessible).`);
+      options[k] = v.split(',').filter(Boolean).map(Number);
+    }
+    for (const row of rowRange(from.toUpperCase(), (to || from).toUpperCase())) {
+      rows.push({ row, seats: Number(seats), category, ...options });
+    }
+  }
+  return rows;
+}
+
+function rowRange(from, to) {
+  if (from.length !== 1 || to.length !== 1) return from === to ? [from] : [from, to];
+  const out = [];
+  for (let c = from.charCodeAt(0); c <= to.charCodeAt(0); c++) out.push(String.fromCharCode(c));
+  if (!out.length) throw new Error(`Row range ${from}-${to} is empty.`);
+  return out;
+}
+
+// "standard 12.50, premium 18" → {standard: {amount: 1250, currency}, …}
+export function parsePrices(text, currency) {
+  const prices = {};
+  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+    const m = part.match(/^([a-z0-9_-]+)\s+(\d+(?:\.\d{1,2})?)$/i);
+    if (!m) throw new Error(`Cannot read the price "${part}": write it as "standard 12.50".`);
+    prices[m[1]] = { amount: Math.round(Number(m[2]) * 100), currency };
+  }
+  return prices;
+}
+
+function field(label, input, hint) {
+  const id = `f-${input.name}`;
+  input.id = id;
+  return el('div', { class: 'field' }, el('label', { for: id }, label), input, hint ? el('small', {}, hint) : null);
+}
+
+export function adminView(root, { say }) {
+  const start = new Date(Date.now() + 7 * 86400000);
+  start.setMinutes(0, 0, 0);
+  const local = new Date(start.getTime() - start.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
+  const created = el('p', { class: 'result', 'aria-live': 'polite' });
+  const create = el('form', { class: 'admin', onsubmit: async (e) => {
+    e.preventDefault();
+    const f = create.elements;
+    let body;
+    try {
+      body = {
+        title: f.title.value.trim(), cinema: f.cinema.value.trim(), hall: f.hall.value.trim(),
+        startsAt: new Date(f.startsAt.value).toISOString(),
+        rows: parseRows(f.rows.value),
+        prices: parsePrices(f.prices.value, f.currency.value.trim().toUpperCase()),
+      };
+    } catch (err) { say(err.message); return; }
+    try {
+      const { data } = await api.createShowtime(body);
+      say('');
+      created.replaceChildren('Showtime created: ', el('a', { href: `#/showtimes/${data.showtimeId}` }, `#${data.showtimeId}`));
+      room.elements.showtimeId.value = data.showtimeId;
+    } catch (err) { say(explain(err)); }
+  } },
+  el('h2', {}, 'New showtime'),
+  field('Title', el('input', { name: 'title', required: true, value: 'Dune: Part Three' })),
+  field('Cinema', el('input', { name: 'cinema', required: true, value: 'Odeon Leicester Square' })),
+  field('Hall', el('input', { name: 'hall', required: true, value: 'Screen 1' })),
+  field('Starts at', el('input', { name: 'startsAt', type: 'datetime-local', required: true, value: local })),
+  field('Rows', el('textarea', { name: 'rows', rows: 4, required: true }, 'A-B 16 premium aisles=4,12\nC-J 20 standard aisles=5,15 accessible=1,2'),
+    'One line per group of rows: rows, seats per row, category, then optionally aisles=after seats and accessible=seat numbers.'),
+  field('Prices', el('input', { name: 'prices', required: true, value: 'standard 12.50, premium 18.00' }), 'Category and price, separated by commas.'),
+  field('Currency', el('input', { name: 'currency', required: true, value: 'EUR', maxlength: 3, size: 4 })),
+  el('button', { class: 'primary', type: 'submit' }, 'Create showtime'), created);
+
+  const roomResult = el('p', { class: 'result', 'aria-live': 'polite' });
+  const room = el('form', { class: 'admin', onsubmit: async (e) => {
+    e.preventDefault();
+    const f = room.elements;
+    try {
+      await api.waitingRoom(f.showtimeId.value, {
+        enabled: f.enabled.checked,
+        activeLimit: Number(f.activeLimit.value),
+        admissionTtlSeconds: Number(f.admissionTtlSeconds.value),
+      });
+      say('');
+      roomResult.textContent = `Waiting room of showtime ${f.showtimeId.value} is ${f.enabled.checked ? 'on' : 'off'}.`;
+    } catch (err) { say(explain(err)); }
+  } },
+  el('h2', {}, 'Waiting room'),
+  field('Showtime id', el('input', { name: 'showtimeId', required: true, inputmode: 'numeric', pattern: '[0-9]+' })),
+  el('div', { class: 'field' }, el('label', {}, el('input', { name: 'enabled', type: 'checkbox', checked: true }), ' On')),
+  field('Customers choosing at once', el('input', { name: 'activeLimit', type: 'number', min: 1, value: 500 })),
+  field('Admission lasts (seconds)', el('input', { name: 'admissionTtlSeconds', type: 'number', min: 1, value: 900 })),
+  el('button', { class: 'primary', type: 'submit' }, 'Apply'), roomResult);
+
+  root.replaceChildren(el('h1', {}, 'Admin'),
+    el('p', {}, 'These actions need a token with the admin scope: open this page with #/admin?token=….'),
+    el('div', { class: 'admin-grid' }, create, room));
+}

@@ -1,0 +1,528 @@
+// The seat picker: showtimes, the live seat map, hold with a countdown, checkout at the
+// gateway's page, the booking's outcome, the waiting room, and a small admin page. Routes
+// live in the URL fragment (#/, #/showtimes/42, #/bookings/7, #/admin); the customer's token
+// arrives once as #token=… and is kept in the tab's session storage (api.js).
+
+import { api, adoptTokenFromFragment, claims, setToken, token } from './api.js';
+import { clock, el, explain, money, seatList, when } from './format.js';
+import { MAX_SEATS, SeatMap } from './seatmap.js';
+import { adminView } from './admin.js';
+
+const POLL_MS = 2000;            // seat map polling while the live stream is down
+const BACKGROUND_POLL_MS = 15000; // and while it is up (expiries of others' holds)
+const STREAM_RETRY_MS = 30000;    // a stream the service refused is tried again after this
+const QUEUE_POLL_MS = 2000;
+const BOOKING_POLL_MS = 1000;
+const EXPIRY_REFRESH_MS = 2200;   // the service shows an expiry within 2 s
+const PAGE_SIZE = 20;
+
+let cleanups = [];               // what the current view must undo when it is left
+let navigation = 0;              // counts routes: a view whose route was left stops drawing
+const left = (nav) => nav !== navigation;
+function onLeave(fn) { cleanups.push(fn); }
+function every(ms, fn) { const t = setInterval(fn, ms); onLeave(() => clearInterval(t)); return t; }
+function later(ms, fn) { const t = setTimeout(fn, ms); onLeave(() => clearTimeout(t)); return t; }
+
+const view = () => document.getElementById('view');
+
+// ---- messages -------------------------------------------------------------------------
+
+export function say(text, kind = 'error') {
+  const m = document.getElementById('message');
+  if (!text) { m.hidden = true; m.textContent = ''; return; }
+  m.className = `message ${kind}`;
+  m.textContent = text;
+  m.hidden = false;
+}
+export function announce(text) {
+  const a = document.getElementById('announce');
+  a.textContent = '';
+  setTimeout(() => { a.textContent = text; }, 50);
+}
+
+function randomKey() {
+  if (crypto.randomUUID) return crypto.randomUUID();
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  return [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
+}
+
+// ---- session storage of holds, queue places and admissions -------------------------------
+
+const store = {
+  get(key) { try { return JSON.parse(sessionStorage.getItem(`boxoffice.${key}`)); } catch { return null; } },
+  set(key, value) { value === null ? sessionStorage.removeItem(`boxoffice.${key}`) : sessionStorage.setItem(`boxoffice.${key}`, JSON.stringify(value)); },
+};
+
+// ---- showtime list --------------------------------------------------------------------
+
+async function listView(params, nav) {
+  const cinema = params.get('cinema') || '';
+  const date = params.get('date') || '';
+  const cursor = params.get('cursor') || '';
+  const back = params.getAll('back');
+  const form = el('form', { class: 'filters', role: 'search', onsubmit: (e) => {
+    e.preventDefault();
+    const q = new URLSearchParams();
+    const c = form.elements.cinema.value.trim();
+    const d = form.elements.date.value;
+    if (c) q.set('cinema', c);
+    if (d) q.set('date', d);
+    location.hash = `#/?${q}`;
+  } },
+  el('label', {}, 'Cinema ', el('input', { name: 'cinema', value: cinema, autocomplete: 'off' })),
+  el('label', {}, 'Date ', el('input', { name: 'date', type: 'date', value: date })),
+  el('button', { type: 'submit' }, 'Show'));
+  const list = el('ul', { class: 'showtimes', 'aria-busy': 'true' });
+  view().replaceChildren(el('h1', {}, 'Showtimes'), form, list);
+  const q = { limit: PAGE_SIZE };
+  if (cinema) q.cinema = cinema;
+  if (date) {
+    const from = new Date(`${date}T00:00:00`);
+    q.from = from.toISOString();
+    q.to = new Date(from.getTime() + 86400000).toISOString();
+  }
+  if (cursor) q.cursor = cursor;
+  try {
+    const { data } = await api.showtimes(q);
+    if (left(nav)) return;
+    list.removeAttribute('aria-busy');
+    if (!data.showtimes.length) list.append(el('li', {}, 'No showtimes match.'));
+    for (const s of data.showtimes) {
+      const prices = Object.entries(s.prices).map(([c, p]) => `${c} ${money(p)}`).join(' · ');
+      list.append(el('li', { class: 'card' },
+        el('h2', {}, el('a', { href: `#/showtimes/${s.showtimeId}` }, s.title)),
+        el('p', {}, `${s.cinema} · ${s.hall}`),
+        el('p', {}, el('time', { datetime: s.startsAt }, when(s.startsAt)), ` · ${s.seatCount} seats`),
+        el('p', { class: 'muted' }, prices)));
+    }
+    const pager = el('nav', { class: 'pager', 'aria-label': 'Pages' });
+    const base = new URLSearchParams();
+    if (cinema) base.set('cinema', cinema);
+    if (date) base.set('date', date);
+    if (back.length) {
+      const prev = new URLSearchParams(base);
+      const stack = back.slice(0, -1);
+      if (back[back.length - 1]) prev.set('cursor', back[back.length - 1]);
+      for (const b of stack) prev.append('back', b);
+      pager.append(el('a', { href: `#/?${prev}` }, '← Previous'));
+    }
+    if (data.nextCursor) {
+      const next = new URLSearchParams(base);
+      next.set('cursor', data.nextCursor);
+      for (const b of [...back, cursor]) next.append('back', b);
+      pager.append(el('a', { href: `#/?${next}` }, 'Next →'));
+    }
+    view().append(pager);
+  } catch (e) {
+    if (left(nav)) return;
+    list.removeAttribute('aria-busy');
+    say(explain(e));
+  }
+}
+
+// ---- the seat map of a showtime ---------------------------------------------------------
+
+async function showtimeView(id, nav) {
+  const root = view();
+  root.replaceChildren(el('p', {}, 'Loading the seat map…'));
+  let showtime;
+  let first;
+  try {
+    [showtime, first] = await Promise.all([api.showtime(id), api.seats(id)]);
+  } catch (e) {
+    if (left(nav)) return;
+    root.replaceChildren(el('h1', {}, 'Showtime'), el('p', {}, explain(e)), el('p', {}, el('a', { href: '#/' }, 'All showtimes')));
+    return;
+  }
+  if (left(nav)) return;
+  const s = showtime.data;
+  let etag = first.etag;
+  let hold = store.get(`hold.${id}`);           // {holdId, seats, expiresAt, checkoutKey?}
+  let retryAt = 0;                              // 429: no hold attempt before this time
+  let tick = null;                              // the hold's countdown
+  let asking = new Set();                       // seats of the hold request in flight
+  const mapBox = el('div', { class: 'map' });
+  const panel = el('section', { class: 'panel', 'aria-labelledby': 'panel-title' });
+  const room = el('section', { class: 'room', hidden: true, 'aria-live': 'polite' });
+  const liveState = el('span', { class: 'live', 'data-live': 'connecting' }, 'Connecting…');
+  root.replaceChildren(
+    el('h1', {}, s.title),
+    el('p', { class: 'sub' }, `${s.cinema} · ${s.hall} · `, el('time', { datetime: s.startsAt }, when(s.startsAt)), ' · ', liveState),
+    room,
+    el('div', { class: 'seatpage' }, mapBox, panel));
+
+  const map = new SeatMap(mapBox, { prices: s.prices, onPick: pick });
+  // The map's render time, which the browser tests read: data-render-ms from the seat map's
+  // data to its laid-out DOM (built, styled, and laid out: its size read back), and
+  // data-frame-ms to the end of the next frame, once it has been painted.
+  const started = performance.now();
+  map.render(first.data);
+  root.dataset.renderMs = (performance.now() - started + (mapBox.offsetHeight && 0)).toFixed(1);
+  requestAnimationFrame(() => setTimeout(() => { root.dataset.frameMs = (performance.now() - started).toFixed(1); }, 0));
+  if (hold) map.setMine(hold.seats);
+  drawPanel();
+  if (hold) checkStoredHold();
+
+  function pick(code) {
+    const seat = map.seats.get(code);
+    say('');
+    if (hold) { say('You already hold seats: pay for them or release them to choose others.', 'info'); return; }
+    if (map.selected.has(code)) { map.toggle(code); drawPanel(); announce(`Seat ${code} removed. ${map.selected.size} selected.`); return; }
+    if (seat.status !== 'AVAILABLE') { say(`Seat ${code} is ${seat.status === 'BOOKED' ? 'sold' : 'taken'}. Choose another one.`, 'info'); return; }
+    if (map.selected.size >= MAX_SEATS) {
+      say(`You can choose at most ${MAX_SEATS} seats at once.`, 'info');
+      announce(`Not selected: at most ${MAX_SEATS} seats.`);
+      return;
+    }
+    map.toggle(code);
+    drawPanel();
+    announce(`Seat ${code} selected. ${map.selected.size} selected.`);
+  }
+
+  function total(seats) {
+    let sum = 0; let currency = '';
+    for (const c of seats) { const p = s.prices[map.seats.get(c)?.category]; if (p) { sum += p.amount; currency = p.currency; } }
+    return { amount: sum, currency };
+  }
+
+  function drawPanel() {
+    if (tick) { clearInterval(tick); tick = null; }
+    if (hold) {
+      const left = el('strong', { class: 'countdown', 'aria-live': 'off' });
+      const update = () => {
+        const ms = new Date(hold.expiresAt).getTime() - Date.now();
+        left.textContent = clock(ms);
+        left.classList.toggle('soon', ms < 60000);
+        if (ms <= 0) lost();
+      };
+      panel.replaceChildren(
+        el('h2', { id: 'panel-title' }, 'Your seats are held'),
+        el('p', {}, `Seats ${seatList(hold.seats)} · ${money(total(hold.seats))}`),
+        el('p', { class: 'timer' }, 'Time left to pay: ', left),
+        el('div', { class: 'actions' },
+          el('button', { class: 'primary', onclick: checkout }, 'Checkout'),
+          el('button', { onclick: extend }, 'More time'),
+          el('button', { onclick: release }, 'Release seats')));
+      update();
+      tick = every(250, update);
+      return;
+    }
+    const chosen = [...map.selected];
+    const holdButton = el('button', { class: 'primary', onclick: holdSeats, disabled: chosen.length === 0 },
+      chosen.length ? `Hold ${chosen.length} seat${chosen.length > 1 ? 's' : ''}` : 'Hold seats');
+    panel.replaceChildren(
+      el('h2', { id: 'panel-title' }, 'Your selection'),
+      el('p', {}, chosen.length ? `Seats ${seatList(chosen)} · ${money(total(chosen))}` : `Choose up to ${MAX_SEATS} seats on the map.`),
+      el('div', { class: 'actions' }, holdButton,
+        chosen.length ? el('button', { onclick: () => { map.clearSelection(); drawPanel(); } }, 'Clear') : null));
+  }
+
+  function keepHold(h) {
+    hold = h;
+    store.set(`hold.${id}`, hold);
+    map.setMine(hold ? hold.seats : []);
+  }
+
+  async function checkStoredHold() {
+    try {
+      const { data } = await api.getHold(hold.holdId);
+      if (data.status === 'HELD') { keepHold({ ...hold, expiresAt: data.expiresAt }); drawPanel(); return; }
+      if (data.status === 'BOOKED') say(`Seats ${seatList(data.seats)} are yours (booked).`, 'ok');
+    } catch (e) { /* gone or not ours: forget it */ }
+    keepHold(null);
+    drawPanel();
+    refresh();
+  }
+
+  async function holdSeats() {
+    const seats = [...map.selected];
+    if (!seats.length) return;
+    if (Date.now() < retryAt) { say(`Too many attempts. Try again in ${Math.ceil((retryAt - Date.now()) / 1000)} seconds.`); return; }
+    say('');
+    const admission = store.get(`admission.${id}`);
+    asking = new Set(seats);  // their SeatsHeld may arrive before the answer: not "taken"
+    try {
+      const { data } = await api.hold(id, seats, admission && admission.token);
+      map.clearSelection();
+      keepHold({ holdId: data.holdId, seats: data.seats, expiresAt: data.expiresAt });
+      drawPanel();
+      announce(`Seats ${seatList(data.seats)} are held for you. Time left: ${clock(new Date(data.expiresAt) - Date.now())}.`);
+      panel.querySelector('button.primary').focus();
+    } catch (e) {
+      if (e.code === 'SEATS_UNAVAILABLE') {
+        map.setStatus(e.body.seats || [], 'HELD');
+        drawPanel();
+        refresh();
+      } else if (e.code === 'RATE_LIMITED') {
+        retryAt = Date.now() + (e.retryAfter || 60) * 1000;
+      } else if (e.code === 'NOT_ADMITTED') {
+        store.set(`admission.${id}`, null);
+        waitingRoom(true);
+        return;
+      }
+      say(explain(e));
+    } finally {
+      asking = new Set();
+    }
+  }
+
+  function lost() {
+    const seats = hold ? hold.seats : [];
+    keepHold(null);
+    drawPanel();
+    map.setStatus(seats, 'AVAILABLE');
+    say(`Time is up: your hold on ${seatList(seats)} ended and the seats were released. Choose again.`, 'info');
+    later(EXPIRY_REFRESH_MS, refresh);
+  }
+
+  async function extend() {
+    try {
+      const { data } = await api.extend(hold.holdId);
+      keepHold({ ...hold, expiresAt: data.expiresAt });
+      drawPanel();
+      say(`More time: your seats are held until ${new Date(data.expiresAt).toLocaleTimeString()}.`, 'ok');
+    } catch (e) {
+      if (e.code === 'HOLD_NOT_ACTIVE') { lost(); return; }
+      say(explain(e));
+    }
+  }
+
+  async function release() {
+    try {
+      await api.release(hold.holdId);
+      const seats = hold.seats;
+      keepHold(null);
+      map.setStatus(seats, 'AVAILABLE');
+      drawPanel();
+      say(`Seats ${seatList(seats)} released.`, 'ok');
+    } catch (e) {
+      say(explain(e));
+    }
+  }
+
+  async function checkout() {
+    if (!hold.checkoutKey) keepHold({ ...hold, checkoutKey: randomKey() });
+    await payFor(hold.holdId, hold.checkoutKey, (e) => {
+      if (e.code === 'HOLD_NOT_ACTIVE') { lost(); return true; }
+      return false;
+    });
+  }
+
+  // ---- live updates: the stream, polling when it is down ----
+  let source = null;
+  let streamUp = false;
+  async function refresh() {
+    try {
+      const r = await api.seats(id, etag);
+      if (r.status !== 304) { etag = r.etag; map.update(r.data); drawPanel(); }
+    } catch (e) { /* the next poll tries again */ }
+  }
+  function openStream() {
+    if (!window.EventSource) return;
+    source = new EventSource(`/showtimes/${id}/seats/stream`);
+    let dropped = false;
+    source.onopen = () => {
+      streamUp = true;
+      liveState.textContent = 'Live';
+      liveState.dataset.live = 'up';
+      if (dropped) refresh();  // what happened while it was down
+    };
+    source.onmessage = (ev) => {
+      let change;
+      try { change = JSON.parse(ev.data); } catch { return; }
+      const status = { SeatsHeld: 'HELD', SeatsReleased: 'AVAILABLE', SeatsBooked: 'BOOKED' }[change.type];
+      if (!status || !Array.isArray(change.seats)) return;
+      const lostChoice = change.seats.filter((c) => map.selected.has(c) && !asking.has(c));
+      map.setStatus(change.seats, status);
+      if (lostChoice.length && status !== 'AVAILABLE') {
+        say(`Seat ${seatList(lostChoice)} was just taken by someone else.`, 'info');
+        drawPanel();
+      }
+    };
+    source.onerror = () => {
+      streamUp = false;
+      dropped = true;
+      liveState.textContent = 'Reconnecting…';
+      liveState.dataset.live = 'down';
+      if (source.readyState === EventSource.CLOSED) {
+        source = null;
+        later(STREAM_RETRY_MS, openStream);
+      }
+    };
+  }
+  openStream();
+  onLeave(() => { if (source) source.close(); if (tick) clearInterval(tick); });
+  let lastPoll = Date.now();
+  every(POLL_MS, () => {
+    const due = streamUp ? BACKGROUND_POLL_MS : POLL_MS;
+    if (Date.now() - lastPoll < due) return;
+    lastPoll = Date.now();
+    refresh();
+  });
+
+  // ---- the waiting room ----
+  async function waitingRoom(retryHold) {
+    let place = store.get(`queue.${id}`);
+    try {
+      if (!place) {
+        const { data } = await api.joinQueue(id);
+        place = { queueToken: data.queueToken, joined: Date.now(), firstPosition: data.position };
+        store.set(`queue.${id}`, place);
+      }
+    } catch (e) { say(explain(e)); return; }
+    const position = el('strong', { class: 'position' }, '…');
+    const eta = el('span', { class: 'eta' }, 'estimating…');
+    room.hidden = false;
+    room.replaceChildren(
+      el('h2', {}, 'Waiting room'),
+      el('p', {}, 'Many people want this showtime. You will choose your seats when it is your turn; keep this page open.'),
+      el('p', {}, 'Your place in line: ', position, ' · Estimated wait: ', eta));
+    say('');
+    const seen = [];
+    const check = async () => {
+      let data;
+      try { ({ data } = await api.queue(id, place.queueToken)); } catch (e) {
+        if (e.code === 'NOT_FOUND') { store.set(`queue.${id}`, null); clearInterval(timer); waitingRoom(retryHold); }
+        return;
+      }
+      if (data.admitted && data.admissionToken) {
+        clearInterval(timer);
+        store.set(`admission.${id}`, { token: data.admissionToken, expiresAt: data.admissionExpiresAt });
+        store.set(`queue.${id}`, null);
+        room.replaceChildren(el('h2', {}, 'It is your turn'), el('p', {}, 'You may now choose and hold your seats.'));
+        announce('It is your turn: you may now hold your seats.');
+        later(4000, () => { room.hidden = true; });
+        if (retryHold && map.selected.size) holdSeats();
+        return;
+      }
+      position.textContent = String(data.position);
+      seen.push([Date.now(), data.position]);
+      const [t0, p0] = seen[0];
+      const moved = p0 - data.position;
+      if (moved > 0) {
+        const perPlace = (Date.now() - t0) / moved;
+        eta.textContent = `about ${Math.max(1, Math.round(perPlace * data.position / 60000))} min`;
+      }
+    };
+    const timer = every(QUEUE_POLL_MS, check);
+    check();
+  }
+}
+
+// Opens (or finds) the payment of a hold and goes to the gateway's page. handle(e) may take
+// care of a refusal itself (returns true).
+async function payFor(holdId, key, handle) {
+  say('Opening the payment…', 'info');
+  try {
+    const { data } = await api.checkout(holdId, key);
+    store.set(`booking.${data.bookingId}`, { holdId, key });
+    location.assign(data.payment.url);
+  } catch (e) {
+    if (e.code === 'CHECKOUT_EXISTS' && e.body.bookingId) { location.hash = `#/bookings/${e.body.bookingId}`; return; }
+    if (handle && handle(e)) return;
+    say(explain(e));
+  }
+}
+
+// ---- a booking's outcome ---------------------------------------------------------------
+
+async function bookingView(id, nav) {
+  const root = view();
+  const status = el('strong', { class: 'status' }, '…');
+  const detail = el('div', {});
+  const info = el('p', { class: 'sub' });
+  root.replaceChildren(el('h1', {}, `Booking ${id}`), info,
+    el('p', { class: 'booking-status', 'aria-live': 'polite' }, 'Status: ', status), detail);
+  let done = false;
+  let showtime = null;
+  const load = async () => {
+    let b;
+    try { ({ data: b } = await api.booking(id)); } catch (e) {
+      if (left(nav)) return;
+      if (e.code !== 'NETWORK' && e.code !== 'UNAVAILABLE') { done = true; detail.replaceChildren(el('p', {}, explain(e))); }
+      return;
+    }
+    if (left(nav)) return;
+    status.textContent = b.status;
+    status.dataset.status = b.status;
+    if (!showtime) {
+      try { showtime = (await api.showtime(b.showtimeId)).data; } catch { showtime = null; }
+      if (showtime) {
+        info.replaceChildren(el('strong', {}, showtime.title), ` · ${showtime.cinema} · ${showtime.hall} · `, el('time', { datetime: showtime.startsAt }, when(showtime.startsAt)));
+      }
+    }
+    const seats = el('p', {}, `Seats ${seatList(b.seats)} · ${money(b.amount)} · `, el('a', { href: `#/showtimes/${b.showtimeId}` }, 'Seat map'));
+    if (b.status === 'PENDING') {
+      detail.replaceChildren(seats, el('p', {}, 'Waiting for the payment to be confirmed…'));
+      return;
+    }
+    done = true;
+    if (b.status === 'CONFIRMED') {
+      store.set(`hold.${b.showtimeId}`, null);
+      detail.replaceChildren(seats, el('p', { class: 'ok' }, 'Your seats are booked. Enjoy the film!'));
+      announce('Payment confirmed: your seats are booked.');
+    } else if (b.status === 'REFUNDED') {
+      detail.replaceChildren(seats, el('p', {}, 'Your payment arrived after the seats had been released, so it was refunded in full.'));
+    } else {
+      detail.replaceChildren(seats, el('p', {}, 'The payment did not go through. Nothing was charged.'));
+      announce('The payment failed.');
+      let hold = null;
+      try { ({ data: hold } = await api.getHold(b.holdId)); } catch { hold = null; }
+      if (hold && hold.status === 'HELD') {
+        const left = el('strong', { class: 'countdown' });
+        const upd = () => { const ms = new Date(hold.expiresAt) - Date.now(); left.textContent = clock(ms); if (ms <= 0) { clearInterval(t); detail.append(el('p', {}, 'The hold has ended; choose your seats again.')); } };
+        const t = every(250, upd);
+        upd();
+        detail.append(
+          el('p', {}, 'Your seats are still held for ', left, '.'),
+          el('div', { class: 'actions' }, el('button', { class: 'primary', onclick: () => payFor(b.holdId, randomKey(), null) }, 'Pay again')));
+      } else {
+        detail.append(el('p', {}, 'The seats are no longer held: ', el('a', { href: `#/showtimes/${b.showtimeId}` }, 'choose again'), '.'));
+      }
+    }
+  };
+  await load();
+  if (left(nav)) return;
+  let waited = 0;
+  const t = every(BOOKING_POLL_MS, () => {
+    waited += BOOKING_POLL_MS;
+    if (done) { clearInterval(t); return; }
+    if (waited > 60000 && waited % 5000) return;  // after a minute, every 5 s
+    load();
+  });
+}
+
+// ---- routing --------------------------------------------------------------------------
+
+function showWho() {
+  const c = claims();
+  const who = document.getElementById('who');
+  if (!c) { who.textContent = 'Not signed in'; return; }
+  const admin = String(c.scope || '').split(' ').includes('admin');
+  who.replaceChildren(`Customer ${c.sub}${admin ? ' (admin)' : ''} `,
+    el('button', { class: 'link', onclick: () => { setToken(''); showWho(); } }, 'Sign out'));
+}
+
+async function route() {
+  adoptTokenFromFragment();
+  for (const fn of cleanups) fn();
+  cleanups = [];
+  const nav = ++navigation;
+  delete view().dataset.renderMs;
+  delete view().dataset.frameMs;
+  say('');
+  showWho();
+  const hash = location.hash.replace(/^#/, '') || '/';
+  const [path, query] = hash.split('?');
+  const params = new URLSearchParams(query || '');
+  let m;
+  if ((m = path.match(/^\/showtimes\/(\d+)$/))) await showtimeView(m[1], nav);
+  else if ((m = path.match(/^\/bookings\/(\d+)$/))) await bookingView(m[1], nav);
+  else if (path === '/admin') adminView(view(), { say });
+  else await listView(params, nav);
+  if (left(nav)) return;
+  document.title = `${view().querySelector('h1')?.textContent || 'boxoffice'} · boxoffice`;
+}
+
+window.addEventListener('hashchange', route);
+route();

@@ -1,0 +1,210 @@
+// The seat map: one button per seat, rows in the hall's order with their aisles, a legend
+// of categories and prices. Keyboard: the map is one tab stop; arrow keys move between
+// seats, Home/End to a row's ends, Space or Enter selects. Every seat's label says what a
+// sighted customer sees ("Row F, seat 5, standard, 12.50 EUR, available"); states differ by
+// shape and pattern as well as by colour.
+
+import { el, money } from './format.js';
+
+export const MAX_SEATS = 8;
+
+const STATE_CLASS = {
+  AVAILABLE: 'st-available', HELD: 'st-held', BOOKED: 'st-booked', selected: 'st-selected', mine: 'st-mine',
+};
+const STATE_WORDS = {
+  AVAILABLE: 'available', HELD: 'taken', BOOKED: 'sold', selected: 'selected', mine: 'held by you',
+};
+
+function escape(text) {
+  return String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+export class SeatMap {
+  // onPick(code) is called when the customer activates a seat; the owner decides.
+  constructor(container, { prices, onPick }) {
+    this.container = container;
+    this.prices = prices || {};
+    this.onPick = onPick;
+    this.seats = new Map();   // code → {code,row,number,category,status,accessible,button}
+    this.selected = new Set();
+    this.mine = new Set();
+    this.rows = [];           // [{row, seats: [seat…]}]
+    this.focusCode = null;
+    this.categories = [];
+  }
+
+  // Draws the whole map from GET /showtimes/{id}/seats.
+  render(map) {
+    this.seats.clear();
+    const byRow = new Map();
+    const aisles = new Map();
+    for (const r of map.rows || []) {
+      byRow.set(r.row, []);
+      aisles.set(r.row, new Set(r.aisles || []));
+    }
+    const categories = [];
+    for (const s of map.seats) {
+      if (!byRow.has(s.row)) byRow.set(s.row, []);
+      byRow.get(s.row).push(s);
+      if (!categories.includes(s.category)) categories.push(s.category);
+    }
+    this.categories = categories;
+    this.rows = [];
+    const hall = el('div', { class: 'hall', role: 'group', 'aria-label': 'Seats, screen at the top' });
+    hall.addEventListener('keydown', (e) => this.onKey(e));
+    hall.addEventListener('click', (e) => {
+      const b = e.target.closest('button.seat');
+      if (b) this.onPick(b.dataset.code);
+    });
+    hall.addEventListener('focusin', (e) => {
+      const b = e.target.closest('button.seat');
+      if (b) this.moveTabStop(b.dataset.code);
+    });
+    // One string for the whole hall, parsed once: a 1,000-seat hall is a few milliseconds of
+    // the browser's parser instead of thousands of DOM calls.
+    const html = ['<div class="screen" aria-hidden="true">Screen</div>'];
+    const order = [];
+    for (const [row, list] of byRow) {
+      if (!list.length) continue;
+      list.sort((a, b) => a.number - b.number);
+      const rowSeats = [];
+      const label = `<span class="row-label" aria-hidden="true">${escape(row)}</span>`;
+      html.push(`<div class="row" role="group" aria-label="Row ${escape(row)}">${label}`);
+      const gaps = aisles.get(row) || new Set();
+      for (const s of list) {
+        const seat = { ...s, button: null, rowIndex: this.rows.length, index: rowSeats.length };
+        this.seats.set(s.code, seat);
+        rowSeats.push(seat);
+        order.push(seat);
+        const state = this.stateOf(seat);
+        html.push(`<button type="button" tabindex="-1" class="seat cat-${categories.indexOf(s.category) % 6}${s.accessible ? ' accessible' : ''} ${STATE_CLASS[state]}" data-code="${escape(s.code)}" data-status="${s.status}" data-state="${state}" aria-label="${escape(this.label(seat))}" aria-pressed="${state === 'selected'}" aria-disabled="${state === 'HELD' || state === 'BOOKED'}">${s.number}</button>`);
+        if (gaps.has(s.number)) html.push('<span class="aisle" aria-hidden="true"></span>');
+      }
+      html.push(`${label}</div>`);
+      this.rows.push({ row, seats: rowSeats });
+    }
+    hall.innerHTML = html.join('');
+    const buttons = hall.querySelectorAll('button.seat');
+    for (let i = 0; i < order.length; i++) order[i].button = buttons[i];
+    const scroll = el('div', { class: 'hall-scroll' }, hall);
+    this.container.replaceChildren(scroll, this.legend());
+    // A hall wider than the screen (a phone) opens on its middle, where the best seats are.
+    scroll.scrollLeft = (scroll.scrollWidth - scroll.clientWidth) / 2;
+    const first = this.focusCode && this.seats.has(this.focusCode) ? this.focusCode
+      : (this.rows[0] && this.rows[0].seats[0] && this.rows[0].seats[0].code);
+    if (first) this.moveTabStop(first);
+  }
+
+  legend() {
+    const items = this.categories.map((c, i) => el('li', {},
+      el('span', { class: `swatch seat st-available cat-${i % 6}`, 'aria-hidden': 'true' }),
+      `${c}: ${money(this.prices[c])}`));
+    const states = [
+      ['available', 'Available'], ['selected', 'Selected by you'], ['mine', 'Held by you'],
+      ['held', 'Taken (held by someone)'], ['booked', 'Sold'],
+    ].map(([cls, text]) => el('li', {}, el('span', { class: `swatch seat st-${cls}`, 'aria-hidden': 'true' }), text));
+    const anyAccessible = [...this.seats.values()].some((s) => s.accessible);
+    if (anyAccessible) states.push(el('li', {}, el('span', { class: 'swatch seat accessible st-available', 'aria-hidden': 'true' }), 'Wheelchair place'));
+    return el('div', { class: 'legend' },
+      el('h3', {}, 'Prices'), el('ul', {}, items),
+      el('h3', {}, 'Seats'), el('ul', {}, states));
+  }
+
+  // Updates the seats the service reports (status: AVAILABLE, HELD or BOOKED).
+  setStatus(codes, status) {
+    for (const code of codes) {
+      const s = this.seats.get(code);
+      if (!s) continue;
+      s.status = status;
+      if (status !== 'AVAILABLE' && !this.mine.has(code)) this.selected.delete(code);
+      this.paint(s);
+    }
+  }
+
+  // Merges a fresh map: statuses only (the layout does not change).
+  update(map) {
+    for (const s of map.seats) {
+      const seat = this.seats.get(s.code);
+      if (seat && seat.status !== s.status) this.setStatus([s.code], s.status);
+    }
+  }
+
+  setMine(codes) {
+    const before = [...this.mine];
+    this.mine = new Set(codes);
+    for (const c of [...before, ...codes]) { const s = this.seats.get(c); if (s) this.paint(s); }
+  }
+
+  toggle(code) {
+    const s = this.seats.get(code);
+    if (this.selected.has(code)) this.selected.delete(code); else this.selected.add(code);
+    this.paint(s);
+  }
+
+  clearSelection() {
+    const was = [...this.selected];
+    this.selected.clear();
+    for (const c of was) { const s = this.seats.get(c); if (s) this.paint(s); }
+  }
+
+  stateOf(s) {
+    if (this.mine.has(s.code)) return 'mine';
+    if (this.selected.has(s.code)) return 'selected';
+    return s.status;
+  }
+
+  label(s) {
+    const price = this.prices[s.category] ? `, ${money(this.prices[s.category])}` : '';
+    const wheel = s.accessible ? ', wheelchair place' : '';
+    return `Row ${s.row}, seat ${s.number}, ${s.category}${price}${wheel}, ${STATE_WORDS[this.stateOf(s)]}`;
+  }
+
+  paint(s) {
+    const b = s.button;
+    const state = this.stateOf(s);
+    b.classList.remove(...Object.values(STATE_CLASS));
+    b.classList.add(STATE_CLASS[state]);
+    b.dataset.status = s.status;
+    b.dataset.state = state;
+    b.setAttribute('aria-label', this.label(s));
+    b.setAttribute('aria-pressed', state === 'selected' ? 'true' : 'false');
+    b.setAttribute('aria-disabled', state === 'HELD' || state === 'BOOKED' ? 'true' : 'false');
+  }
+
+  moveTabStop(code) {
+    if (this.focusCode && this.seats.has(this.focusCode)) this.seats.get(this.focusCode).button.tabIndex = -1;
+    this.focusCode = code;
+    this.seats.get(code).button.tabIndex = 0;
+  }
+
+  focus(code) {
+    this.moveTabStop(code);
+    this.seats.get(code).button.focus();
+  }
+
+  onKey(e) {
+    const s = this.seats.get(this.focusCode);
+    if (!s) return;
+    const row = this.rows[s.rowIndex].seats;
+    let next = null;
+    switch (e.key) {
+      case 'ArrowLeft': next = row[s.index - 1]; break;
+      case 'ArrowRight': next = row[s.index + 1]; break;
+      case 'Home': next = row[0]; break;
+      case 'End': next = row[row.length - 1]; break;
+      case 'ArrowUp': next = this.nearest(s.rowIndex - 1, s.number); break;
+      case 'ArrowDown': next = this.nearest(s.rowIndex + 1, s.number); break;
+      default: return;
+    }
+    e.preventDefault();
+    if (next) this.focus(next.code);
+  }
+
+  nearest(rowIndex, number) {
+    const r = this.rows[rowIndex];
+    if (!r) return null;
+    let best = r.seats[0];
+    for (const s of r.seats) if (Math.abs(s.number - number) < Math.abs(best.number - number)) best = s;
+    return best;
+  }
+}
