@@ -114,18 +114,38 @@ std::string SeatMapJson(const SeatMap& map) {
   // instance's holds (SeatMapCache::Apply), hundreds of times a second in a storm.
   std::string out;
   out.reserve(64 + map.seats.size() * 80);
+  char number[16];
+  auto append_number = [&out, &number](int n) {
+    out.append(number, std::to_chars(number, number + sizeof number, n).ptr);
+  };
   out.append("{\"asOf\":");
   AppendJsonString(&out, FormatRfc3339(map.as_of));
-  out.append(",\"seats\":[");
-  char number[16];
+  // The rows in hall order, each with the seat numbers an aisle follows.
+  out.append(",\"rows\":[");
+  for (size_t i = 0; i < map.seats.size();) {
+    const std::string& row = map.seats[i].row;
+    out.append(out.back() == '[' ? "{\"aisles\":[" : ",{\"aisles\":[");
+    bool first = true;
+    for (; i < map.seats.size() && map.seats[i].row == row; ++i) {
+      if (!map.seats[i].aisle_after) continue;
+      if (!first) out.push_back(',');
+      first = false;
+      append_number(map.seats[i].number);
+    }
+    out.append("],\"row\":");
+    AppendJsonString(&out, row);
+    out.push_back('}');
+  }
+  out.append("],\"seats\":[");
   for (size_t i = 0; i < map.seats.size(); ++i) {
     const SeatView& s = map.seats[i];
-    out.append(i ? ",{\"category\":" : "{\"category\":");
+    if (i) out.push_back(',');
+    out.append(s.accessible ? "{\"accessible\":true,\"category\":" : "{\"category\":");
     AppendJsonString(&out, s.category);
     out.append(",\"code\":");
     AppendJsonString(&out, s.code);
     out.append(",\"number\":");
-    out.append(number, std::to_chars(number, number + sizeof number, s.number).ptr);
+    append_number(s.number);
     out.append(",\"row\":");
     AppendJsonString(&out, s.row);
     out.append(",\"status\":\"").append(SeatStatusName(s.status)).append("\"}");
@@ -290,7 +310,27 @@ std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime*
     if (total > kMaxSeatsPerShowtime) {
       return Invalid("a showtime has at most " + std::to_string(kMaxSeatsPerShowtime) + " seats");
     }
-    out->rows.push_back(RowLayout{row, static_cast<int>(seats->get<int64_t>()), cat});
+    RowLayout layout{row, static_cast<int>(seats->get<int64_t>()), cat, {}, {}};
+    // Optional: aisles after seats 1 … seats-1, wheelchair places 1 … seats; each once.
+    auto numbers = [&](const char* field, int max, std::vector<int>* target)
+        -> std::optional<ParseError> {
+      auto list = r.find(field);
+      if (list == r.end()) return std::nullopt;
+      const std::string what = std::string(field) + " of row " + row;
+      if (!list->is_array() || list->size() > static_cast<size_t>(max))
+        return Invalid(what + " must be a list of seat numbers");
+      for (const auto& n : *list) {
+        if (!n.is_number_integer() || n.get<int64_t>() < 1 || n.get<int64_t>() > max)
+          return Invalid(what + " must be seat numbers from 1 to " + std::to_string(max));
+        const int v = static_cast<int>(n.get<int64_t>());
+        if (IsLayoutSeat(*target, v)) return Invalid(what + " names seat " + std::to_string(v) + " twice");
+        target->push_back(v);
+      }
+      return std::nullopt;
+    };
+    if (auto e = numbers("aisles", layout.seats - 1, &layout.aisles)) return e;
+    if (auto e = numbers("accessible", layout.seats, &layout.accessible)) return e;
+    out->rows.push_back(std::move(layout));
   }
   return std::nullopt;
 }

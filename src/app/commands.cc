@@ -464,12 +464,16 @@ NewShowtime HallShowtime(int cinema, int hall, Instant starts_at) {
   s.cinema = cinema == 1 ? "Boxoffice Demo Cinema" : "Boxoffice Cinema " + std::to_string(cinema);
   s.hall = "Screen " + std::to_string(hall);
   s.starts_at = starts_at;
-  // Halls grow with their number: 100, 150, 200… seats, the back three rows premium.
+  // Halls grow with their number: 100, 150, 200… seats, the back three rows premium, two
+  // aisles a quarter in from each side, four wheelchair places at the ends of the front row.
   const int rows = 8 + 2 * ((hall - 1) % 5);
   const int per_row = 12 + 2 * ((hall - 1) % 5);
   for (int r = 0; r < rows; ++r) {
     s.rows.push_back(RowLayout{std::string(1, static_cast<char>('A' + r)), per_row,
-                               r >= rows - 3 ? "premium" : "standard"});
+                               r >= rows - 3 ? "premium" : "standard",
+                               {per_row / 4, per_row - per_row / 4},
+                               r == 0 ? std::vector<int>{1, 2, per_row - 1, per_row}
+                                      : std::vector<int>{}});
   }
   s.prices["standard"] = Price{1250, "EUR"};
   s.prices["premium"] = Price{1650, "EUR"};

@@ -37,9 +37,10 @@ constexpr Sql kCreateShowtime{
     "            SELECT st.showtime_id, u.* FROM st,"
     "                   unnest($6::text[], $7::bigint[], $8::text[]) AS u),"
     " seats AS (INSERT INTO show_seat (showtime_id, seat_code, row_label, seat_number,"
-    "                                  seat_order, category)"
+    "                                  seat_order, category, accessible, aisle_after)"
     "           SELECT st.showtime_id, u.* FROM st,"
-    "                  unnest($9::text[], $10::text[], $11::int[], $12::int[], $13::text[]) AS u)"
+    "                  unnest($9::text[], $10::text[], $11::int[], $12::int[], $13::text[],"
+    "                         $14::bool[], $15::bool[]) AS u)"
     " SELECT showtime_id FROM st"};
 constexpr Sql kSelectShowtime{
     "select_showtime",
@@ -94,7 +95,8 @@ constexpr Sql kSelectSeatMap{
     "       CASE WHEN status = 'HELD' AND hold_expires_at < " BOX_NOW
     " THEN 'AVAILABLE'"
     "            ELSE status END,"
-    "       " BOX_MS(BOX_NOW) "  FROM show_seat WHERE showtime_id = $2 ORDER BY seat_order"};
+    "       " BOX_MS(BOX_NOW) ", accessible, aisle_after"
+    "  FROM show_seat WHERE showtime_id = $2 ORDER BY seat_order"};
 constexpr Sql kSelectSeatOwners{
     "select_seat_owners",
     "SELECT seat_code, expired, CASE WHEN expired THEN 'AVAILABLE' ELSE status END,"

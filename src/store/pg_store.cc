@@ -189,7 +189,7 @@ std::vector<Param> CreateShowtimeParams(const NewShowtime& st) {
     amounts.push_back(price.amount);
     currencies.push_back(price.currency);
   }
-  std::vector<std::string> codes, rows, seat_categories;
+  std::vector<std::string> codes, rows, seat_categories, accessible, aisle_after;
   std::vector<int64_t> numbers, orders;
   for (const auto& row : st.rows) {
     for (int n = 1; n <= row.seats; ++n) {
@@ -198,6 +198,8 @@ std::vector<Param> CreateShowtimeParams(const NewShowtime& st) {
       rows.push_back(row.row);
       numbers.push_back(n);
       seat_categories.push_back(row.category);
+      accessible.push_back(IsLayoutSeat(row.accessible, n) ? "t" : "f");
+      aisle_after.push_back(IsLayoutSeat(row.aisles, n) ? "t" : "f");
     }
   }
   BOX_ASSERT(static_cast<int64_t>(codes.size()) == seat_count);
@@ -213,7 +215,9 @@ std::vector<Param> CreateShowtimeParams(const NewShowtime& st) {
           ArrayLiteral(rows),
           IntArrayLiteral(numbers),
           IntArrayLiteral(orders),
-          ArrayLiteral(seat_categories)};
+          ArrayLiteral(seat_categories),
+          ArrayLiteral(accessible),
+          ArrayLiteral(aisle_after)};
 }
 
 // kSetWaitingRoom's parameters, and what its answer means.
@@ -375,7 +379,8 @@ Result<SeatMap> SeatMapOf(const PGresult* r, int64_t showtime_id) {
   map.seats.reserve(static_cast<size_t>(PQntuples(r)));
   for (int i = 0; i < PQntuples(r); ++i) {
     map.seats.push_back(SeatView{Text(r, i, 0), Text(r, i, 1), static_cast<int>(Int(r, i, 2)),
-                                 Text(r, i, 3), ParseSeatStatus(PQgetvalue(r, i, 4))});
+                                 Text(r, i, 3), ParseSeatStatus(PQgetvalue(r, i, 4)),
+                                 Text(r, i, 6) == "t", Text(r, i, 7) == "t"});
   }
   return map;
 }

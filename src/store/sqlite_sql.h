@@ -19,7 +19,7 @@ constexpr const char* kInsertPrice =
     "INSERT INTO price (showtime_id, category, amount, currency) VALUES (?, ?, ?, ?)";
 constexpr const char* kInsertSeat =
     "INSERT INTO show_seat (showtime_id, seat_code, row_label, seat_number, seat_order, "
-    "category) VALUES (?, ?, ?, ?, ?, ?)";
+    "category, accessible, aisle_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
 constexpr const char* kSelectShowtime =
     "SELECT showtime_id, title, cinema, hall, starts_at, seat_count FROM showtime "
     "WHERE showtime_id = ?";
@@ -64,7 +64,8 @@ constexpr const char* kEnabledWaitingRooms =
 
 constexpr const char* kSelectSeatMap =
     "SELECT seat_code, row_label, seat_number, category,"
-    "       CASE WHEN status = 'HELD' AND hold_expires_at < ?2 THEN 'AVAILABLE' ELSE status END"
+    "       CASE WHEN status = 'HELD' AND hold_expires_at < ?2 THEN 'AVAILABLE' ELSE status END,"
+    "       accessible, aisle_after"
     "  FROM show_seat WHERE showtime_id = ?1 ORDER BY seat_order";
 constexpr const char* kSelectSeatOwners =
     "SELECT seat_code,"

@@ -123,7 +123,8 @@ Result<int64_t> SqliteStore::CreateShowtime(const NewShowtime& st) {
   for (const auto& row : st.rows) {
     for (int n = 1; n <= row.seats; ++n) {
       Query q(c, kInsertSeat,
-              {id, row.row + std::to_string(n), row.row, int64_t{n}, order++, row.category});
+              {id, row.row + std::to_string(n), row.row, int64_t{n}, order++, row.category,
+               int64_t{IsLayoutSeat(row.accessible, n)}, int64_t{IsLayoutSeat(row.aisles, n)}});
       if (auto r = q.Exec(); !r.ok()) return r.status();
     }
   }
@@ -187,7 +188,7 @@ Result<SeatMap> SqliteStore::GetSeatMap(int64_t showtime_id) {
   Query q(*conn.value(), kSelectSeatMap, {showtime_id, ToEpochMs(map.as_of)});
   while (q.Next()) {
     map.seats.push_back(SeatView{q.Text(0), q.Text(1), static_cast<int>(q.Int(2)), q.Text(3),
-                                 ParseSeatStatus(q.Text(4))});
+                                 ParseSeatStatus(q.Text(4)), q.Int(5) != 0, q.Int(6) != 0});
   }
   if (!q.status().ok()) return q.status();
   // Every showtime has at least one seat, so no rows means no such showtime.

@@ -63,6 +63,10 @@ Status ExplainUnknownSeats(const HoldRequest& request, const std::vector<std::st
   return UnknownSeats(request, found);
 }
 
+bool IsLayoutSeat(const std::vector<int>& numbers, int number) {
+  return std::find(numbers.begin(), numbers.end(), number) != numbers.end();
+}
+
 SeatStatus ParseSeatStatus(std::string_view stored) {
   if (stored == "HELD") return SeatStatus::kHeld;
   if (stored == "BOOKED") return SeatStatus::kBooked;

@@ -40,6 +40,8 @@ struct RowLayout {
   std::string row;
   int seats = 0;
   std::string category;
+  std::vector<int> aisles = {};      // an aisle after each of these seat numbers (1 … seats-1)
+  std::vector<int> accessible = {};  // wheelchair places (1 … seats)
 };
 
 struct NewShowtime {
@@ -79,6 +81,8 @@ struct SeatView {
   int number = 0;
   std::string category;
   SeatStatus status = SeatStatus::kAvailable;
+  bool accessible = false;   // a wheelchair place
+  bool aisle_after = false;  // an aisle follows this seat in its row
 };
 
 struct SeatMap {
@@ -281,6 +285,8 @@ SeatStatus ParseSeatStatus(std::string_view stored);
 // A hold's state from its stored status: RELEASED and BOOKED as stored; a HELD hold whose
 // time has passed (`expired`, judged on the store's clock) is EXPIRED.
 HoldState DeriveHoldState(std::string_view stored, bool expired);
+// Whether seat `number` is among a row's layout numbers (RowLayout::aisles or accessible).
+bool IsLayoutSeat(const std::vector<int>& numbers, int number);
 
 // The event JSON of API.md "Events" for a booking.
 std::string BookingEventJson(const std::string& event_id, const std::string& type,

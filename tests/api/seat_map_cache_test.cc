@@ -82,23 +82,37 @@ TEST_P(SeatMapCacheTest, AtMostOneQueryPerMaxAgeAndOwnChangesShowAtOnce) {
 // The seat map is written by hand for speed; it must be the bytes nlohmann writes.
 TEST(SeatMapJson, IsWhatAJsonLibraryWouldWrite) {
   SeatMap map{42, FromEpochMs(1'900'000'000'123), {}};
-  map.seats.push_back({"A1", "A", 1, "standard", SeatStatus::kAvailable});
+  map.seats.push_back({"A1", "A", 1, "standard", SeatStatus::kAvailable, true, false});
+  map.seats.push_back({"A2", "A", 2, "standard", SeatStatus::kAvailable, false, true});
+  map.seats.push_back({"A3", "A", 3, "standard", SeatStatus::kAvailable, true, false});
   map.seats.push_back({"AA12", "AA", 12, "vip \"lounge\" \u00e9\\", SeatStatus::kHeld});
-  map.seats.push_back({"B3", "B", 3, "x", SeatStatus::kBooked});
+  map.seats.push_back({"B3", "B", 3, "x", SeatStatus::kBooked, false, true});
+  map.seats.push_back({"B4", "B", 4, "x", SeatStatus::kBooked, false, true});
+  map.seats.push_back({"B5", "B", 5, "x", SeatStatus::kBooked});
   nlohmann::json seats = nlohmann::json::array();
+  nlohmann::json rows = nlohmann::json::array();
   for (const auto& s : map.seats) {
-    seats.push_back({{"code", s.code},
-                     {"row", s.row},
-                     {"number", s.number},
-                     {"category", s.category},
-                     {"status", SeatStatusName(s.status)}});
+    nlohmann::json seat = {{"code", s.code},
+                           {"row", s.row},
+                           {"number", s.number},
+                           {"category", s.category},
+                           {"status", SeatStatusName(s.status)}};
+    if (s.accessible) seat["accessible"] = true;
+    seats.push_back(seat);
+    if (rows.empty() || rows.back()["row"] != s.row)
+      rows.push_back({{"row", s.row}, {"aisles", nlohmann::json::array()}});
+    if (s.aisle_after) rows.back()["aisles"].push_back(s.number);
   }
-  const nlohmann::json expected{
-      {"showtimeId", 42}, {"asOf", "2030-03-17T17:46:40.123Z"}, {"seats", seats}};
+  const nlohmann::json expected{{"showtimeId", 42},
+                                {"asOf", "2030-03-17T17:46:40.123Z"},
+                                {"rows", rows},
+                                {"seats", seats}};
   EXPECT_EQ(api::SeatMapJson(map), expected.dump());
+  EXPECT_NE(api::SeatMapJson(map).find(R"("rows":[{"aisles":[2],"row":"A"},{"aisles":[],"row":"AA"},{"aisles":[3,4],"row":"B"}])"),
+            std::string::npos);
   map.seats.clear();
   EXPECT_EQ(api::SeatMapJson(map),
-            R"({"asOf":"2030-03-17T17:46:40.123Z","seats":[],"showtimeId":42})");
+            R"({"asOf":"2030-03-17T17:46:40.123Z","rows":[],"seats":[],"showtimeId":42})");
 }
 
 // This instance's committed changes are applied to the cached map: shown at once, with a

@@ -46,19 +46,31 @@ export async function startService(flags = []) {
   };
   const gateway = spawn(BINARY, ['fake-gateway', '--listen', `127.0.0.1:${gatewayPort}`, '--secret', GATEWAY_SECRET]);
   keep(gateway, 'gateway');
-  const serve = spawn(BINARY, ['serve', '--listen', `127.0.0.1:${port}`, '--db', `sqlite:${join(dir, 'boxoffice.db')}`,
-    '--jwt-secret', JWT_SECRET, '--gateway-url', gatewayUrl, '--gateway-secret', GATEWAY_SECRET,
-    '--events-file', join(dir, 'events.jsonl'), '--io-threads', '1', '--workers', '2', ...flags]);
-  keep(serve, 'serve');
-  // Stops both processes (SIGTERM, then SIGKILL after 10 s) and removes the database.
+  const startServe = () => {
+    const child = spawn(BINARY, ['serve', '--listen', `127.0.0.1:${port}`, '--db', `sqlite:${join(dir, 'boxoffice.db')}`,
+      '--jwt-secret', JWT_SECRET, '--gateway-url', gatewayUrl, '--gateway-secret', GATEWAY_SECRET,
+      '--events-file', join(dir, 'events.jsonl'), '--io-threads', '1', '--workers', '2', ...flags]);
+    keep(child, 'serve');
+    return child;
+  };
+  let serve = startServe();
+  // Ends a process: SIGTERM, then SIGKILL after 10 s.
+  const end = (c) => new Promise((done) => {
+    if (c.exitCode !== null || c.signalCode !== null) { done(); return; }
+    const kill = setTimeout(() => c.kill('SIGKILL'), 10000);
+    c.once('exit', () => { clearTimeout(kill); done(); });
+    c.kill('SIGTERM');
+  });
+  // Stops both processes and removes the database.
   const stop = async () => {
-    await Promise.all([serve, gateway].map((c) => new Promise((done) => {
-      if (c.exitCode !== null || c.signalCode !== null) { done(); return; }
-      const kill = setTimeout(() => c.kill('SIGKILL'), 10000);
-      c.once('exit', () => { clearTimeout(kill); done(); });
-      c.kill('SIGTERM');
-    })));
+    await Promise.all([end(serve), end(gateway)]);
     rmSync(dir, { recursive: true, force: true });
+  };
+  // Stops `serve` (its streams end) and starts it again on the same port and database.
+  const restart = async () => {
+    await end(serve);
+    serve = startServe();
+    await waitFor(`${url}/readyz`);
   };
   try {
     await Promise.all([waitFor(`${url}/readyz`), waitFor(`${gatewayUrl}/healthz`)]);
@@ -87,7 +99,16 @@ export async function startService(flags = []) {
     });
     return r.showtimeId;
   };
-  return { url, gatewayUrl, token, admin, createShowtime, stop, logs };
+  // Holds seats through the API for `customer` (another customer than the page's).
+  const holdAs = async (customer, showtimeId, seats) => {
+    const r = await fetch(`${url}/showtimes/${showtimeId}/holds`, {
+      method: 'POST', headers: { Authorization: `Bearer ${token(customer)}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ seats }),
+    });
+    if (r.status !== 201) throw new Error(`hold ${seats}: ${r.status} ${await r.text()}`);
+    return r.json();
+  };
+  return { url, gatewayUrl, token, admin, createShowtime, holdAs, stop, restart, logs };
 }
 
 export async function launch() {

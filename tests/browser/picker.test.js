@@ -11,9 +11,9 @@ const STEP_MS = 15000;         // any other step of a page
 const MAX_ASSET_BYTES = 150 * 1024;
 
 const smallHall = [
-  { row: 'A', seats: 10, category: 'standard' },
-  { row: 'B', seats: 10, category: 'standard' },
-  { row: 'C', seats: 12, category: 'premium' },
+  { row: 'A', seats: 10, category: 'standard', aisles: [5] },
+  { row: 'B', seats: 10, category: 'standard', aisles: [5], accessible: [10] },
+  { row: 'C', seats: 12, category: 'premium', aisles: [6] },
 ];
 const prices = { standard: { amount: 1250, currency: 'EUR' }, premium: { amount: 1800, currency: 'EUR' } };
 
@@ -55,6 +55,10 @@ describe('the seat picker', () => {
   test('1. the whole purchase: pick, hold, countdown, checkout, Pay, CONFIRMED, seats BOOKED', async () => {
     const id = await svc.createShowtime(smallHall, prices);
     const page = await customerPage(browser, svc, 101, `/showtimes/${id}`);
+    // The layout: an aisle after A5, a wheelchair place at B10, said in its label.
+    await seat(page, 'A1').waitFor();
+    assert.equal(await page.evaluate(() => document.querySelector('button.seat[data-code="A5"]').nextElementSibling.className), 'aisle');
+    assert.equal(await seat(page, 'B10').getAttribute('aria-label'), 'Row B, seat 10, standard, 12.50 EUR, wheelchair place, available');
     await hold(page, ['A3', 'A4']);
     await heldPanel(page).waitFor({ timeout: STEP_MS });
     assert.match(await page.locator('.countdown').textContent(), /^\d+:\d\d$/);
@@ -78,9 +82,12 @@ describe('the seat picker', () => {
     const b = await customerPage(browser, svc, 202, `/showtimes/${id}`);
     await seat(a, 'B5').click();
     await seat(b, 'B5').click();
-    const holdA = a.getByRole('button', { name: 'Hold 1 seat' });
-    const holdB = b.getByRole('button', { name: 'Hold 1 seat' });
-    await Promise.all([holdA.click(), holdB.click()]);
+    await a.getByRole('button', { name: 'Hold 1 seat' }).waitFor();
+    await b.getByRole('button', { name: 'Hold 1 seat' }).waitFor();
+    // Both presses at once, without waiting for the button (the loser's may already be gone,
+    // its seat taken live by the winner's hold: a way of losing the race too).
+    const press = (p) => p.evaluate(() => document.querySelector('.panel button.primary').click());
+    await Promise.all([press(a), press(b)]);
     const outcome = async (p) => {
       await p.waitForFunction(() => document.querySelector('.panel h2')?.textContent === 'Your seats are held'
         || /just taken/.test(document.getElementById('message').textContent), null, { timeout: STEP_MS });
@@ -231,5 +238,34 @@ describe('the seat picker with a short hold', () => {
     assert.equal(await statusOf(page, 'A10'), 'AVAILABLE');
     assert.equal(await seat(page, 'A9').getAttribute('data-state'), 'AVAILABLE');
     await done(page);
+  });
+});
+
+describe('the seat picker when its live stream is down', () => {
+  let svc;
+  let browser;
+  // One stream in all: the second page is refused its stream and polls.
+  before(async () => { svc = await startService(['--max-streams', '1']); browser = await launch(); });
+  after(async () => { await browser?.close(); await svc?.stop(); });
+
+  test('a refused stream falls back to polling; a dropped one reconnects and catches up', async () => {
+    const id = await svc.createShowtime(smallHall, prices);
+    const live = await customerPage(browser, svc, 901, `/showtimes/${id}`);
+    await live.locator('.live[data-live="up"]').waitFor({ timeout: STEP_MS });
+    const polling = await customerPage(browser, svc, 902, `/showtimes/${id}`);
+    await polling.locator('.live[data-live="down"]').waitFor({ timeout: STEP_MS });
+    await svc.holdAs(903, id, ['C3']);
+    await waitStatus(live, 'C3', 'HELD', LIVE_MS);
+    // Polled every 2 s with If-None-Match, from a map at most 1 s old.
+    await waitStatus(polling, 'C3', 'HELD', 2 * LIVE_MS + 1000);
+    // The service restarts: the stream ends, the browser reconnects by itself, and the page
+    // reloads the map for what happened while it was away.
+    await svc.restart();
+    await svc.holdAs(904, id, ['C4']);
+    await live.locator('.live[data-live="up"]').waitFor({ timeout: STEP_MS });
+    await waitStatus(live, 'C4', 'HELD', STEP_MS);
+    await svc.holdAs(905, id, ['C5']);
+    await waitStatus(live, 'C5', 'HELD', LIVE_MS);
+    await done(live, polling);
   });
 });

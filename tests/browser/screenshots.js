@@ -12,7 +12,11 @@ mkdirSync(out, { recursive: true });
 
 const rows = [];
 for (const r of 'ABCDEFGHIJKL') {
-  rows.push({ row: r, seats: r < 'C' ? 16 : 20, category: r < 'C' ? 'premium' : r > 'J' ? 'loveseat' : 'standard' });
+  const seats = r < 'C' ? 16 : 20;
+  rows.push({
+    row: r, seats, category: r < 'C' ? 'premium' : r > 'J' ? 'loveseat' : 'standard',
+    aisles: seats === 16 ? [4, 12] : [5, 15], ...(r === 'C' ? { accessible: [1, 2, 19, 20] } : {}),
+  });
 }
 const prices = {
   premium: { amount: 1800, currency: 'EUR' }, standard: { amount: 1250, currency: 'EUR' },

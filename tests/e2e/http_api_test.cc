@@ -407,6 +407,21 @@ TEST_P(HttpApi, AdminShowtimeValidation) {
            R"([{"row": "A", "seats": 10, "category": "standard"}, {"row": "B", "seats": 5, "category": "vip"}])",
            R"({"standard": {"amount": 100, "currency": "EUR"}, "vip": {"amount": 100, "currency": "USD"}})"),
        "VALIDATION_FAILED"},
+      // The optional layout: an aisle after a seat that has a neighbour, each place once.
+      {layout(R"([{"row": "A", "seats": 10, "category": "standard", "aisles": [10]}])"),
+       "VALIDATION_FAILED"},
+      {layout(R"([{"row": "A", "seats": 10, "category": "standard", "aisles": [0]}])"),
+       "VALIDATION_FAILED"},
+      {layout(R"([{"row": "A", "seats": 10, "category": "standard", "aisles": [3, 3]}])"),
+       "VALIDATION_FAILED"},
+      {layout(R"([{"row": "A", "seats": 10, "category": "standard", "aisles": "3"}])"),
+       "VALIDATION_FAILED"},
+      {layout(R"([{"row": "A", "seats": 10, "category": "standard", "accessible": [11]}])"),
+       "VALIDATION_FAILED"},
+      {layout(R"([{"row": "A", "seats": 10, "category": "standard", "accessible": [1.5]}])"),
+       "VALIDATION_FAILED"},
+      {layout(R"([{"row": "A", "seats": 1, "category": "standard", "aisles": [1]}])"),
+       "VALIDATION_FAILED"},
   };
   const std::string before = Call("GET", "/showtimes").body;
   for (const auto& [body, code] : cases)
@@ -418,6 +433,35 @@ TEST_P(HttpApi, AdminShowtimeValidation) {
           R"([{"row": "A", "seats": 600, "category": "standard"}, {"row": "B", "seats": 400, "category": "standard"}])"),
       {Bearer(admin)});
   EXPECT_EQ(ok.status, 201) << ok.body;
+}
+
+// The layout fields reach the seat map: the rows in hall order with their aisles, and the
+// wheelchair places; a showtime without them has rows with no aisles.
+TEST_P(HttpApi, TheSeatMapCarriesTheRowsAislesAndWheelchairPlaces) {
+  auto created = Call("POST", "/admin/showtimes",
+                      R"({"title": "T", "cinema": "C", "hall": "H", "startsAt": "2026-12-18T19:30:00.000Z",
+                          "rows": [{"row": "A", "seats": 6, "category": "standard", "aisles": [2, 4], "accessible": [1, 6]},
+                                   {"row": "B", "seats": 3, "category": "standard"}],
+                          "prices": {"standard": {"amount": 1250, "currency": "EUR"}}})",
+                      {Bearer(Token(1, true))});
+  ASSERT_EQ(created.status, 201) << created.body;
+  const std::string id = std::to_string(json::parse(created.body)["showtimeId"].get<int64_t>());
+  auto map = json::parse(Call("GET", "/showtimes/" + id + "/seats").body);
+  EXPECT_EQ(map["rows"], json::parse(R"([{"row": "A", "aisles": [2, 4]}, {"row": "B", "aisles": []}])"));
+  std::vector<std::string> accessible;
+  for (const auto& s : map["seats"]) {
+    if (s.value("accessible", false)) accessible.push_back(s["code"]);
+  }
+  EXPECT_EQ(accessible, (std::vector<std::string>{"A1", "A6"}));
+  EXPECT_FALSE(map["seats"][1].contains("accessible"));
+  // A hold changes a seat's state, not the layout.
+  ASSERT_EQ(Call("POST", "/showtimes/" + id + "/holds", R"({"seats": ["A1"]})", {Bearer(Token(7))}).status, 201);
+  auto held = json::parse(Call("GET", "/showtimes/" + id + "/seats").body);
+  EXPECT_EQ(held["rows"], map["rows"]);
+  EXPECT_EQ(held["seats"][0]["accessible"], true);
+  EXPECT_EQ(held["seats"][0]["status"], "HELD");
+  auto plain = json::parse(Call("GET", Seats()).body);
+  for (const auto& r : plain["rows"]) EXPECT_EQ(r["aisles"], json::array());
 }
 
 // Holds expire by themselves: the map shows the seat AVAILABLE (lazy expiry at read time)

@@ -219,6 +219,8 @@ TEST_P(HoldBatches, ShowtimeReadsOnALoopAnswerAsTheBlockingOnes) {
     EXPECT_EQ(map->seats[i].code, blocking_map->seats[i].code);
     EXPECT_EQ(map->seats[i].category, blocking_map->seats[i].category);
     EXPECT_EQ(map->seats[i].status, blocking_map->seats[i].status);
+    EXPECT_EQ(map->seats[i].accessible, blocking_map->seats[i].accessible);
+    EXPECT_EQ(map->seats[i].aisle_after, blocking_map->seats[i].aisle_after);
   }
   EXPECT_EQ(map->seats[1].status, SeatStatus::kHeld);  // E2
   EXPECT_EQ(loop.Run(store_->GetSeatMapAsync(priced + 1000)).status().code(), Code::kNotFound);

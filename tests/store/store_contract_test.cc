@@ -385,13 +385,13 @@ TEST_P(StoreContract, ShowtimesListFilterAndPage) {
   EXPECT_EQ(store_->CountShowtimes().value(), 5);
 }
 
-TEST_P(StoreContract, SeatMapIsInHallOrderWithCategories) {
+TEST_P(StoreContract, SeatMapIsInHallOrderWithCategoriesAislesAndWheelchairPlaces) {
   NewShowtime s;
   s.title = "t";
   s.cinema = "c";
   s.hall = "h";
   s.starts_at = kStart;
-  s.rows = {{"A", 10, "standard"}, {"B", 2, "premium"}};
+  s.rows = {{"A", 10, "standard", {3, 7}, {1, 10}}, {"B", 2, "premium"}};
   s.prices = {{"standard", {1000, "EUR"}}, {"premium", {1500, "EUR"}}};
   auto id = store_->CreateShowtime(s);
   ASSERT_TRUE(id.ok());
@@ -404,6 +404,13 @@ TEST_P(StoreContract, SeatMapIsInHallOrderWithCategories) {
   EXPECT_EQ(map->seats[10].category, "premium");
   EXPECT_EQ(map->seats[10].row, "B");
   EXPECT_EQ(map->seats[10].number, 1);
+  std::vector<std::string> aisles_after, accessible;
+  for (const SeatView& seat : map->seats) {
+    if (seat.aisle_after) aisles_after.push_back(seat.code);
+    if (seat.accessible) accessible.push_back(seat.code);
+  }
+  EXPECT_EQ(aisles_after, (std::vector<std::string>{"A3", "A7"}));
+  EXPECT_EQ(accessible, (std::vector<std::string>{"A1", "A10"}));
 }
 
 TEST_P(StoreContract, MigrateTwiceIsANoOp) {

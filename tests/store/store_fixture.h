@@ -77,7 +77,7 @@ class StoreContract : public ::testing::TestWithParam<Engine> {
     s.cinema = "Odeon";
     s.hall = "Screen 1";
     s.starts_at = kStart + Millis(86'400'000);
-    s.rows = {{"E", 10, "standard"}, {"F", 10, "premium"}};
+    s.rows = {{"E", 10, "standard", {5}, {1, 2}}, {"F", 10, "premium", {3, 7}}};
     s.prices = {{"standard", {1250, "EUR"}}, {"premium", {1650, "EUR"}}};
     return s;
   }

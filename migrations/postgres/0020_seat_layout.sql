@@ -1,0 +1,5 @@
+-- The hall's layout for the seat picker (API.md, Admin: the optional layout fields):
+-- wheelchair places, and an aisle after a seat. Both default to none, so every existing
+-- showtime keeps its map; a column with a constant default rewrites no row.
+ALTER TABLE show_seat ADD COLUMN accessible BOOLEAN NOT NULL DEFAULT false;
+ALTER TABLE show_seat ADD COLUMN aisle_after BOOLEAN NOT NULL DEFAULT false;
