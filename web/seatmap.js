@@ -31,6 +31,7 @@ export class SeatMap {
     this.rows = [];           // [{row, seats: [seat…]}]
     this.focusCode = null;
     this.categories = [];
+    this.kinds = new Map();
   }
 
   // Draws the whole map from GET /showtimes/{id}/seats.
@@ -77,7 +78,7 @@ export class SeatMap {
         rowSeats.push(seat);
         order.push(seat);
         const state = this.stateOf(seat);
-        html.push(`<button type="button" tabindex="-1" class="seat cat-${categories.indexOf(s.category) % 6}${s.accessible ? ' accessible' : ''} ${STATE_CLASS[state]}" data-code="${escape(s.code)}" data-status="${s.status}" data-state="${state}" aria-label="${escape(this.label(seat))}" aria-pressed="${state === 'selected'}" aria-disabled="${state === 'HELD' || state === 'BOOKED'}">${s.number}</button>`);
+        html.push(`<button type="button" tabindex="-1" class="seat cat-${categories.indexOf(s.category) % 6}${s.accessible ? ' accessible' : ''} ${STATE_CLASS[state]}" data-code="${escape(s.code)}" data-status="${s.status}" data-state="${state}" aria-label="${escape(this.label(seat))}" aria-pressed="${state === 'selected'}" aria-disabled="${state === 'HELD' || state === 'BOOKED'}"${s.accessible ? ` title="Row ${escape(s.row)}, seat ${s.number}">♿` : `>${s.number}`}</button>`);
         if (gaps.has(s.number)) html.push('<span class="aisle" aria-hidden="true"></span>');
       }
       html.push(`${label}</div>`);
@@ -104,7 +105,7 @@ export class SeatMap {
       ['held', 'Taken (held by someone)'], ['booked', 'Sold'],
     ].map(([cls, text]) => el('li', {}, el('span', { class: `swatch seat st-${cls}`, 'aria-hidden': 'true' }), text));
     const anyAccessible = [...this.seats.values()].some((s) => s.accessible);
-    if (anyAccessible) states.push(el('li', {}, el('span', { class: 'swatch seat accessible st-available', 'aria-hidden': 'true' }), 'Wheelchair place'));
+    if (anyAccessible) states.push(el('li', {}, el('span', { class: 'swatch seat accessible st-available', 'aria-hidden': 'true' }, '♿'), 'Wheelchair place'));
     return el('div', { class: 'legend' },
       el('h3', {}, 'Prices'), el('ul', {}, items),
       el('h3', {}, 'Seats'), el('ul', {}, states));
@@ -154,9 +155,13 @@ export class SeatMap {
   }
 
   label(s) {
-    const price = this.prices[s.category] ? `, ${money(this.prices[s.category])}` : '';
+    let kind = this.kinds.get(s.category);  // "standard, 12.50 EUR", made once per category
+    if (kind === undefined) {
+      kind = this.prices[s.category] ? `${s.category}, ${money(this.prices[s.category])}` : s.category;
+      this.kinds.set(s.category, kind);
+    }
     const wheel = s.accessible ? ', wheelchair place' : '';
-    return `Row ${s.row}, seat ${s.number}, ${s.category}${price}${wheel}, ${STATE_WORDS[this.stateOf(s)]}`;
+    return `Row ${s.row}, seat ${s.number}, ${kind}${wheel}, ${STATE_WORDS[this.stateOf(s)]}`;
   }
 
   paint(s) {
