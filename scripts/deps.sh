@@ -43,10 +43,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 if [ "${1:-}" = browser ]; then
-  # playwright-core needs Node.js 20 or later, which Debian 12 does not package (it has 18).
-  node_major=$(node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0)
-  if [ "$node_major" -lt 20 ]; then
-    echo "deps: the browser tests need Node.js 20 or later with npm (found: ${node_major:-none})" >&2
+  # playwright-core needs Node.js 20 or later, which Debian 12 does not package (it has 18);
+  # the test runner's --test-concurrency needs 20.10.
+  if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 10) ? 0 : 1)' 2>/dev/null \
+     || ! command -v npm >/dev/null; then
+    echo "deps: the browser tests need Node.js 20.10 or later and npm (found: $(node --version 2>/dev/null || echo none))" >&2
     exit 1
   fi
   dir=$(cd "$(dirname "$0")/../tests/browser" && pwd)

@@ -26,11 +26,18 @@ export function parseRows(text) {
   return rows;
 }
 
+// Rows are letters counted like spreadsheet columns: A … Z, AA, AB … ZZ, AAA …
+const rowNumber = (label) => [...label].reduce((n, c) => n * 26 + c.charCodeAt(0) - 64, 0);
+function rowLabel(n) {
+  let label = '';
+  for (; n > 0; n = Math.floor((n - 1) / 26)) label = String.fromCharCode(65 + ((n - 1) % 26)) + label;
+  return label;
+}
 function rowRange(from, to) {
-  if (from.length !== 1 || to.length !== 1) return from === to ? [from] : [from, to];
   const out = [];
-  for (let c = from.charCodeAt(0); c <= to.charCodeAt(0); c++) out.push(String.fromCharCode(c));
+  for (let n = rowNumber(from); n <= rowNumber(to); n++) out.push(rowLabel(n));
   if (!out.length) throw new Error(`Row range ${from}-${to} is empty.`);
+  if (out.length > 200) throw new Error(`Row range ${from}-${to} has more than 200 rows.`);
   return out;
 }
 

@@ -17,13 +17,16 @@ export class ApiError extends Error {
 // Takes a token from the URL fragment (#token=… or #/route?token=…) into session storage
 // and removes it from the address bar, so it is neither bookmarked nor shown.
 export function adoptTokenFromFragment() {
-  const hash = location.hash;
-  const m = hash.match(/(?:^#|[?&#])token=([A-Za-z0-9._-]+)/);
-  if (!m) return;
-  sessionStorage.setItem(TOKEN_KEY, m[1]);
-  let rest = hash.replace(/[?&]?token=[A-Za-z0-9._-]+/, '').replace(/^#\??&?/, '#');
-  if (rest === '#' || rest === '') rest = '#/';
-  history.replaceState(null, '', location.pathname + location.search + rest);
+  const hash = location.hash.replace(/^#/, '');
+  // "#token=T" alone, or a route with it among its parameters: "#/showtimes/4?token=T&x=1".
+  const [path, query] = hash.startsWith('/') ? hash.split('?') : ['/', hash];
+  const params = new URLSearchParams(query || '');
+  const t = params.get('token');
+  if (!t) return;
+  if (/^[A-Za-z0-9._-]+$/.test(t)) sessionStorage.setItem(TOKEN_KEY, t);
+  params.delete('token');
+  const rest = params.toString();
+  history.replaceState(null, '', `${location.pathname}${location.search}#${path}${rest ? `?${rest}` : ''}`);
 }
 
 export function token() { return sessionStorage.getItem(TOKEN_KEY) || ''; }

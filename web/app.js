@@ -76,10 +76,10 @@ async function listView(params, nav) {
   view().replaceChildren(el('h1', {}, 'Showtimes'), form, list);
   const q = { limit: PAGE_SIZE };
   if (cinema) q.cinema = cinema;
-  if (date) {
-    const from = new Date(`${date}T00:00:00`);
-    q.from = from.toISOString();
-    q.to = new Date(from.getTime() + 86400000).toISOString();
+  const day = date ? new Date(`${date}T00:00:00`) : null;
+  if (day && !Number.isNaN(day.getTime())) {
+    q.from = day.toISOString();
+    q.to = new Date(day.getTime() + 86400000).toISOString();
   }
   if (cursor) q.cursor = cursor;
   try {
@@ -137,10 +137,15 @@ async function showtimeView(id, nav) {
   if (left(nav)) return;
   const s = showtime.data;
   let etag = first.etag;
+  // The service's clock minus this browser's, from the map's asOf (the countdown is the
+  // service's: a browser clock that is off must not end a hold early or late).
+  const skew = new Date(first.data.asOf).getTime() - Date.now();
+  const serverNow = () => Date.now() + skew;
   let hold = store.get(`hold.${id}`);           // {holdId, seats, expiresAt, checkoutKey?}
   let retryAt = 0;                              // 429: no hold attempt before this time
   let tick = null;                              // the hold's countdown
   let asking = new Set();                       // seats of the hold request in flight
+  let busy = false;                             // a hold, checkout, extend or release in flight
   const mapBox = el('div', { class: 'map' });
   const panel = el('section', { class: 'panel', 'aria-labelledby': 'panel-title' });
   const room = el('section', { class: 'room', hidden: true, 'aria-live': 'polite' });
@@ -160,8 +165,9 @@ async function showtimeView(id, nav) {
   root.dataset.renderMs = (performance.now() - started + (mapBox.offsetHeight && 0)).toFixed(1);
   requestAnimationFrame(() => setTimeout(() => { root.dataset.frameMs = (performance.now() - started).toFixed(1); }, 0));
   if (hold) map.setMine(hold.seats);
-  drawPanel();
-  if (hold) checkStoredHold();
+  // A hold kept from before (a reload, back from the gateway) is asked for first: checkout
+  // moved its end, and it may have ended.
+  if (hold) checkStoredHold(); else drawPanel();
 
   function pick(code) {
     const seat = map.seats.get(code);
@@ -188,23 +194,25 @@ async function showtimeView(id, nav) {
   function drawPanel() {
     if (tick) { clearInterval(tick); tick = null; }
     if (hold) {
-      const left = el('strong', { class: 'countdown', 'aria-live': 'off' });
+      const remaining = el('strong', { class: 'countdown', 'aria-live': 'off' });
       const update = () => {
-        const ms = new Date(hold.expiresAt).getTime() - Date.now();
-        left.textContent = clock(ms);
-        left.classList.toggle('soon', ms < 60000);
-        if (ms <= 0) lost();
+        const ms = new Date(hold.expiresAt).getTime() - serverNow();
+        remaining.textContent = clock(ms);
+        remaining.classList.toggle('soon', ms < 60000);
+        if (ms <= 0) { clearInterval(tick); tick = null; ended(); }
       };
+      const paying = Boolean(hold.checkoutKey);
       panel.replaceChildren(
         el('h2', { id: 'panel-title' }, 'Your seats are held'),
         el('p', {}, `Seats ${seatList(hold.seats)} · ${money(total(hold.seats))}`),
-        el('p', { class: 'timer' }, 'Time left to pay: ', left),
+        el('p', { class: 'timer' }, 'Time left to pay: ', remaining),
+        paying ? el('p', {}, 'A payment is open for these seats.') : null,
         el('div', { class: 'actions' },
-          el('button', { class: 'primary', onclick: checkout }, 'Checkout'),
+          el('button', { class: 'primary', onclick: checkout }, paying ? 'Continue to payment' : 'Checkout'),
           el('button', { onclick: extend }, 'More time'),
           el('button', { onclick: release }, 'Release seats')));
       update();
-      tick = every(250, update);
+      if (hold) tick = setInterval(update, 250);
       return;
     }
     const chosen = [...map.selected];
@@ -223,24 +231,46 @@ async function showtimeView(id, nav) {
     map.setMine(hold ? hold.seats : []);
   }
 
+  // Asks the service about the kept hold: HELD (with its end now), or forgotten when it
+  // is over or unknown. A failure to ask (network, 503) keeps it and asks again later.
   async function checkStoredHold() {
+    let data = null;
     try {
-      const { data } = await api.getHold(hold.holdId);
-      if (data.status === 'HELD') { keepHold({ ...hold, expiresAt: data.expiresAt }); drawPanel(); return; }
-      if (data.status === 'BOOKED') say(`Seats ${seatList(data.seats)} are yours (booked).`, 'ok');
-    } catch (e) { /* gone or not ours: forget it */ }
+      ({ data } = await api.getHold(hold.holdId));
+    } catch (e) {
+      if (e.code !== 'NOT_FOUND') { panel.replaceChildren(el('p', {}, 'Checking your hold…')); later(POLL_MS, checkStoredHold); return; }
+    }
+    if (left(nav)) return;
+    if (data && data.status === 'HELD') { keepHold({ ...hold, expiresAt: data.expiresAt }); drawPanel(); return; }
+    if (data && data.status === 'BOOKED') say(`Seats ${seatList(data.seats)} are yours (booked).`, 'ok');
     keepHold(null);
     drawPanel();
     refresh();
   }
 
+  // The countdown reached zero: the service decides (a checkout may have moved the end);
+  // the seats are lost only when it says the hold is over, or cannot be asked.
+  async function ended() {
+    try {
+      const { data } = await api.getHold(hold.holdId);
+      if (left(nav) || !hold) return;
+      if (data.status === 'HELD' && new Date(data.expiresAt).getTime() > serverNow()) {
+        keepHold({ ...hold, expiresAt: data.expiresAt });
+        drawPanel();
+        return;
+      }
+    } catch (e) { if (left(nav) || !hold) return; }
+    lost();
+  }
+
   async function holdSeats() {
     const seats = [...map.selected];
-    if (!seats.length) return;
+    if (!seats.length || busy) return;
     if (Date.now() < retryAt) { say(`Too many attempts. Try again in ${Math.ceil((retryAt - Date.now()) / 1000)} seconds.`); return; }
     say('');
     const admission = store.get(`admission.${id}`);
     asking = new Set(seats);  // their SeatsHeld may arrive before the answer: not "taken"
+    busy = true;
     try {
       const { data } = await api.hold(id, seats, admission && admission.token);
       map.clearSelection();
@@ -263,6 +293,7 @@ async function showtimeView(id, nav) {
       say(explain(e));
     } finally {
       asking = new Set();
+      busy = false;
     }
   }
 
@@ -276,6 +307,8 @@ async function showtimeView(id, nav) {
   }
 
   async function extend() {
+    if (busy) return;
+    busy = true;
     try {
       const { data } = await api.extend(hold.holdId);
       keepHold({ ...hold, expiresAt: data.expiresAt });
@@ -284,10 +317,14 @@ async function showtimeView(id, nav) {
     } catch (e) {
       if (e.code === 'HOLD_NOT_ACTIVE') { lost(); return; }
       say(explain(e));
+    } finally {
+      busy = false;
     }
   }
 
   async function release() {
+    if (busy) return;
+    busy = true;
     try {
       await api.release(hold.holdId);
       const seats = hold.seats;
@@ -297,15 +334,32 @@ async function showtimeView(id, nav) {
       say(`Seats ${seatList(seats)} released.`, 'ok');
     } catch (e) {
       say(explain(e));
+    } finally {
+      busy = false;
     }
   }
 
+  // The checkout's key is kept with the hold before it is sent: a retry, a double click or a
+  // return from the gateway replays the same checkout, never opens a second one.
   async function checkout() {
+    if (busy) return;
     if (!hold.checkoutKey) keepHold({ ...hold, checkoutKey: randomKey() });
-    await payFor(hold.holdId, hold.checkoutKey, (e) => {
-      if (e.code === 'HOLD_NOT_ACTIVE') { lost(); return true; }
-      return false;
-    });
+    busy = true;
+    try {
+      await payFor(hold.holdId, hold.checkoutKey, (e) => {
+        if (e.code !== 'HOLD_NOT_ACTIVE') return false;
+        // Over, or too close to its end to pay for: the service says which.
+        api.getHold(hold.holdId).then(({ data }) => {
+          if (data.status !== 'HELD') { lost(); return; }
+          keepHold({ ...hold, checkoutKey: undefined });
+          drawPanel();
+          say('Your hold ends too soon to pay for it. Release the seats and hold them again for a full 10 minutes.', 'info');
+        }, () => lost());
+        return true;
+      }, (key) => { keepHold({ ...hold, checkoutKey: key }); });
+    } finally {
+      busy = false;
+    }
   }
 
   // ---- live updates: the stream, polling when it is down ----
@@ -314,7 +368,12 @@ async function showtimeView(id, nav) {
   async function refresh() {
     try {
       const r = await api.seats(id, etag);
-      if (r.status !== 304) { etag = r.etag; map.update(r.data); drawPanel(); }
+      if (left(nav) || r.status === 304) return;
+      etag = r.etag;
+      // The panel is drawn again only when the selection lost a seat (it keeps focus else).
+      const before = map.selected.size;
+      map.update(r.data);
+      if (map.selected.size !== before) drawPanel();
     } catch (e) { /* the next poll tries again */ }
   }
   function openStream() {
@@ -325,7 +384,7 @@ async function showtimeView(id, nav) {
       streamUp = true;
       liveState.textContent = 'Live';
       liveState.dataset.live = 'up';
-      if (dropped) refresh();  // what happened while it was down
+      refresh();  // what happened before it opened, or while it was down (a 304 if nothing)
     };
     source.onmessage = (ev) => {
       let change;
@@ -361,7 +420,10 @@ async function showtimeView(id, nav) {
   });
 
   // ---- the waiting room ----
+  let waiting = false;  // one poller per view
   async function waitingRoom(retryHold) {
+    if (waiting) return;
+    waiting = true;
     let place = store.get(`queue.${id}`);
     try {
       if (!place) {
@@ -369,7 +431,8 @@ async function showtimeView(id, nav) {
         place = { queueToken: data.queueToken, joined: Date.now(), firstPosition: data.position };
         store.set(`queue.${id}`, place);
       }
-    } catch (e) { say(explain(e)); return; }
+    } catch (e) { waiting = false; if (!left(nav)) say(explain(e)); return; }
+    if (left(nav)) return;
     const position = el('strong', { class: 'position' }, '…');
     const eta = el('span', { class: 'eta' }, 'estimating…');
     room.hidden = false;
@@ -382,11 +445,13 @@ async function showtimeView(id, nav) {
     const check = async () => {
       let data;
       try { ({ data } = await api.queue(id, place.queueToken)); } catch (e) {
-        if (e.code === 'NOT_FOUND') { store.set(`queue.${id}`, null); clearInterval(timer); waitingRoom(retryHold); }
+        if (e.code === 'NOT_FOUND') { store.set(`queue.${id}`, null); clearInterval(timer); waiting = false; waitingRoom(retryHold); }
         return;
       }
+      if (left(nav)) return;
       if (data.admitted && data.admissionToken) {
         clearInterval(timer);
+        waiting = false;
         store.set(`admission.${id}`, { token: data.admissionToken, expiresAt: data.admissionExpiresAt });
         store.set(`queue.${id}`, null);
         room.replaceChildren(el('h2', {}, 'It is your turn'), el('p', {}, 'You may now choose and hold your seats.'));
@@ -411,11 +476,22 @@ async function showtimeView(id, nav) {
 
 // Opens (or finds) the payment of a hold and goes to the gateway's page. handle(e) may take
 // care of a refusal itself (returns true).
-async function payFor(holdId, key, handle) {
+// A replayed answer (the key was used before) whose booking is no longer PENDING belongs to a
+// payment that is over: a new key (rekey(key) keeps it) opens a new one.
+async function payFor(holdId, key, handle, rekey) {
   say('Opening the payment…', 'info');
   try {
-    const { data } = await api.checkout(holdId, key);
-    store.set(`booking.${data.bookingId}`, { holdId, key });
+    let r = await api.checkout(holdId, key);
+    if (r.headers.get('Idempotent-Replayed') === 'true') {
+      const { data: booking } = await api.booking(r.data.bookingId);
+      if (booking.status !== 'PENDING') {
+        key = randomKey();
+        if (rekey) rekey(key);
+        r = await api.checkout(holdId, key);
+      }
+    }
+    const { data } = r;
+    store.set(`booking.${data.bookingId}`, { holdId, key, url: data.payment.url });
     location.assign(data.payment.url);
   } catch (e) {
     if (e.code === 'CHECKOUT_EXISTS' && e.body.bookingId) { location.hash = `#/bookings/${e.body.bookingId}`; return; }
@@ -433,13 +509,22 @@ async function bookingView(id, nav) {
   const info = el('p', { class: 'sub' });
   root.replaceChildren(el('h1', {}, `Booking ${id}`), info,
     el('p', { class: 'booking-status', 'aria-live': 'polite' }, 'Status: ', status), detail);
-  let done = false;
+  let final = false;      // CONFIRMED or REFUNDED: nothing more will happen
+  let shown = '';         // the status the detail was drawn for
+  let loading = false;    // one poll at a time
   let showtime = null;
+  let paying = false;     // "Pay again" in flight
+  const kept = store.get(`booking.${id}`);  // {holdId, key, url} when this tab paid for it
   const load = async () => {
+    if (loading) return;
+    loading = true;
+    try { await draw(); } finally { loading = false; }
+  };
+  const draw = async () => {
     let b;
     try { ({ data: b } = await api.booking(id)); } catch (e) {
       if (left(nav)) return;
-      if (e.code !== 'NETWORK' && e.code !== 'UNAVAILABLE') { done = true; detail.replaceChildren(el('p', {}, explain(e))); }
+      if (e.code !== 'NETWORK' && e.code !== 'UNAVAILABLE') { final = true; detail.replaceChildren(el('p', {}, explain(e))); }
       return;
     }
     if (left(nav)) return;
@@ -447,35 +532,58 @@ async function bookingView(id, nav) {
     status.dataset.status = b.status;
     if (!showtime) {
       try { showtime = (await api.showtime(b.showtimeId)).data; } catch { showtime = null; }
+      if (left(nav)) return;
       if (showtime) {
         info.replaceChildren(el('strong', {}, showtime.title), ` · ${showtime.cinema} · ${showtime.hall} · `, el('time', { datetime: showtime.startsAt }, when(showtime.startsAt)));
       }
     }
+    if (b.status === shown) return;
+    shown = b.status;
     const seats = el('p', {}, `Seats ${seatList(b.seats)} · ${money(b.amount)} · `, el('a', { href: `#/showtimes/${b.showtimeId}` }, 'Seat map'));
     if (b.status === 'PENDING') {
-      detail.replaceChildren(seats, el('p', {}, 'Waiting for the payment to be confirmed…'));
+      detail.replaceChildren(seats, el('p', {}, 'Waiting for the payment to be confirmed…'),
+        kept && kept.url ? el('p', {}, 'Not paid yet? ', el('a', { href: kept.url }, 'Continue to the payment page'), '.') : null);
       return;
     }
-    done = true;
     if (b.status === 'CONFIRMED') {
+      final = true;
       store.set(`hold.${b.showtimeId}`, null);
       detail.replaceChildren(seats, el('p', { class: 'ok' }, 'Your seats are booked. Enjoy the film!'));
       announce('Payment confirmed: your seats are booked.');
     } else if (b.status === 'REFUNDED') {
+      final = true;
       detail.replaceChildren(seats, el('p', {}, 'Your payment arrived after the seats had been released, so it was refunded in full.'));
     } else {
-      detail.replaceChildren(seats, el('p', {}, 'The payment did not go through. Nothing was charged.'));
+      // FAILED: the payment failed (nothing taken), or it came after the seats were released
+      // (then it is being refunded, and the page shows REFUNDED when it is).
+      detail.replaceChildren(seats, el('p', {}, 'The payment did not go through. If any amount was taken, it is refunded automatically.'));
       announce('The payment failed.');
+      // The seat map's checkout key belongs to this finished booking: a new payment needs a new one.
+      const held = store.get(`hold.${b.showtimeId}`);
+      if (held && held.holdId === b.holdId && held.checkoutKey) store.set(`hold.${b.showtimeId}`, { ...held, checkoutKey: undefined });
       let hold = null;
       try { ({ data: hold } = await api.getHold(b.holdId)); } catch { hold = null; }
+      if (left(nav)) return;
       if (hold && hold.status === 'HELD') {
-        const left = el('strong', { class: 'countdown' });
-        const upd = () => { const ms = new Date(hold.expiresAt) - Date.now(); left.textContent = clock(ms); if (ms <= 0) { clearInterval(t); detail.append(el('p', {}, 'The hold has ended; choose your seats again.')); } };
+        const remaining = el('strong', { class: 'countdown' });
+        const again = el('button', { class: 'primary' }, 'Pay again');
+        let key = randomKey();  // one key per attempt: a double click replays it
+        again.addEventListener('click', async () => {
+          if (paying) return;
+          paying = true;
+          again.disabled = true;
+          await payFor(b.holdId, key, null, (k) => { key = k; });
+          paying = false;
+          again.disabled = false;
+        });
+        const upd = () => {
+          const ms = new Date(hold.expiresAt) - Date.now();
+          remaining.textContent = clock(ms);
+          if (ms <= 0) { clearInterval(t); again.disabled = true; detail.append(el('p', {}, 'The hold has ended; choose your seats again.')); }
+        };
         const t = every(250, upd);
         upd();
-        detail.append(
-          el('p', {}, 'Your seats are still held for ', left, '.'),
-          el('div', { class: 'actions' }, el('button', { class: 'primary', onclick: () => payFor(b.holdId, randomKey(), null) }, 'Pay again')));
+        detail.append(el('p', {}, 'Your seats are still held for ', remaining, '.'), el('div', { class: 'actions' }, again));
       } else {
         detail.append(el('p', {}, 'The seats are no longer held: ', el('a', { href: `#/showtimes/${b.showtimeId}` }, 'choose again'), '.'));
       }
@@ -483,11 +591,13 @@ async function bookingView(id, nav) {
   };
   await load();
   if (left(nav)) return;
+  // Every second for a minute, then every 5 s; a FAILED booking is still asked every 5 s
+  // for 10 minutes (a late payment turns REFUNDED).
   let waited = 0;
   const t = every(BOOKING_POLL_MS, () => {
     waited += BOOKING_POLL_MS;
-    if (done) { clearInterval(t); return; }
-    if (waited > 60000 && waited % 5000) return;  // after a minute, every 5 s
+    if (final || waited > 600000) { clearInterval(t); return; }
+    if ((waited > 60000 || shown === 'FAILED') && waited % 5000) return;
     load();
   });
 }
@@ -525,4 +635,6 @@ async function route() {
 }
 
 window.addEventListener('hashchange', route);
+// The skip link moves focus to the page's content; it is not a route.
+document.querySelector('.skip').addEventListener('click', (e) => { e.preventDefault(); view().focus(); });
 route();

@@ -1,9 +1,17 @@
 // Money, times and the words the page shows for every refusal of the API.
 
+// Amounts are integers in the currency's minor unit (API.md): 1250 EUR is 12.50 EUR, 1250
+// JPY is 1250 JPY.
+const digits = new Map();
 export function money(m) {
   if (!m) return '';
-  const value = (m.amount / 100).toFixed(2);
-  return `${value} ${m.currency}`;
+  if (!digits.has(m.currency)) {
+    let d = 2;
+    try { d = new Intl.NumberFormat('en', { style: 'currency', currency: m.currency }).resolvedOptions().maximumFractionDigits; } catch { d = 2; }
+    digits.set(m.currency, d);
+  }
+  const d = digits.get(m.currency);
+  return `${(m.amount / 10 ** d).toFixed(d)} ${m.currency}`;
 }
 
 export function when(iso) {

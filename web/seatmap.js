@@ -78,7 +78,7 @@ export class SeatMap {
         rowSeats.push(seat);
         order.push(seat);
         const state = this.stateOf(seat);
-        html.push(`<button type="button" tabindex="-1" class="seat cat-${categories.indexOf(s.category) % 6}${s.accessible ? ' accessible' : ''} ${STATE_CLASS[state]}" data-code="${escape(s.code)}" data-status="${s.status}" data-state="${state}" aria-label="${escape(this.label(seat))}" aria-pressed="${state === 'selected'}" aria-disabled="${state === 'HELD' || state === 'BOOKED'}"${s.accessible ? ` title="Row ${escape(s.row)}, seat ${s.number}">♿` : `>${s.number}`}</button>`);
+        html.push(`<button type="button" tabindex="-1" class="seat cat-${categories.indexOf(s.category) % 6}${s.accessible ? ' accessible' : ''} ${STATE_CLASS[state] || ''}" data-code="${escape(s.code)}" data-status="${escape(s.status)}" data-state="${escape(state)}" aria-label="${escape(this.label(seat))}" aria-pressed="${state === 'selected'}" aria-disabled="${state === 'HELD' || state === 'BOOKED'}"${s.accessible ? ` title="Row ${escape(s.row)}, seat ${escape(s.number)}">♿` : `>${escape(s.number)}`}</button>`);
         if (gaps.has(s.number)) html.push('<span class="aisle" aria-hidden="true"></span>');
       }
       html.push(`${label}</div>`);

@@ -165,9 +165,11 @@ std::string SeatMapEtag(const SeatMap& map) {
     h ^= 0xff;
     h *= 1099511628211ull;
   };
+  mix("2");  // the body's format: 2 has the layout (rows, accessible); a new body, a new tag
   mix(std::to_string(map.showtime_id));
   for (const auto& s : map.seats) {
     mix(s.code);
+    if (s.accessible || s.aisle_after) mix(s.accessible ? (s.aisle_after ? "ab" : "a") : "b");
     mix(s.category);
     mix(SeatStatusName(s.status));
   }

@@ -98,7 +98,8 @@ Response PayPageHtml(const std::string& session_id, int64_t amount, const std::s
   r.body = std::move(html);
   r.Header("Cache-Control", "no-store");
   r.Header("Content-Security-Policy",
-           "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http: https:");
+           "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' http: https:; "
+           "frame-ancestors 'none'");
   return r;
 }
 
@@ -236,8 +237,11 @@ struct FakeGateway::State {
       return ErrorResponse(400, "VALIDATION_FAILED",
                            "amount, currency, reference, callbackUrl, expiresAt required");
     }
+    // returnUrl goes into a Location header and a link: printable ASCII without spaces.
+    const bool printable = std::all_of(s.return_url.begin(), s.return_url.end(),
+                                       [](char c) { return c > 0x20 && c < 0x7f; });
     if (s.amount < 0 || !http::ParseHttpUrl(s.callback_url) ||
-        (!s.return_url.empty() && !http::ParseHttpUrl(s.return_url))) {
+        (!s.return_url.empty() && (!printable || !http::ParseHttpUrl(s.return_url)))) {
       return ErrorResponse(400, "VALIDATION_FAILED", "bad amount, callbackUrl or returnUrl");
     }
     const std::string* key = req.headers.Find("Idempotency-Key");

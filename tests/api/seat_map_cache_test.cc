@@ -110,6 +110,13 @@ TEST(SeatMapJson, IsWhatAJsonLibraryWouldWrite) {
   EXPECT_EQ(api::SeatMapJson(map), expected.dump());
   EXPECT_NE(api::SeatMapJson(map).find(R"("rows":[{"aisles":[2],"row":"A"},{"aisles":[],"row":"AA"},{"aisles":[3,4],"row":"B"}])"),
             std::string::npos);
+  // The layout is part of the body, so of its tag: a cached old body is never kept for it.
+  SeatMap plain = map;
+  plain.seats[0].accessible = false;
+  EXPECT_NE(api::SeatMapEtag(plain), api::SeatMapEtag(map));
+  plain = map;
+  plain.seats[1].aisle_after = false;
+  EXPECT_NE(api::SeatMapEtag(plain), api::SeatMapEtag(map));
   map.seats.clear();
   EXPECT_EQ(api::SeatMapJson(map),
             R"({"asOf":"2030-03-17T17:46:40.123Z","rows":[],"seats":[],"showtimeId":42})");

@@ -127,6 +127,7 @@ describe('the seat picker', () => {
     await b.getByRole('heading', { name: 'Waiting room' }).waitFor({ timeout: STEP_MS });
     await b.waitForFunction(() => /^\d+$/.test(document.querySelector('.room .position')?.textContent || ''), null, { timeout: STEP_MS });
     assert.ok(Number(await b.locator('.room .position').textContent()) >= 1);
+    assert.deepEqual(await seriousViolations(b), [], 'waiting room');
     assert.equal(await b.locator('.panel h2').textContent(), 'Your selection');
     await a.getByRole('button', { name: 'Checkout' }).click();
     await payAtGateway(a, svc, 'Pay 12.50 EUR');
@@ -142,6 +143,11 @@ describe('the seat picker', () => {
     assert.deepEqual(await seriousViolations(page), [], 'showtime list');
     await page.goto(`${svc.url}/#/showtimes/${id}`);
     await seat(page, 'A1').waitFor();
+    // The first Tab reaches "Skip to content", which moves focus without leaving the page.
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Skip to content');
+    await page.keyboard.press('Enter');
+    assert.equal(await page.evaluate(() => [location.hash, document.activeElement.id].join(' ')), `#/showtimes/${id} view`);
     for (let i = 0; i < 40; i++) {
       await page.keyboard.press('Tab');
       if (await page.evaluate(() => document.activeElement?.classList.contains('seat'))) break;
@@ -187,7 +193,18 @@ describe('the seat picker', () => {
     await page.getByRole('button', { name: 'Checkout' }).click();
     await payAtGateway(page, svc, 'Fail');
     await bookingStatus(page, 'FAILED');
+    await page.getByRole('button', { name: 'Pay again' }).waitFor({ timeout: STEP_MS });
+    assert.deepEqual(await seriousViolations(page), [], 'failed booking');
     await page.getByRole('button', { name: 'Pay again' }).click();
+    await payAtGateway(page, svc, 'Fail');
+    await bookingStatus(page, 'FAILED');
+    // Back on the seat map the hold lives on, and its Checkout opens a new payment (not the
+    // failed one again).
+    await page.getByRole('link', { name: 'Seat map' }).click();
+    await heldPanel(page).waitFor({ timeout: STEP_MS });
+    await page.getByRole('button', { name: 'Checkout' }).click();
+    await page.waitForURL((u) => u.href.startsWith(`${svc.gatewayUrl}/pay/`), { timeout: STEP_MS });
+    assert.equal(await page.locator('#status').textContent(), 'OPEN');
     await payAtGateway(page, svc, 'Pay 36.00 EUR');
     await bookingStatus(page, 'CONFIRMED');
     await page.goto(`${svc.url}/#/showtimes/${id}`);
@@ -230,6 +247,30 @@ describe('the seat picker', () => {
     });
     assert.equal((await refused.json()).code, 'NOT_ADMITTED');
     await done(page);
+  });
+
+  test('a phone (360 px) and a 4K screen: the page never scrolls sideways; a wide hall scrolls within its map', async () => {
+    const rows = [];
+    for (const r of 'ABCDEFGHIJ') rows.push({ row: r, seats: 24, category: 'standard', aisles: [6, 18] });
+    const id = await svc.createShowtime(rows, prices);
+    for (const [width, height, hallScrolls] of [[360, 740, true], [3840, 2160, false]]) {
+      const page = await customerPage(browser, svc, 1101, `/showtimes/${id}`, { viewport: { width, height } });
+      await seat(page, 'A1').waitFor();
+      const m = await page.evaluate(() => {
+        const scroll = document.querySelector('.hall-scroll');
+        const panel = document.querySelector('.panel').getBoundingClientRect();
+        return {
+          page: document.documentElement.scrollWidth, viewport: window.innerWidth,
+          hall: scroll.scrollWidth > scroll.clientWidth, panelRight: panel.right,
+          seat: document.querySelector('button.seat').getBoundingClientRect().width,
+        };
+      });
+      assert.ok(m.page <= m.viewport, `${width} px: the page is ${m.page} px wide`);
+      assert.equal(m.hall, hallScrolls, `${width} px: the hall scrolls within its map`);
+      assert.ok(m.panelRight <= m.viewport, `${width} px: the panel fits`);
+      assert.ok(m.seat >= 24, `${width} px: seats are ${m.seat} px, at least 24 px to touch`);
+      await done(page);
+    }
   });
 
   test('a 1,000-seat hall: render time, and the page\'s own assets under 150 KB', async () => {

@@ -168,6 +168,14 @@ TEST_P(GatewayCallbacks, ThePayPageSettlesTheSessionAndSendsTheBrowserToTheBooki
   EXPECT_NE(settled.body.find("PAID"), std::string::npos);
   EXPECT_EQ(settled.body.find("<form"), std::string::npos);
   EXPECT_EQ(AwaitStatus(booking, "CONFIRMED"), "CONFIRMED");
+  // A returnUrl goes into a Location header: one with a space or a line break is refused.
+  for (const char* bad : {"http://127.0.0.1/x y", "http://127.0.0.1/x\r\nSet-Cookie: a=b", "ftp://x"}) {
+    const std::string body = json{{"amount", 100}, {"currency", "EUR"}, {"reference", "1"},
+                                  {"callbackUrl", "http://127.0.0.1:1/cb"},
+                                  {"expiresAt", FormatRfc3339(SystemClock().Now() + Millis(60'000))},
+                                  {"returnUrl", bad}}.dump();
+    EXPECT_EQ(Gateway("POST", "/v1/sessions", body).status, 400) << bad;
+  }
 }
 
 TEST_P(GatewayCallbacks, CheckoutRefusesBadRequestsAndChangesNothing) {
