@@ -51,7 +51,9 @@ export async function call(method, path, { body, headers = {}, auth = true, etag
   let res;
   try {
     res = await fetch(path, {
-      method, headers: h, signal: ctl.signal, cache: 'no-cache',
+      // No HTTP cache: a revalidated map would come back with its old asOf (the page's clock
+      // offset), and the page sends its own If-None-Match where it wants a 304.
+      method, headers: h, signal: ctl.signal, cache: 'no-store',
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (e) {

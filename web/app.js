@@ -193,6 +193,7 @@ async function showtimeView(id, nav) {
 
   function drawPanel() {
     if (tick) { clearInterval(tick); tick = null; }
+    if (left(nav)) return;  // an answer that came after the customer left this view
     if (hold) {
       const remaining = el('strong', { class: 'countdown', 'aria-live': 'off' });
       const update = () => {
@@ -212,7 +213,7 @@ async function showtimeView(id, nav) {
           el('button', { onclick: extend }, 'More time'),
           el('button', { onclick: release }, 'Release seats')));
       update();
-      if (hold) tick = setInterval(update, 250);
+      if (hold && tick === null && new Date(hold.expiresAt).getTime() > serverNow()) tick = setInterval(update, 250);
       return;
     }
     const chosen = [...map.selected];
@@ -233,34 +234,40 @@ async function showtimeView(id, nav) {
 
   // Asks the service about the kept hold: HELD (with its end now), or forgotten when it
   // is over or unknown. A failure to ask (network, 503) keeps it and asks again later.
+  const transient = (e) => e.code === 'NETWORK' || e.code === 'UNAVAILABLE' || e.status >= 500;
+
+  // Asks the service about the kept hold and draws what it says: HELD (with its end now),
+  // BOOKED (paid: the seats are the customer's), or over. A failure to ask (network, 503)
+  // keeps it and asks again; another refusal (401: signed out) is said, the hold kept.
   async function checkStoredHold() {
+    if (!hold) return;
+    const holdId = hold.holdId;
+    if (!panel.firstChild) panel.replaceChildren(el('h2', { id: 'panel-title' }, 'Your seats'), el('p', {}, 'Checking your hold…'));
     let data = null;
     try {
-      ({ data } = await api.getHold(hold.holdId));
+      ({ data } = await api.getHold(holdId));
     } catch (e) {
-      if (e.code !== 'NOT_FOUND') { panel.replaceChildren(el('p', {}, 'Checking your hold…')); later(POLL_MS, checkStoredHold); return; }
+      if (left(nav) || !hold || hold.holdId !== holdId) return;
+      if (transient(e)) { later(POLL_MS, checkStoredHold); return; }
+      if (e.code !== 'NOT_FOUND') { say(explain(e)); hold = null; drawPanel(); return; }
     }
-    if (left(nav)) return;
+    if (left(nav) || !hold || hold.holdId !== holdId) return;
     if (data && data.status === 'HELD') { keepHold({ ...hold, expiresAt: data.expiresAt }); drawPanel(); return; }
-    if (data && data.status === 'BOOKED') say(`Seats ${seatList(data.seats)} are yours (booked).`, 'ok');
-    keepHold(null);
-    drawPanel();
-    refresh();
+    if (data && data.status === 'BOOKED') {
+      say(`Seats ${seatList(data.seats)} are yours: booked and paid.`, 'ok');
+      keepHold(null);
+      drawPanel();
+      refresh();
+      return;
+    }
+    lost();
   }
 
-  // The countdown reached zero: the service decides (a checkout may have moved the end);
-  // the seats are lost only when it says the hold is over, or cannot be asked.
-  async function ended() {
-    try {
-      const { data } = await api.getHold(hold.holdId);
-      if (left(nav) || !hold) return;
-      if (data.status === 'HELD' && new Date(data.expiresAt).getTime() > serverNow()) {
-        keepHold({ ...hold, expiresAt: data.expiresAt });
-        drawPanel();
-        return;
-      }
-    } catch (e) { if (left(nav) || !hold) return; }
-    lost();
+  // The countdown reached zero: the service decides (a checkout may have moved the end, a
+  // payment may have booked the seats), after whatever is in flight.
+  function ended() {
+    if (busy) { later(POLL_MS, ended); return; }
+    checkStoredHold();
   }
 
   async function holdSeats() {
@@ -276,9 +283,10 @@ async function showtimeView(id, nav) {
       map.clearSelection();
       keepHold({ holdId: data.holdId, seats: data.seats, expiresAt: data.expiresAt });
       drawPanel();
-      announce(`Seats ${seatList(data.seats)} are held for you. Time left: ${clock(new Date(data.expiresAt) - Date.now())}.`);
-      panel.querySelector('button.primary').focus();
+      announce(`Seats ${seatList(data.seats)} are held for you. Time left: ${clock(new Date(data.expiresAt) - serverNow())}.`);
+      panel.querySelector('button.primary')?.focus();
     } catch (e) {
+      if (left(nav)) return;
       if (e.code === 'SEATS_UNAVAILABLE') {
         map.setStatus(e.body.seats || [], 'HELD');
         drawPanel();
@@ -298,8 +306,10 @@ async function showtimeView(id, nav) {
   }
 
   function lost() {
-    const seats = hold ? hold.seats : [];
+    if (!hold) return;
+    const seats = hold.seats;
     keepHold(null);
+    if (left(nav)) return;
     drawPanel();
     map.setStatus(seats, 'AVAILABLE');
     say(`Time is up: your hold on ${seatList(seats)} ended and the seats were released. Choose again.`, 'info');
@@ -310,12 +320,15 @@ async function showtimeView(id, nav) {
     if (busy) return;
     busy = true;
     try {
-      const { data } = await api.extend(hold.holdId);
+      const holdId = hold.holdId;
+      const { data } = await api.extend(holdId);
+      if (left(nav) || !hold || hold.holdId !== holdId) return;
       keepHold({ ...hold, expiresAt: data.expiresAt });
       drawPanel();
       say(`More time: your seats are held until ${new Date(data.expiresAt).toLocaleTimeString()}.`, 'ok');
     } catch (e) {
-      if (e.code === 'HOLD_NOT_ACTIVE') { lost(); return; }
+      if (left(nav)) return;
+      if (e.code === 'HOLD_NOT_ACTIVE') { busy = false; checkStoredHold(); return; }
       say(explain(e));
     } finally {
       busy = false;
@@ -346,17 +359,19 @@ async function showtimeView(id, nav) {
     if (!hold.checkoutKey) keepHold({ ...hold, checkoutKey: randomKey() });
     busy = true;
     try {
-      await payFor(hold.holdId, hold.checkoutKey, (e) => {
+      const holdId = hold.holdId;
+      await payFor(holdId, hold.checkoutKey, (e) => {
         if (e.code !== 'HOLD_NOT_ACTIVE') return false;
-        // Over, or too close to its end to pay for: the service says which.
-        api.getHold(hold.holdId).then(({ data }) => {
-          if (data.status !== 'HELD') { lost(); return; }
+        // Over, booked, or too close to its end to pay for: the service says which.
+        api.getHold(holdId).then(({ data }) => {
+          if (left(nav) || !hold || hold.holdId !== holdId) return;
+          if (data.status !== 'HELD') { checkStoredHold(); return; }
           keepHold({ ...hold, checkoutKey: undefined });
           drawPanel();
           say('Your hold ends too soon to pay for it. Release the seats and hold them again for a full 10 minutes.', 'info');
-        }, () => lost());
+        }, () => { if (!left(nav)) checkStoredHold(); });
         return true;
-      }, (key) => { keepHold({ ...hold, checkoutKey: key }); });
+      }, (key) => { if (hold && hold.holdId === holdId) keepHold({ ...hold, checkoutKey: key }); });
     } finally {
       busy = false;
     }
@@ -393,6 +408,7 @@ async function showtimeView(id, nav) {
       if (!status || !Array.isArray(change.seats)) return;
       const lostChoice = change.seats.filter((c) => map.selected.has(c) && !asking.has(c));
       map.setStatus(change.seats, status);
+      if (status === 'BOOKED' && hold && change.seats.some((c) => hold.seats.includes(c))) checkStoredHold();
       if (lostChoice.length && status !== 'AVAILABLE') {
         say(`Seat ${seatList(lostChoice)} was just taken by someone else.`, 'info');
         drawPanel();
@@ -445,7 +461,7 @@ async function showtimeView(id, nav) {
     const check = async () => {
       let data;
       try { ({ data } = await api.queue(id, place.queueToken)); } catch (e) {
-        if (e.code === 'NOT_FOUND') { store.set(`queue.${id}`, null); clearInterval(timer); waiting = false; waitingRoom(retryHold); }
+        if (e.code === 'NOT_FOUND' && !left(nav)) { store.set(`queue.${id}`, null); clearInterval(timer); waiting = false; waitingRoom(retryHold); }
         return;
       }
       if (left(nav)) return;
@@ -484,7 +500,11 @@ async function payFor(holdId, key, handle, rekey) {
     let r = await api.checkout(holdId, key);
     if (r.headers.get('Idempotent-Replayed') === 'true') {
       const { data: booking } = await api.booking(r.data.bookingId);
-      if (booking.status !== 'PENDING') {
+      if (booking.status === 'CONFIRMED' || booking.status === 'REFUNDED') {
+        location.hash = `#/bookings/${booking.bookingId}`;
+        return;
+      }
+      if (booking.status === 'FAILED') {
         key = randomKey();
         if (rekey) rekey(key);
         r = await api.checkout(holdId, key);
@@ -568,18 +588,27 @@ async function bookingView(id, nav) {
         const remaining = el('strong', { class: 'countdown' });
         const again = el('button', { class: 'primary' }, 'Pay again');
         let key = randomKey();  // one key per attempt: a double click replays it
+        let over = false;
         again.addEventListener('click', async () => {
-          if (paying) return;
+          if (paying || over) return;
           paying = true;
           again.disabled = true;
-          await payFor(b.holdId, key, null, (k) => { key = k; });
+          await payFor(b.holdId, key, (e) => {
+            if (e.code !== 'HOLD_NOT_ACTIVE') return false;
+            say('The seats are no longer held long enough to pay for them: choose them again on the seat map.', 'info');
+            return true;
+          }, (k) => { key = k; });
           paying = false;
-          again.disabled = false;
+          again.disabled = over;
         });
+        // The service's clock, from a seat map's asOf: this browser's may be off.
+        let skew = 0;
+        try { skew = new Date((await api.seats(b.showtimeId)).data.asOf).getTime() - Date.now(); } catch { skew = 0; }
+        if (left(nav)) return;
         const upd = () => {
-          const ms = new Date(hold.expiresAt) - Date.now();
+          const ms = new Date(hold.expiresAt) - (Date.now() + skew);
           remaining.textContent = clock(ms);
-          if (ms <= 0) { clearInterval(t); again.disabled = true; detail.append(el('p', {}, 'The hold has ended; choose your seats again.')); }
+          if (ms <= 0) { clearInterval(t); over = true; again.disabled = true; detail.append(el('p', {}, 'The hold has ended; choose your seats again.')); }
         };
         const t = every(250, upd);
         upd();
@@ -596,7 +625,7 @@ async function bookingView(id, nav) {
   let waited = 0;
   const t = every(BOOKING_POLL_MS, () => {
     waited += BOOKING_POLL_MS;
-    if (final || waited > 600000) { clearInterval(t); return; }
+    if (final || (shown === 'FAILED' && waited > 600000)) { clearInterval(t); return; }
     if ((waited > 60000 || shown === 'FAILED') && waited % 5000) return;
     load();
   });

@@ -212,6 +212,22 @@ describe('the seat picker', () => {
     await done(page);
   });
 
+  test('a browser clock 5 minutes fast: the countdown is the service\'s, and the hold lives on', async () => {
+    const id = await svc.createShowtime(smallHall, prices);
+    const context = await browser.newContext();
+    await context.clock.setSystemTime(new Date(Date.now() + 5 * 60000));
+    const page = watch(await context.newPage());
+    await page.goto(`${svc.url}/#/showtimes/${id}?token=${svc.token(1201)}`);
+    await hold(page, ['A8']);
+    await heldPanel(page).waitFor({ timeout: STEP_MS });
+    const [min] = (await page.locator('.countdown').textContent()).split(':').map(Number);
+    assert.ok(min >= 9, `the countdown shows ${min} minutes for a 10-minute hold`);
+    await page.reload();
+    await heldPanel(page).waitFor({ timeout: STEP_MS });
+    assert.equal(await seat(page, 'A8').getAttribute('data-state'), 'mine');
+    await done(page);
+  });
+
   test('admin page: a showtime from rows, aisles, categories and prices; its waiting room on', async () => {
     const customer = await customerPage(browser, svc, 1001, '/admin');
     await customer.getByRole('button', { name: 'Create showtime' }).click();
