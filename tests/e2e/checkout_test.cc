@@ -391,7 +391,7 @@ TEST_P(GatewayCallbacks, AConfirmedBookingLetsTheNextInLineIn) {
   // The admission ends in the confirmation's follow-up, after the callback's answer: the
   // next in line is admitted soon after CONFIRMED shows, not at the same instant (waited
   // for, at most 5 s).
-  json now;
+  json now = json::object();
   for (int i = 0; i < 250 && now.value("admitted", false) != true; ++i) {
     if (i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
     now = json::parse(Call("GET", queue + "/" + second["queueToken"].get<std::string>()).body);
