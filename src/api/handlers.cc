@@ -15,6 +15,7 @@
 #include "core/seats.h"
 #include "core/text.h"
 #include "core/time_format.h"
+#include "store/sharded_store.h"
 
 namespace boxoffice {
 std::string_view OpenApiYaml();  // docs/openapi.yaml, embedded at build time
@@ -88,16 +89,35 @@ class Api {
   Response Healthz(Request&) { return Json(200, R"({"status":"ok"})"); }
 
   // On the I/O thread: both round trips are awaited (a balancer polls this often).
+  // With shards, the instance is ready while any shard answers (it sells that shard's
+  // showtimes; the others answer 503), and the body names each shard's state.
   io::asio::awaitable<Response> Readyz(Request&) {
-    Status s = co_await d_.store->PingAsync();
-    if (!s.ok()) co_return ErrorResponse(503, "UNAVAILABLE", "database: " + s.message());
-    if (!d_.gate) co_return Json(200, R"({"status":"ready","database":"ok"})");
+    std::string shards;  // ,"shards":{...} when sharded
+    if (auto* sharded = dynamic_cast<ShardedStore*>(d_.store)) {
+      auto pings = co_await sharded->PingShardsAsync();
+      std::vector<std::string> down;
+      nlohmann::json states = nlohmann::json::object();
+      for (auto& [number, status] : pings) {
+        states[std::to_string(number)] = status.ok() ? "ok" : "down";
+        if (!status.ok()) down.push_back(std::to_string(number));
+      }
+      if (down.size() == pings.size()) {
+        co_return ErrorResponse(503, "UNAVAILABLE", "database: every shard is down");
+      }
+      shards = ",\"database\":\"" + std::string(down.empty() ? "ok" : "degraded") +
+               "\",\"shards\":" + states.dump();
+    } else {
+      Status s = co_await d_.store->PingAsync();
+      if (!s.ok()) co_return ErrorResponse(503, "UNAVAILABLE", "database: " + s.message());
+      shards = ",\"database\":\"ok\"";
+    }
+    if (!d_.gate) co_return Json(200, "{\"status\":\"ready\"" + shards + "}");
     // Holds still work without Redis (slower, through the store alone), but API.md asks
     // readiness of both: a balancer prefers instances whose gate works.
     if (Status r = co_await d_.gate->PingAsync(); !r.ok()) {
       co_return ErrorResponse(503, "UNAVAILABLE", "redis: " + r.message());
     }
-    co_return Json(200, R"({"status":"ready","database":"ok","redis":"ok"})");
+    co_return Json(200, "{\"status\":\"ready\"" + shards + ",\"redis\":\"ok\"}");
   }
 
   Response MetricsText(Request&) {

@@ -97,16 +97,12 @@ struct Common {
 };
 
 void AddDbFlag(CLI::App* cmd, Common* c) {
-  Flag(cmd, "db", &c->store.url, "sqlite:PATH (default) or postgresql://USER@HOST:PORT/DB");
+  // Several --db (in BOXOFFICE_DB: separated by spaces) are PostgreSQL shards.
+  Flag(cmd, "db", &c->store.urls,
+       "sqlite:PATH (default) or postgresql://USER@HOST:PORT/DB; repeated: PostgreSQL shards")
+      ->delimiter(' ');
   Flag(cmd, "db-pool", &c->store.pool_size, "PostgreSQL connections per process")
       ->check(CLI::Range(1, 256));
-}
-
-Result<std::unique_ptr<Store>> OpenAndMigrate(const StoreConfig& config, const Clock* clock) {
-  auto store = OpenStore(config, clock);
-  if (!store.ok()) return store.status();
-  if (Status s = store.value()->Migrate(); !s.ok()) return s;
-  return store;
 }
 
 // Blocks SIGTERM and SIGINT in this thread and every thread started after it, so that
@@ -158,6 +154,27 @@ Result<std::unique_ptr<EventSink>> OpenSink(const std::string& kafka, const std:
   auto sink = KafkaSink::Create(options);
   if (!sink.ok()) return sink.status();
   return std::unique_ptr<EventSink>(std::move(sink.value()));
+}
+
+// The sinks of each database's relay: a Kafka producer each (a delivery never waits behind
+// another shard's), or the one events file, shared (FileSink takes one delivery at a time).
+struct Sinks {
+  std::vector<std::unique_ptr<EventSink>> sinks;
+  EventSink* For(size_t database) const {
+    return sinks.size() == 1 ? sinks.front().get() : sinks.at(database).get();
+  }
+};
+
+Result<Sinks> OpenSinks(const std::string& kafka, const std::string& file, Millis lease,
+                        size_t databases) {
+  Sinks out;
+  const size_t count = kafka.empty() ? 1 : databases;
+  for (size_t i = 0; i < count; ++i) {
+    auto sink = OpenSink(kafka, file, lease);
+    if (!sink.ok()) return sink.status();
+    out.sinks.push_back(std::move(sink.value()));
+  }
+  return out;
 }
 
 struct ServeFlags {
@@ -306,6 +323,51 @@ CheckoutOptions CheckoutOptionsFromFlags(const ServeFlags& f) {
   return checkout;
 }
 
+// The jobs of one database (one shard): started on construction, stopped by Stop.
+struct DatabaseJobs {
+  DatabaseJobs(const Stores::Database& db, const ServeFlags& f, EventSink* sink, Gateway* gateway,
+               PaymentService* payments, SeatEvents* seat_events, Metrics* metrics)
+      // Seats freed by expiry go out as SeatsReleased once the sweeper commits them (the
+      // map already shows them AVAILABLE by then: lazy expiry).
+      : sweeper(db.store, f.sweep_interval, kSweepBatchLimit, metrics,
+                [seat_events](int64_t showtime_id, std::vector<std::string> seats) {
+                  seat_events->Publish({SeatChange::Type::kReleased, showtime_id, std::move(seats),
+                                        SystemClock().Now()});
+                }),
+        relay(db.store, sink, kRelayInterval, kRelayBatchLimit, metrics, nullptr, f.outbox_lease,
+              ShardLabel(db)),
+        refunds(db.store, gateway, kRefundInterval, kRefundBatchLimit, metrics, ShardLabel(db)),
+        reconciler(db.store, gateway, payments, ReconcileOptions(f), metrics) {
+    sweeper.Start();
+    relay.Start();
+    refunds.Start();
+    reconciler.Start();
+  }
+  void Stop() {
+    sweeper.Stop();
+    reconciler.Stop();
+    refunds.Stop();
+    relay.Stop();
+    // Events of the last requests go out now rather than at the next start.
+    if (auto last = relay.RunOnce(); !last.ok())
+      LogWarn("final outbox round failed", {{"error", last.status().message()}});
+  }
+  static std::string ShardLabel(const Stores::Database& db) {
+    return db.name.empty() ? "" : "shard=\"" + db.name.substr(db.name.find(' ') + 1) + "\"";
+  }
+  static ReconcilerOptions ReconcileOptions(const ServeFlags& f) {
+    ReconcilerOptions reconcile;
+    reconcile.older_than = f.reconcile_after;
+    reconcile.interval = f.reconcile_interval;
+    return reconcile;
+  }
+
+  Sweeper sweeper;
+  OutboxRelay relay;
+  RefundWorker refunds;
+  Reconciler reconciler;
+};
+
 int Serve(const ServeFlags& f) {
   if (std::string why = ServeFlagsError(f); !why.empty()) {
     LogError(why);
@@ -325,11 +387,11 @@ int Serve(const ServeFlags& f) {
   HoldEngines engines = OpenHoldEngines(f, redis, &clock, &metrics);
   SeatGate* gate = engines.gate.get();
   SeatEvents* seat_events = engines.seat_events.get();
-  HoldService holds(store.value().get(), HoldPolicy{f.hold_ttl, f.hold_max_lifetime}, &metrics,
-                    gate);
+  HoldService holds(store.value().store.get(), HoldPolicy{f.hold_ttl, f.hold_max_lifetime},
+                    &metrics, gate);
   holds.SetRateLimiter(engines.limiter.get(), f.holds_per_minute);
   holds.SetSeatEvents(seat_events);
-  Admission admission(engines.room.get(), store.value().get(), f.common.jwt_secret, &clock,
+  Admission admission(engines.room.get(), store.value().store.get(), f.common.jwt_secret, &clock,
                       &metrics);
   admission.Start(kWaitingRoomInterval);
   holds.SetAdmission(&admission);
@@ -337,17 +399,16 @@ int Serve(const ServeFlags& f) {
   gateway_options.base_url = f.gateway_url;
   gateway_options.max_in_flight = f.gateway_calls;
   HttpGateway gateway(gateway_options);
-  CheckoutService checkout(store.value().get(), &gateway, CheckoutOptionsFromFlags(f), &metrics,
-                           gate);
+  CheckoutService checkout(store.value().store.get(), &gateway, CheckoutOptionsFromFlags(f),
+                           &metrics, gate);
   // Callbacks and the reconciler settle payments alike; a confirmed booking's seats stay
   // behind the gate and the hold path hears of it.
-  PaymentService payments(store.value().get(), &metrics, [&holds](const Booking& booking) {
-    holds.BookingConfirmed(booking);
-  });
+  PaymentService payments(store.value().store.get(), &metrics,
+                          [&holds](const Booking& booking) { holds.BookingConfirmed(booking); });
   api::SeatMapCache seat_maps(
-      [store = store.value().get()](int64_t id) { return store->GetSeatMap(id); }, &clock,
+      [store = store.value().store.get()](int64_t id) { return store->GetSeatMap(id); }, &clock,
       kSeatMapMaxAge, &metrics,
-      [store = store.value().get()](int64_t id) { return store->GetSeatMapAsync(id); });
+      [store = store.value().store.get()](int64_t id) { return store->GetSeatMapAsync(id); });
   const uint64_t cache_subscription =
       seat_events->Subscribe([&seat_maps](const SeatChange& change) { seat_maps.Hear(change); });
   holds.SetSeatView([&seat_maps](int64_t showtime_id, const std::vector<std::string>& seats) {
@@ -356,7 +417,7 @@ int Serve(const ServeFlags& f) {
   api::SeatStreams seat_streams(seat_events, f.max_streams, &metrics);
   http::Router router;
   api::ApiDeps deps;
-  deps.store = store.value().get();
+  deps.store = store.value().store.get();
   deps.holds = &holds;
   deps.checkout = &checkout;
   deps.payments = &payments;
@@ -374,31 +435,21 @@ int Serve(const ServeFlags& f) {
   http::Server server(options, &router, &metrics);
   if (!server.Start()) return 1;
   checkout.SetPublicUrl(PublicUrl(f, options, server.port()));
-  // Seats freed by expiry go out as SeatsReleased once the sweeper commits them (the map
-  // already shows them AVAILABLE by then: lazy expiry).
-  Sweeper sweeper(store.value().get(), f.sweep_interval, kSweepBatchLimit, &metrics,
-                  [seat_events](int64_t showtime_id, std::vector<std::string> seats) {
-                    seat_events->Publish({SeatChange::Type::kReleased, showtime_id,
-                                          std::move(seats), SystemClock().Now()});
-                  });
-  sweeper.Start();
-  auto sink = OpenSink(f.kafka, f.events_file, f.outbox_lease);
-  if (!sink.ok()) return Fail("cannot open the event sink", sink.status());
-  OutboxRelay relay(store.value().get(), sink.value().get(), kRelayInterval, kRelayBatchLimit,
-                    &metrics, nullptr, f.outbox_lease);
-  relay.Start();
-  RefundWorker refunds(store.value().get(), &gateway, kRefundInterval, kRefundBatchLimit, &metrics);
-  refunds.Start();
-  ReconcilerOptions reconcile;
-  reconcile.older_than = f.reconcile_after;
-  reconcile.interval = f.reconcile_interval;
-  Reconciler reconciler(store.value().get(), &gateway, &payments, reconcile, &metrics);
-  reconciler.Start();
-  BookingStats stats(store.value().get(), kStatsInterval, &metrics);
+  auto sinks = OpenSinks(f.kafka, f.events_file, f.outbox_lease, store.value().databases.size());
+  if (!sinks.ok()) return Fail("cannot open the event sink", sinks.status());
+  // Each database (each shard) has its own sweeper, outbox relay, refund worker and
+  // reconciler: a shard that is down stalls only its own.
+  std::vector<std::unique_ptr<DatabaseJobs>> jobs;
+  for (size_t i = 0; i < store.value().databases.size(); ++i) {
+    jobs.push_back(std::make_unique<DatabaseJobs>(store.value().databases[i], f,
+                                                  sinks.value().For(i), &gateway, &payments,
+                                                  seat_events, &metrics));
+  }
+  BookingStats stats(store.value().store.get(), kStatsInterval, &metrics);
   stats.Start();
   LogInfo("listening", {{"host", options.host},
                         {"port", server.port()},
-                        {"db", f.common.store.url.substr(0, f.common.store.url.find(':'))},
+                        {"db", StoreKind(f.common.store)},
                         {"ioThreads", options.io_threads},
                         {"workers", options.worker_threads},
                         {"gate", redis ? "redis" : "none"},
@@ -409,13 +460,7 @@ int Serve(const ServeFlags& f) {
   server.Stop();
   seat_events->Unsubscribe(cache_subscription);
   admission.Stop();
-  sweeper.Stop();
-  reconciler.Stop();
-  refunds.Stop();
-  relay.Stop();
-  // Events of the last requests go out now rather than at the next start.
-  if (auto last = relay.RunOnce(); !last.ok())
-    LogWarn("final outbox round failed", {{"error", last.status().message()}});
+  for (auto& j : jobs) j->Stop();
   LogInfo("stopped");
   return 0;
 }
@@ -431,17 +476,24 @@ int Relay(const Common& common, const std::string& kafka, const std::string& eve
   SystemClock clock;
   auto store = OpenAndMigrate(common.store, &clock);
   if (!store.ok()) return Fail("cannot open the database", store.status());
-  auto sink = OpenSink(kafka, events_file, lease);
-  if (!sink.ok()) return Fail("cannot open the event sink", sink.status());
+  const auto& databases = store.value().databases;
+  auto sinks = OpenSinks(kafka, events_file, lease, databases.size());
+  if (!sinks.ok()) return Fail("cannot open the event sink", sinks.status());
   Metrics metrics;
-  OutboxRelay relay(store.value().get(), sink.value().get(), kRelayInterval, batch, &metrics,
-                    nullptr, lease);
-  relay.Start();
+  std::vector<std::unique_ptr<OutboxRelay>> relays;  // one per database (shard)
+  for (size_t i = 0; i < databases.size(); ++i) {
+    relays.push_back(std::make_unique<OutboxRelay>(databases[i].store, sinks.value().For(i),
+                                                   kRelayInterval, batch, &metrics, nullptr, lease,
+                                                   DatabaseJobs::ShardLabel(databases[i])));
+    relays.back()->Start();
+  }
   LogInfo("relaying", {{"events", kafka.empty() ? "file" : "kafka"}});
   WaitForStopSignal(signals);
-  relay.Stop();
-  if (auto last = relay.RunOnce(); !last.ok())
-    LogWarn("final outbox round failed", {{"error", last.status().message()}});
+  for (auto& relay : relays) {
+    relay->Stop();
+    if (auto last = relay->RunOnce(); !last.ok())
+      LogWarn("final outbox round failed", {{"error", last.status().message()}});
+  }
   LogInfo("stopped");
   return 0;
 }
@@ -469,11 +521,12 @@ NewShowtime HallShowtime(int cinema, int hall, Instant starts_at) {
   const int rows = 8 + 2 * ((hall - 1) % 5);
   const int per_row = 12 + 2 * ((hall - 1) % 5);
   for (int r = 0; r < rows; ++r) {
-    s.rows.push_back(RowLayout{std::string(1, static_cast<char>('A' + r)), per_row,
-                               r >= rows - 3 ? "premium" : "standard",
-                               {per_row / 4, per_row - per_row / 4},
-                               r == 0 ? std::vector<int>{1, 2, per_row - 1, per_row}
-                                      : std::vector<int>{}});
+    s.rows.push_back(
+        RowLayout{std::string(1, static_cast<char>('A' + r)),
+                  per_row,
+                  r >= rows - 3 ? "premium" : "standard",
+                  {per_row / 4, per_row - per_row / 4},
+                  r == 0 ? std::vector<int>{1, 2, per_row - 1, per_row} : std::vector<int>{}});
   }
   s.prices["standard"] = Price{1250, "EUR"};
   s.prices["premium"] = Price{1650, "EUR"};
@@ -485,7 +538,7 @@ int Seed(const SeedFlags& f) {
   auto store = OpenAndMigrate(f.common.store, &clock);
   if (!store.ok()) return Fail("cannot open the database", store.status());
   if (f.demo) {
-    auto count = store.value()->CountShowtimes();
+    auto count = store.value().store->CountShowtimes();
     if (!count.ok()) return Fail("cannot count showtimes", count.status());
     if (count.value() > 0) {
       LogInfo("demo data already present", {{"showtimes", count.value()}});
@@ -503,7 +556,7 @@ int Seed(const SeedFlags& f) {
         for (int slot = 0; slot < 4; ++slot) {
           const Instant starts = time_point_cast<Millis>(today + days{d} + hours{14 + 3 * slot} +
                                                          minutes{15 * (h % 4)});
-          auto id = store.value()->CreateShowtime(HallShowtime(c, h, starts));
+          auto id = store.value().store->CreateShowtime(HallShowtime(c, h, starts));
           if (!id.ok()) return Fail("cannot create showtime", id.status());
           ++done;
           if (tty && (done % 10 == 0 || done == total)) {
@@ -604,23 +657,38 @@ void AddCommands(CLI::App* app, int* exit_code) {
       *exit_code = Fail("cannot open the database", store.status());
       return;
     }
-    auto report = store.value()->Audit();
+    // Each shard alone, then the sum (the one line for a single database): the invariants
+    // hold per shard, as every showtime, its bookings and their payments live on one.
+    auto print = [](const std::string& what, const AuditReport& r) {
+      std::printf(
+          "result %s violations=%lld booked_seats_without_confirmed_booking=%lld "
+          "confirmed_bookings_missing_seats=%lld payments_unaccounted=%lld refunds_pending=%lld "
+          "seats_booked=%lld bookings_confirmed=%lld payments_succeeded=%lld\n",
+          what.c_str(), static_cast<long long>(r.violations()),
+          static_cast<long long>(r.booked_seats_without_confirmed_booking),
+          static_cast<long long>(r.confirmed_bookings_missing_seats),
+          static_cast<long long>(r.payments_unaccounted), static_cast<long long>(r.refunds_pending),
+          static_cast<long long>(r.seats_booked), static_cast<long long>(r.bookings_confirmed),
+          static_cast<long long>(r.payments_succeeded));
+    };
+    const auto& databases = store.value().databases;
+    if (databases.size() > 1) {
+      for (const Stores::Database& db : databases) {
+        auto report = db.store->Audit();
+        if (!report.ok()) {
+          *exit_code = Fail("audit failed on " + db.name, report.status());
+          return;
+        }
+        print("audit_" + db.name.substr(0, 5) + db.name.substr(6), report.value());
+      }
+    }
+    auto report = store.value().store->Audit();
     if (!report.ok()) {
       *exit_code = Fail("audit failed", report.status());
       return;
     }
-    const AuditReport& r = report.value();
-    std::printf(
-        "result audit violations=%lld booked_seats_without_confirmed_booking=%lld "
-        "confirmed_bookings_missing_seats=%lld payments_unaccounted=%lld refunds_pending=%lld "
-        "seats_booked=%lld bookings_confirmed=%lld payments_succeeded=%lld\n",
-        static_cast<long long>(r.violations()),
-        static_cast<long long>(r.booked_seats_without_confirmed_booking),
-        static_cast<long long>(r.confirmed_bookings_missing_seats),
-        static_cast<long long>(r.payments_unaccounted), static_cast<long long>(r.refunds_pending),
-        static_cast<long long>(r.seats_booked), static_cast<long long>(r.bookings_confirmed),
-        static_cast<long long>(r.payments_succeeded));
-    *exit_code = r.violations() == 0 ? 0 : 1;
+    print("audit", report.value());
+    *exit_code = report.value().violations() == 0 ? 0 : 1;
   });
 
   struct RelayFlags {

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/clock.h"
 #include "core/status.h"
@@ -11,12 +12,29 @@
 namespace boxoffice::app {
 
 struct StoreConfig {
-  std::string url = "sqlite:var/boxoffice.db";
-  size_t pool_size = 8;  // PostgreSQL connections; small on purpose (DESIGN.md)
+  // --db: one sqlite: or postgresql:// URL, or several postgresql:// URLs (shards).
+  std::vector<std::string> urls = {"sqlite:var/boxoffice.db"};
+  size_t pool_size = 8;  // PostgreSQL connections per shard; small on purpose (DESIGN.md)
 };
 
-// "sqlite:PATH[?synchronous=full]" or "postgresql://…". The SQLite file's directory is
-// created if missing. The embedded store reads `clock`; PostgreSQL uses its own clock.
-Result<std::unique_ptr<Store>> OpenStore(const StoreConfig& config, const Clock* clock);
+// The store requests use, and the databases the per-database jobs (sweeper, outbox relay,
+// refund worker, reconciler) run on: each shard, or the one database.
+struct Stores {
+  std::unique_ptr<Store> store;
+  struct Database {
+    Store* store = nullptr;
+    std::string name;  // "shard 3"; empty for a single database
+  };
+  std::vector<Database> databases;  // filled by OpenAndMigrate (shards are numbered then)
+};
+
+// "sqlite:PATH[?synchronous=full]" or "postgresql://…" (several: shards). The SQLite file's
+// directory is created if missing. The embedded store reads `clock`; PostgreSQL uses its
+// own clock.
+Result<Stores> OpenStore(const StoreConfig& config, const Clock* clock);
+// OpenStore, then every database migrated (and shards numbered).
+Result<Stores> OpenAndMigrate(const StoreConfig& config, const Clock* clock);
+// "sqlite", "postgresql" or "postgresql ×N shards", for logs.
+std::string StoreKind(const StoreConfig& config);
 
 }  // namespace boxoffice::app

@@ -17,7 +17,8 @@ namespace boxoffice {
 class EventSink {
  public:
   virtual ~EventSink() = default;
-  // Delivers events in the given order. Not called concurrently. Returns within
+  // Delivers events in the given order. Each shard's relay may call it: implementations
+  // take one call at a time (each relay's events stay in its outbox's order). Returns within
   // MaxDeliveryTime(), whatever the sink does.
   virtual Status Deliver(const std::vector<OutboxEvent>& events) = 0;
   // The longest one Deliver call may take. The relay's lease must outlast it, so a relay

@@ -2,6 +2,7 @@
 // reporting success, so "delivered" means "on disk". The directory is created if missing.
 #pragma once
 
+#include <mutex>
 #include <string>
 
 #include "events/event_sink.h"
@@ -18,8 +19,9 @@ class FileSink final : public EventSink {
   Millis MaxDeliveryTime() const override { return Millis(1'000); }
 
  private:
+  std::mutex mu_;  // one Deliver at a time (each shard's relay may share this sink)
   std::string path_;
-  int fd_ = -1;
+  int fd_ = -1;  // guarded by mu_
 };
 
 }  // namespace boxoffice

@@ -5,6 +5,7 @@
 
 #include "core/crypto.h"
 #include "core/seats.h"
+#include "store/shards.h"
 
 namespace boxoffice {
 
@@ -40,7 +41,7 @@ io::asio::awaitable<Result<Hold>> HoldService::HoldSeatsAsync(int64_t showtime_i
   auto sorted = ValidateHoldSeats(seats);
   Status token =
       admission_ ? admission_->CheckToken(showtime_id, customer_id, admission_token) : Status::Ok();
-  HoldRequest request{NewUuid(), showtime_id, customer_id,
+  HoldRequest request{NewHoldId(showtime_id), showtime_id, customer_id,
                       sorted.ok() ? std::move(sorted.value()) : std::vector<std::string>{},
                       policy_.ttl};
   // The rate limit and the claim leave in one write.

@@ -8,7 +8,8 @@
 namespace boxoffice {
 
 OutboxRelay::OutboxRelay(Store* store, EventSink* sink, Millis interval, int batch_limit,
-                         Metrics* metrics, const Clock* clock, Millis lease)
+                         Metrics* metrics, const Clock* clock, Millis lease,
+                         const std::string& metric_labels)
     : store_(store),
       sink_(sink),
       interval_(interval),
@@ -30,7 +31,8 @@ OutboxRelay::OutboxRelay(Store* store, EventSink* sink, Millis interval, int bat
         if (ms == 0) return 0.0;
         const Instant now = clock ? clock->Now() : SystemClock().Now();
         return std::max(0.0, static_cast<double>(ToEpochMs(now) - ms) / 1000.0);
-      });
+      },
+      metric_labels);
 }
 
 OutboxRelay::~OutboxRelay() {

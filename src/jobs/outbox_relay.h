@@ -31,8 +31,10 @@ class OutboxRelay {
 
   // clock: what the lag gauge measures against (the system clock when null).
   // lease: how long a round's claim on the outbox lasts (kLease by default).
+  // metric_labels: the lag gauge's labels (`shard="1"` when each shard has a relay).
   OutboxRelay(Store* store, EventSink* sink, Millis interval, int batch_limit, Metrics* metrics,
-              const Clock* clock = nullptr, Millis lease = kLease);
+              const Clock* clock = nullptr, Millis lease = kLease,
+              const std::string& metric_labels = "");
   ~OutboxRelay();  // stops and joins
 
   // One round now: how many events were delivered and marked, or the first error.

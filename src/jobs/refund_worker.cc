@@ -6,7 +6,7 @@
 namespace boxoffice {
 
 RefundWorker::RefundWorker(Store* store, Gateway* gateway, Millis interval, int batch_limit,
-                           Metrics* metrics)
+                           Metrics* metrics, const std::string& metric_labels)
     : store_(store),
       gateway_(gateway),
       interval_(interval),
@@ -17,9 +17,9 @@ RefundWorker::RefundWorker(Store* store, Gateway* gateway, Millis interval, int 
                                   "Refund attempts the gateway did not accept (retried).")) {
   backlog_gauge_ = metrics->AddCollector(
       "boxoffice_refunds_backlog", "Refunds the gateway has yet to accept, by state.",
-      [this](Metrics::Samples* out) {
-        out->emplace_back("state=\"retrying\"", static_cast<double>(retrying_.load()));
-        out->emplace_back("state=\"refused\"", static_cast<double>(refused_.load()));
+      [this, prefix = metric_labels.empty() ? "" : metric_labels + ","](Metrics::Samples* out) {
+        out->emplace_back(prefix + "state=\"retrying\"", static_cast<double>(retrying_.load()));
+        out->emplace_back(prefix + "state=\"refused\"", static_cast<double>(refused_.load()));
       });
 }
 

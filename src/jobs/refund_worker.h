@@ -31,7 +31,9 @@ class RefundWorker {
   // The wait after `attempts` failed attempts.
   static Millis Backoff(int attempts);
 
-  RefundWorker(Store* store, Gateway* gateway, Millis interval, int batch_limit, Metrics* metrics);
+  // metric_labels: put before the backlog gauge's state label (`shard="1"` per shard).
+  RefundWorker(Store* store, Gateway* gateway, Millis interval, int batch_limit, Metrics* metrics,
+               const std::string& metric_labels = "");
   ~RefundWorker();  // stops and joins
 
   // One round now: refunds completed, or the error that stopped reading them.

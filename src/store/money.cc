@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "core/crypto.h"
+#include "store/shards.h"
 
 namespace boxoffice {
 namespace {
@@ -136,7 +137,7 @@ Result<IdempotencyRecord> ClaimCheckoutKeyIn(MoneyTx& tx, const IdempotencyKey& 
     IdempotencyRecord fresh;
     fresh.key = key;
     fresh.phase = KeyPhase::kStarted;
-    fresh.token = NewUuid();
+    fresh.token = NewUuidOnShard(ShardOfUuid(key.fingerprint));  // routes the claim (shards.h)
     fresh.locked_until = now.value() + lease;
     auto inserted = tx.InsertKey(fresh, now.value());
     if (!inserted.ok()) return inserted.status();
@@ -155,7 +156,7 @@ Result<IdempotencyRecord> ClaimCheckoutKeyIn(MoneyTx& tx, const IdempotencyKey& 
     return Status(Code::kInProgress, "a request with this Idempotency-Key is in progress");
   }
   // The request that held the key died; this one carries it on from its recovery point.
-  record.token = NewUuid();
+  record.token = NewUuidOnShard(ShardOfUuid(key.fingerprint));
   record.locked_until = now.value() + lease;
   if (Status s = tx.UpdateKey(record, now.value()); !s.ok()) return s;
   return record;

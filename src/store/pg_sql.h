@@ -59,6 +59,8 @@ constexpr Sql kListShowtimes{
     " ORDER BY starts_at, showtime_id LIMIT $6"};
 constexpr Sql kCountShowtimes{"count_showtimes", "SELECT count(*) FROM showtime"};
 constexpr Sql kPing{"ping", "SELECT 1"};
+constexpr Sql kShardNumber{"shard_number", "SELECT number FROM shard_identity"};
+constexpr Sql kTakeShardNumber{"take_shard_number", "SELECT take_shard_number($1::int)"};
 constexpr Sql kAudit{
     "audit",
     "SELECT"

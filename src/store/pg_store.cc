@@ -21,6 +21,7 @@
 #include "store/pg_pipeline.h"
 #include "store/pg_rows.h"
 #include "store/pg_sql.h"
+#include "store/shards.h"
 
 namespace boxoffice {
 namespace {
@@ -166,6 +167,31 @@ Status PgStore::Migrate() {
   });
   return r.ok() ? Status::Ok() : r.status();
 }
+
+Result<std::optional<int>> PgStore::ShardNumber() {
+  return impl_->Run<std::optional<int>>(
+      &retried_, [](PgConnection& c) -> Result<std::optional<int>> {
+        auto res = c.Exec(kShardNumber, {});
+        if (!res.ok()) return res.status();
+        if (PQntuples(res.value().get()) == 0) return std::optional<int>();
+        return std::optional<int>(static_cast<int>(Int(res.value().get(), 0, 0)));
+      });
+}
+
+Result<int> PgStore::TakeShardNumber(int wanted) {
+  return impl_->InTx<int>(&retried_, [wanted](PgConnection& c) -> Result<int> {
+    auto res = c.Exec(kTakeShardNumber, {P(int64_t{wanted})});
+    if (!res.ok()) {
+      // take_shard_number's refusals are raised as plain exceptions (kInternal here).
+      if (res.status().code() == Code::kInternal)
+        return Status(Code::kInvalid, res.status().message());
+      return res.status();
+    }
+    return static_cast<int>(Int(res.value().get(), 0, 0));
+  });
+}
+
+const std::string& PgStore::url() const { return impl_->options.url; }
 
 Status PgStore::Ping() {
   auto r = impl_->Run<bool>(&retried_, [](PgConnection& c) -> Result<bool> {
@@ -680,7 +706,7 @@ io::asio::awaitable<Result<bool>> PgStore::TryBeginCheckoutAsync(IdempotencyKey 
   BOX_ASSERT(begun != nullptr);
   Impl::LoopState* loop = impl_->Loop();
   if (!loop || !IsUuid(hold_id)) co_return false;  // the general path explains a bad id
-  const std::string token = NewUuid();
+  const std::string token = NewUuidOnShard(ShardOfUuid(key.fingerprint));  // shards.h
   std::vector<Param> params = {
       impl_->Now(), P(key.customer_id), key.key,        key.fingerprint,        hold_id,
       token,        P(lease.count()),   P(ttl.count()), P(max_lifetime.count())};

@@ -125,6 +125,13 @@ class PgStore final : public Store {
   Status CompleteRefund(const std::string& refund_id,
                         const std::string& gateway_refund_id) override;
 
+  // This database's shard number (migration 0021), nullopt while it has none.
+  Result<std::optional<int>> ShardNumber();
+  // Numbers this database `wanted` unless it has a number already; returns its number.
+  // kInvalid when the database holds showtimes and `wanted` is not 0 (src/store/shards.h).
+  Result<int> TakeShardNumber(int wanted);
+  const std::string& url() const;
+
   // Hold statements the loops' batchers sent, and the hold requests they decided.
   uint64_t hold_statements() const;
   uint64_t batched_holds() const;

@@ -2,9 +2,9 @@
 // processes, the purchase made through POST /holds/{id}/checkout, the gateway's signed
 // callbacks in every misfortune (twice, never, late, failed), the idempotency contract of
 // API.md, and the process killed with SIGKILL at each recovery point of checkout.
-#include <iostream>
 #include <barrier>
 #include <future>
+#include <iostream>
 #include <set>
 
 #include "core/crypto.h"
@@ -137,7 +137,8 @@ TEST_P(GatewayCallbacks, CheckoutOpensOneSessionAndReplaysItsFirstAnswer) {
 // and sends the browser back to the seat picker's booking page, the returnUrl checkout gave.
 TEST_P(GatewayCallbacks, ThePayPageSettlesTheSessionAndSendsTheBrowserToTheBookingPage) {
   auto [booking, session] = Checkout(45);
-  auto opened = json::parse(Gateway("GET", "/v1/sessions?reference=" + std::to_string(booking.id)).body);
+  auto opened =
+      json::parse(Gateway("GET", "/v1/sessions?reference=" + std::to_string(booking.id)).body);
   ASSERT_EQ(opened["sessions"].size(), 1u);
   const std::string page_path = "/pay/" + session;
 
@@ -169,11 +170,15 @@ TEST_P(GatewayCallbacks, ThePayPageSettlesTheSessionAndSendsTheBrowserToTheBooki
   EXPECT_EQ(settled.body.find("<form"), std::string::npos);
   EXPECT_EQ(AwaitStatus(booking, "CONFIRMED"), "CONFIRMED");
   // A returnUrl goes into a Location header: one with a space or a line break is refused.
-  for (const char* bad : {"http://127.0.0.1/x y", "http://127.0.0.1/x\r\nSet-Cookie: a=b", "ftp://x"}) {
-    const std::string body = json{{"amount", 100}, {"currency", "EUR"}, {"reference", "1"},
-                                  {"callbackUrl", "http://127.0.0.1:1/cb"},
-                                  {"expiresAt", FormatRfc3339(SystemClock().Now() + Millis(60'000))},
-                                  {"returnUrl", bad}}.dump();
+  for (const char* bad :
+       {"http://127.0.0.1/x y", "http://127.0.0.1/x\r\nSet-Cookie: a=b", "ftp://x"}) {
+    const std::string body = json{
+        {"amount", 100},
+        {"currency", "EUR"},
+        {"reference", "1"},
+        {"callbackUrl", "http://127.0.0.1:1/cb"},
+        {"expiresAt", FormatRfc3339(SystemClock().Now() + Millis(60'000))},
+        {"returnUrl", bad}}.dump();
     EXPECT_EQ(Gateway("POST", "/v1/sessions", body).status, 400) << bad;
   }
 }
@@ -271,7 +276,7 @@ TEST_P(GatewayCallbacks, AGatewayThatIsDownGives503AndLeavesNothingHalfDone) {
   // Not CHECKOUT_EXISTS with another key, not IN_PROGRESS or a replay with the same one.
   ExpectError(CheckoutCall(47, hold_id, "down-2"), 503, "UNAVAILABLE");
   ExpectError(CheckoutCall(47, hold_id, "down"), 503, "UNAVAILABLE");
-  EXPECT_TRUE(Direct()->PendingEvents(0, 10)->empty());
+  EXPECT_TRUE(DirectEvents().empty());
 }
 
 // kill -9 at each recovery point of checkout (a test-only fault hook makes the process
@@ -470,13 +475,13 @@ TEST_P(GatewayCallbacks, ALostCallbackConfirmsWhileTheHoldLasts) {
 // refunded, and the booking's own session can still be paid.
 TEST_P(GatewayCallbacks, ACallbackForAnotherSessionNeverConfirms) {
   auto [booking, session] = Checkout(54);
-  auto stray = Signed(json{{"paymentId", "pay_stray_54"},
-                           {"sessionId", "ses_not_this_one"},
-                           {"reference", std::to_string(booking.id)},
-                           {"status", "SUCCEEDED"},
-                           {"amount", 2900},
-                           {"currency", "EUR"}}
-                          .dump());
+  auto stray = Signed(json{
+      {"paymentId", "pay_stray_54"},
+      {"sessionId", "ses_not_this_one"},
+      {"reference", std::to_string(booking.id)},
+      {"status", "SUCCEEDED"},
+      {"amount", 2900},
+      {"currency", "EUR"}}.dump());
   ASSERT_EQ(stray.status, 200) << stray.body;
   EXPECT_EQ(json::parse(stray.body)["outcome"], "other_session_refunded");
   EXPECT_EQ(AwaitStatus(booking, "PENDING"), "PENDING");
@@ -492,8 +497,8 @@ TEST_P(GatewayCallbacks, ACallbackForAnotherSessionNeverConfirms) {
 TEST_P(GatewayCallbacks, ASlowGatewayNeverStallsHoldsOrReads) {
   Service slow(std::vector<std::string>{"fake-gateway", "--listen", "127.0.0.1:0", "--secret",
                                         kGatewaySecret, "--answer-delay", "5s"});
-  Start(db_, {"--gateway-url", "http://127.0.0.1:" + std::to_string(slow.port()), "--workers",
-              "2"});
+  Start(db_,
+        {"--gateway-url", "http://127.0.0.1:" + std::to_string(slow.port()), "--workers", "2"});
   constexpr int kCheckouts = 8;
   std::vector<std::string> holds;
   for (int i = 0; i < kCheckouts; ++i) {
@@ -583,8 +588,7 @@ TEST_P(GatewayCallbacks, RefundsAreIdempotentByKey) {
               404, "NOT_FOUND");
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, GatewayCallbacks,
-                         ::testing::Values(Engine::kSqlite, Engine::kPostgres), EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, GatewayCallbacks, AllEngines(), EngineName);
 
 }  // namespace
 }  // namespace boxoffice::e2e

@@ -19,6 +19,7 @@
 #include "core/jwt.h"
 #include "core/time_format.h"
 #include "store/pg_store.h"
+#include "store/sharded_store.h"
 #include "store/sqlite_store.h"
 #include "support/http_client.h"
 #include "support/process.h"
@@ -35,7 +36,12 @@ using testing::HttpResult;
 inline const std::string kSecret = "e2e-secret-e2e-secret-e2e-secret-0123";
 inline const std::string kGatewaySecret = "e2e-gateway-secret-0123";
 
-enum class Engine { kSqlite, kPostgres };
+// kShards: `serve` on two PostgreSQL shards (--db "URL1 URL2", as BOXOFFICE_DB splits).
+enum class Engine { kSqlite, kPostgres, kShards };
+
+inline auto AllEngines() {
+  return ::testing::Values(Engine::kSqlite, Engine::kPostgres, Engine::kShards);
+}
 
 inline std::string Token(int64_t customer, bool admin = false, Millis ttl = Millis(3'600'000)) {
   return SignJwt(Principal{customer, admin}, SystemClock().Now() + ttl, kSecret);
@@ -151,6 +157,7 @@ class HttpApi : public ::testing::TestWithParam<Engine> {
         GTEST_SKIP() << "no PostgreSQL (run through scripts/with-postgres.sh)";
       }
       db = testing::FreshPostgresSchemaUrl();
+      if (GetParam() == Engine::kShards) db += " " + testing::FreshPostgresSchemaUrl();
     }
     db_ = db;
     Start(db, {});
@@ -159,6 +166,12 @@ class HttpApi : public ::testing::TestWithParam<Engine> {
   void Start(const std::string& db, std::vector<std::string> flags) {
     service_.reset();
     service_ = std::make_unique<Service>(db, std::move(flags));
+    if (GetParam() == Engine::kShards) {
+      // Showtimes take turns across shards: this one goes to shard 0, the test's to shard 1
+      // (whose ids and hold ids carry its number), and the test's next ones alternate.
+      auto first = Call("POST", "/admin/showtimes", kLayout, {Bearer(Token(1, true))});
+      ASSERT_EQ(first.status, 201) << first.body;
+    }
     auto created = Call("POST", "/admin/showtimes", kLayout, {Bearer(Token(1, true))});
     ASSERT_EQ(created.status, 201) << created.body;
     showtime_ = json::parse(created.body)["showtimeId"].get<int64_t>();
@@ -185,6 +198,9 @@ class HttpApi : public ::testing::TestWithParam<Engine> {
     EXPECT_TRUE(body.contains("error")) << r.body;
   }
 
+  // Showtimes Start made (with shards, one more so the test's lands on shard 1).
+  int SetupShowtimes() const { return GetParam() == Engine::kShards ? 2 : 1; }
+
   std::unique_ptr<Service> service_;
   std::string db_;
   int64_t showtime_ = 0;
@@ -201,9 +217,37 @@ class PaymentCallbacks : public HttpApi {
       o.path = db_.substr(std::string("sqlite:").size());
       return std::make_unique<SqliteStore>(o, &clock_);
     }
+    if (GetParam() == Engine::kShards) {
+      std::vector<std::unique_ptr<PgStore>> shards;
+      std::istringstream urls(db_);
+      for (std::string url; urls >> url;) {
+        PgOptions o;
+        o.url = url;
+        shards.push_back(std::make_unique<PgStore>(o));
+      }
+      auto store = std::make_unique<ShardedStore>(std::move(shards));
+      EXPECT_TRUE(store->Migrate().ok());  // learns the numbers serve gave the shards
+      return store;
+    }
     PgOptions o;
     o.url = db_;
     return std::make_unique<PgStore>(o);
+  }
+  // The unpublished outbox rows of every database (each shard has its own outbox).
+  std::vector<OutboxEvent> DirectEvents() {
+    auto store = Direct();
+    std::vector<Store*> dbs = {store.get()};
+    if (auto* sharded = dynamic_cast<ShardedStore*>(store.get())) {
+      dbs.clear();
+      for (const auto& shard : sharded->shards()) dbs.push_back(shard.store);
+    }
+    std::vector<OutboxEvent> all;
+    for (Store* db : dbs) {
+      auto some = db->PendingEvents(0, 1'000);
+      EXPECT_TRUE(some.ok()) << some.status().message();
+      if (some.ok()) all.insert(all.end(), some->begin(), some->end());
+    }
+    return all;
   }
   HttpResult Callback(const std::string& body, const std::string& signature) {
     return Call("POST", "/payments/callback", body, {{"X-Gateway-Signature", signature}});
@@ -225,7 +269,15 @@ class PaymentCallbacks : public HttpApi {
 };
 
 inline std::string EngineName(const ::testing::TestParamInfo<Engine>& info) {
-  return info.param == Engine::kSqlite ? "Sqlite" : "Postgres";
+  switch (info.param) {
+    case Engine::kSqlite:
+      return "Sqlite";
+    case Engine::kPostgres:
+      return "Postgres";
+    case Engine::kShards:
+      return "PostgresShards";
+  }
+  return "?";
 }
 
 }  // namespace boxoffice::e2e

@@ -165,10 +165,21 @@ TEST_P(HttpApi, ListingShowtimesPagesWithACursor) {
   auto page = json::parse(Call("GET", "/showtimes?limit=2").body);
   ASSERT_EQ(page["showtimes"].size(), 2u);
   ASSERT_TRUE(page["nextCursor"].is_string());
-  auto rest = json::parse(
-      Call("GET", "/showtimes?limit=2&cursor=" + page["nextCursor"].get<std::string>()).body);
-  EXPECT_EQ(rest["showtimes"].size(), 2u);
-  EXPECT_TRUE(rest["nextCursor"].is_null());
+  // The pages hold every showtime once, in (startsAt, id) order, then say there are no more.
+  size_t seen = page["showtimes"].size();
+  std::string cursor = page["nextCursor"].get<std::string>();
+  std::string last_start = page["showtimes"][1]["startsAt"];
+  for (int i = 0; i < 5 && !cursor.empty(); ++i) {
+    auto rest = json::parse(Call("GET", "/showtimes?limit=2&cursor=" + cursor).body);
+    for (const auto& s : rest["showtimes"]) {
+      EXPECT_GE(s["startsAt"].get<std::string>(), last_start);
+      last_start = s["startsAt"];
+    }
+    seen += rest["showtimes"].size();
+    cursor = rest["nextCursor"].is_string() ? rest["nextCursor"].get<std::string>() : "";
+  }
+  EXPECT_EQ(seen, static_cast<size_t>(3 + SetupShowtimes()));
+  EXPECT_TRUE(cursor.empty());
   auto filtered = json::parse(Call("GET",
                                    "/showtimes?from=2026-12-19T00:00:00Z&to=2026-12-19T11:00:00Z&"
                                    "cinema=Odeon%20Leicester%20Square")
@@ -438,16 +449,18 @@ TEST_P(HttpApi, AdminShowtimeValidation) {
 // The layout fields reach the seat map: the rows in hall order with their aisles, and the
 // wheelchair places; a showtime without them has rows with no aisles.
 TEST_P(HttpApi, TheSeatMapCarriesTheRowsAislesAndWheelchairPlaces) {
-  auto created = Call("POST", "/admin/showtimes",
-                      R"({"title": "T", "cinema": "C", "hall": "H", "startsAt": "2026-12-18T19:30:00.000Z",
+  auto created =
+      Call("POST", "/admin/showtimes",
+           R"({"title": "T", "cinema": "C", "hall": "H", "startsAt": "2026-12-18T19:30:00.000Z",
                           "rows": [{"row": "A", "seats": 6, "category": "standard", "aisles": [2, 4], "accessible": [1, 6]},
                                    {"row": "B", "seats": 3, "category": "standard"}],
                           "prices": {"standard": {"amount": 1250, "currency": "EUR"}}})",
-                      {Bearer(Token(1, true))});
+           {Bearer(Token(1, true))});
   ASSERT_EQ(created.status, 201) << created.body;
   const std::string id = std::to_string(json::parse(created.body)["showtimeId"].get<int64_t>());
   auto map = json::parse(Call("GET", "/showtimes/" + id + "/seats").body);
-  EXPECT_EQ(map["rows"], json::parse(R"([{"row": "A", "aisles": [2, 4]}, {"row": "B", "aisles": []}])"));
+  EXPECT_EQ(map["rows"],
+            json::parse(R"([{"row": "A", "aisles": [2, 4]}, {"row": "B", "aisles": []}])"));
   std::vector<std::string> accessible;
   for (const auto& s : map["seats"]) {
     if (s.value("accessible", false)) accessible.push_back(s["code"]);
@@ -455,7 +468,9 @@ TEST_P(HttpApi, TheSeatMapCarriesTheRowsAislesAndWheelchairPlaces) {
   EXPECT_EQ(accessible, (std::vector<std::string>{"A1", "A6"}));
   EXPECT_FALSE(map["seats"][1].contains("accessible"));
   // A hold changes a seat's state, not the layout.
-  ASSERT_EQ(Call("POST", "/showtimes/" + id + "/holds", R"({"seats": ["A1"]})", {Bearer(Token(7))}).status, 201);
+  ASSERT_EQ(Call("POST", "/showtimes/" + id + "/holds", R"({"seats": ["A1"]})", {Bearer(Token(7))})
+                .status,
+            201);
   auto held = json::parse(Call("GET", "/showtimes/" + id + "/seats").body);
   EXPECT_EQ(held["rows"], map["rows"]);
   EXPECT_EQ(held["seats"][0]["accessible"], true);
@@ -600,8 +615,8 @@ TEST(FakeGateway, RetriesCallbacksUntilTheyAreAccepted) {
   ASSERT_TRUE(receiver.Start());
   Service gateway(std::vector<std::string>{"fake-gateway", "--listen", "127.0.0.1:0", "--secret",
                                            kGatewaySecret});
-  auto session =
-      OpenSession(gateway.port(), "1", "http://127.0.0.1:" + std::to_string(receiver.port()) + "/hook");
+  auto session = OpenSession(gateway.port(), "1",
+                             "http://127.0.0.1:" + std::to_string(receiver.port()) + "/hook");
   ASSERT_EQ(session.status, 201);
   const std::string id = json::parse(session.body)["sessionId"];
   ASSERT_EQ(
@@ -655,11 +670,7 @@ TEST(FakeGateway, ManyCallbacksInFlightAtOnceAreAllDelivered) {
   receiver.Stop();
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, PaymentCallbacks,
-                         ::testing::Values(Engine::kSqlite, Engine::kPostgres),
-                         [](const auto& info) {
-                           return info.param == Engine::kSqlite ? "Sqlite" : "Postgres";
-                         });
+INSTANTIATE_TEST_SUITE_P(Engines, PaymentCallbacks, AllEngines(), EngineName);
 
 // The embedded profile limits hold attempts in process: 5 a minute, then 429.
 TEST_P(HttpApi, HoldAttemptsAreRateLimited) {
@@ -772,10 +783,7 @@ TEST_F(SqliteLocked, SigtermLetsInFlightRequestsFinish) {
   sqlite3_finalize(stmt);
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, HttpApi, ::testing::Values(Engine::kSqlite, Engine::kPostgres),
-                         [](const auto& info) {
-                           return info.param == Engine::kSqlite ? "Sqlite" : "Postgres";
-                         });
+INSTANTIATE_TEST_SUITE_P(Engines, HttpApi, AllEngines(), EngineName);
 
 }  // namespace
 }  // namespace boxoffice::e2e

@@ -108,8 +108,7 @@ TEST_P(LiveUpdates, StreamsAreBoundedKeptAliveAndEndedCleanlyOnShutdown) {
   EXPECT_TRUE(second.ended_cleanly());
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, LiveUpdates,
-                         ::testing::Values(Engine::kSqlite, Engine::kPostgres), EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, LiveUpdates, AllEngines(), EngineName);
 
 }  // namespace
 }  // namespace boxoffice::e2e

@@ -393,8 +393,7 @@ TEST_P(WithRedis, InstancesShareOneWaitingRoom) {
   EXPECT_EQ(json::parse(status.body)["position"], 3);
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, WithRedis, ::testing::Values(Engine::kSqlite, Engine::kPostgres),
-                         EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, WithRedis, AllEngines(), EngineName);
 
 }  // namespace
 }  // namespace boxoffice::e2e

@@ -83,8 +83,7 @@ TEST_P(WaitingRoomApi, OnlyAdmittedCustomersHoldSeats) {
   ExpectError(Hold(7, R"(["E4"])"), 403, "NOT_ADMITTED");
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, WaitingRoomApi,
-                         ::testing::Values(Engine::kSqlite, Engine::kPostgres), EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, WaitingRoomApi, AllEngines(), EngineName);
 
 }  // namespace
 }  // namespace boxoffice::e2e

@@ -40,7 +40,7 @@ TEST_P(CheckoutKeyContract, AKeyIsClaimedOnceAndRefusedForAnotherHold) {
   EXPECT_EQ(first->phase, KeyPhase::kStarted);
   EXPECT_FALSE(first->token.empty());
   EXPECT_EQ(Claim("k1", hold_.hold_id).status().code(), Code::kInProgress);
-  EXPECT_EQ(Claim("k1", NewUuid()).status().code(), Code::kKeyReused);
+  EXPECT_EQ(Claim("k1", NewHoldId(st_)).status().code(), Code::kKeyReused);
   // Another customer's key of the same spelling is another key.
   auto other = Claim("k1", hold_.hold_id, 2);
   ASSERT_TRUE(other.ok());
@@ -63,7 +63,7 @@ TEST_P(CheckoutKeyContract, TheFinishedResponseIsReplayed) {
   EXPECT_EQ(replay->phase, KeyPhase::kFinished);
   EXPECT_EQ(replay->response_status, 201);
   EXPECT_EQ(replay->response_body, R"({"bookingId":1})");
-  EXPECT_EQ(Claim("k1", NewUuid()).status().code(), Code::kKeyReused);
+  EXPECT_EQ(Claim("k1", NewHoldId(st_)).status().code(), Code::kKeyReused);
   // A second key for the same hold meets the pending booking.
   auto second = Claim("k2", hold_.hold_id);
   ASSERT_TRUE(second.ok());
@@ -105,7 +105,7 @@ TEST_P(CheckoutKeyContract, AbortUndoesTheBookingAndTheHoldsNewExpiry) {
 
   EXPECT_EQ(store_->GetBooking(booking->id, 1)->status, BookingStatus::kFailed);
   EXPECT_EQ(store_->GetHold(hold_.hold_id, 1)->expires_at, hold_.expires_at);
-  EXPECT_TRUE(store_->PendingEvents(0, 10)->empty()) << "nothing was offered or paid";
+  EXPECT_TRUE(PendingEventsOfAll(10)->empty()) << "nothing was offered or paid";
   // The seats end when they would have: just after the original ten minutes.
   clock_.Advance(Millis(6 * 60'000 + 1));
   EXPECT_EQ(Owners(st_)["E1"].status, SeatStatus::kAvailable);
@@ -191,8 +191,7 @@ TEST_P(CheckoutKeyContract, KeysArePurgedAfterTheirRetention) {
   EXPECT_EQ(Claim("old", hold_.hold_id)->phase, KeyPhase::kStarted);
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, CheckoutKeyContract,
-                         ::testing::Values(Engine::kSqlite, Engine::kPostgres), EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, CheckoutKeyContract, AllEngines(), EngineName);
 
 }  // namespace
 }  // namespace boxoffice

@@ -39,7 +39,7 @@ TEST_P(HoldBatches, ConcurrentHoldsGetTheOutcomesOfTheirSerialOrder) {
     std::vector<std::string> seats;
     for (int s = first; s < first + count && s <= 30; ++s) seats.push_back("A" + std::to_string(s));
     std::sort(seats.begin(), seats.end());
-    requests.push_back(HoldRequest{NewUuid(), showtime, 1'000 + i, seats, kTtl});
+    requests.push_back(HoldRequest{NewHoldId(showtime), showtime, 1'000 + i, seats, kTtl});
   }
   std::vector<Result<Hold>> outcomes;
   {
@@ -91,10 +91,11 @@ TEST_P(HoldBatches, ConcurrentHoldsGetTheOutcomesOfTheirSerialOrder) {
 TEST_P(HoldBatches, ARefusedRequestInABatchTakesNothingAndLeavesTheOthers) {
   const int64_t showtime = MakeShowtime({{"B", 6}});
   std::vector<HoldRequest> requests = {
-      HoldRequest{NewUuid(), showtime, 1, {"B1", "B2"}, kTtl},
-      HoldRequest{NewUuid(), showtime, 2, {"B2", "B3"}, kTtl},  // B2 taken by the first
-      HoldRequest{NewUuid(), showtime, 3, {"B3", "B4"}, kTtl},  // B3 untouched by the second
-      HoldRequest{NewUuid(), showtime, 4, {"B5", "Z9"}, kTtl},  // Z9 is no seat
+      HoldRequest{NewHoldId(showtime), showtime, 1, {"B1", "B2"}, kTtl},
+      HoldRequest{NewHoldId(showtime), showtime, 2, {"B2", "B3"}, kTtl},  // B2 taken by the first
+      HoldRequest{
+          NewHoldId(showtime), showtime, 3, {"B3", "B4"}, kTtl},  // B3 untouched by the second
+      HoldRequest{NewHoldId(showtime), showtime, 4, {"B5", "Z9"}, kTtl},  // Z9 is no seat
   };
   std::vector<Result<Hold>> outcomes;
   {
@@ -272,12 +273,12 @@ TEST_P(HoldBatches, EachRequestOfABatchSeesTheEarlierOnesAsCommitted) {
   ASSERT_TRUE(TryHold(showtime, 7, {"C10"}).ok());                   // customer 7 holds 1
   clock_.Advance(Millis(60'001));
   std::vector<HoldRequest> requests = {
-      HoldRequest{NewUuid(), showtime, 7, {"C1", "C2", "C3", "C4"}, kTtl},  // 1 + 4 ≤ 8
-      HoldRequest{NewUuid(), showtime, 7, {"C5", "C6", "C7"}, kTtl},        // 5 + 3 ≤ 8
-      HoldRequest{NewUuid(), showtime, 7, {"C8"}, kTtl},                    // 8 + 1 > 8
-      HoldRequest{NewUuid(), showtime, 8, {"C2", "C6", "C8", "C9"}, kTtl},
-      HoldRequest{NewUuid(), showtime, 8, {"C11", "C9"}, kTtl},  // C11 expired
-      HoldRequest{NewUuid(), showtime, 9, {"C12"}, kTtl},
+      HoldRequest{NewHoldId(showtime), showtime, 7, {"C1", "C2", "C3", "C4"}, kTtl},  // 1 + 4 ≤ 8
+      HoldRequest{NewHoldId(showtime), showtime, 7, {"C5", "C6", "C7"}, kTtl},        // 5 + 3 ≤ 8
+      HoldRequest{NewHoldId(showtime), showtime, 7, {"C8"}, kTtl},                    // 8 + 1 > 8
+      HoldRequest{NewHoldId(showtime), showtime, 8, {"C2", "C6", "C8", "C9"}, kTtl},
+      HoldRequest{NewHoldId(showtime), showtime, 8, {"C11", "C9"}, kTtl},  // C11 expired
+      HoldRequest{NewHoldId(showtime), showtime, 9, {"C12"}, kTtl},
   };
   std::vector<Result<Hold>> outcomes;
   {
@@ -378,8 +379,7 @@ TEST_P(HoldBatches, APingOnALoopReachesTheEngine) {
   EXPECT_EQ(down.code(), Code::kUnavailable) << down.message();
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, HoldBatches,
-                         ::testing::Values(Engine::kSqlite, Engine::kPostgres), EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, HoldBatches, AllEngines(), EngineName);
 
 }  // namespace
 }  // namespace boxoffice

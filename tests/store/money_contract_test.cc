@@ -26,7 +26,7 @@ class MoneyContract : public StoreContract {
                          succeeded,  b.amount.amount,     b.amount.currency};
   }
 
-  std::vector<OutboxEvent> Events() { return store_->PendingEvents(0, 1000).value(); }
+  std::vector<OutboxEvent> Events() { return PendingEventsOfAll(1000).value(); }
   std::vector<Refund> Refunds() { return store_->PendingRefunds(1000).value(); }
 };
 
@@ -391,8 +391,7 @@ TEST_P(MoneyContract, RecentBookingsAreCountedByStatus) {
   EXPECT_TRUE(store_->CountRecentBookings(Millis(3'600'000))->empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, MoneyContract,
-                         ::testing::Values(Engine::kSqlite, Engine::kPostgres), EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, MoneyContract, AllEngines(), EngineName);
 
 }  // namespace
 }  // namespace boxoffice

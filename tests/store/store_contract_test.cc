@@ -198,7 +198,7 @@ TEST_P(StoreContract, TheHoldLimitHoldsUnderConcurrency) {
                                           "F" + std::to_string(2 * i + 2)};
         std::sort(seats.begin(), seats.end());
         start.arrive_and_wait();
-        auto r = store_->HoldSeats(HoldRequest{NewUuid(), st, 9, seats, kTtl});
+        auto r = store_->HoldSeats(HoldRequest{NewHoldId(st), st, 9, seats, kTtl});
         if (r.ok()) ++won;
         if (r.status().code() == Code::kHoldLimit) ++limited;
       });
@@ -418,8 +418,7 @@ TEST_P(StoreContract, MigrateTwiceIsANoOp) {
   EXPECT_TRUE(store_->Ping().ok());
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, StoreContract,
-                         ::testing::Values(Engine::kSqlite, Engine::kPostgres), EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, StoreContract, AllEngines(), EngineName);
 
 }  // namespace
 }  // namespace boxoffice

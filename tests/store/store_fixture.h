@@ -12,6 +12,8 @@
 
 #include "core/crypto.h"
 #include "store/pg_store.h"
+#include "store/sharded_store.h"
+#include "store/shards.h"
 #include "store/sqlite_store.h"
 #include "support/test_env.h"
 
@@ -21,16 +23,31 @@ const Instant kStart = FromEpochMs(1'900'000'000'000);
 constexpr Millis kTtl{10 * 60'000};
 constexpr Millis kMaxLifetime{20 * 60'000};
 
-enum class Engine { kSqlite, kPostgres };
+// kShards: two PostgreSQL shards (two schemas) behind a ShardedStore, numbered 1 and 2 so
+// that every id and hold id says its shard (shard 0's look like a single database's).
+enum class Engine { kSqlite, kPostgres, kShards };
 
 inline std::string EngineName(const ::testing::TestParamInfo<Engine>& info) {
-  return info.param == Engine::kSqlite ? "Sqlite" : "Postgres";
+  switch (info.param) {
+    case Engine::kSqlite:
+      return "Sqlite";
+    case Engine::kPostgres:
+      return "Postgres";
+    case Engine::kShards:
+      return "PostgresShards";
+  }
+  return "?";
+}
+
+// Every engine, for the suites that run on each.
+inline auto AllEngines() {
+  return ::testing::Values(Engine::kSqlite, Engine::kPostgres, Engine::kShards);
 }
 
 class StoreContract : public ::testing::TestWithParam<Engine> {
  protected:
   void SetUp() override {
-    if (GetParam() == Engine::kPostgres && testing::PostgresUrl().empty()) {
+    if (GetParam() != Engine::kSqlite && testing::PostgresUrl().empty()) {
       if (testing::PostgresRequired()) FAIL() << "BOXOFFICE_TEST_PG_URL is not set";
       GTEST_SKIP() << "no PostgreSQL (run through scripts/with-postgres.sh)";
     }
@@ -44,11 +61,27 @@ class StoreContract : public ::testing::TestWithParam<Engine> {
       SqliteOptions o;
       o.path = sqlite_path_ = testing::TempDir() + "/store.db";
       store = std::make_unique<SqliteStore>(o, &clock_);
-    } else {
+    } else if (GetParam() == Engine::kPostgres) {
       PgOptions o;
       o.url = pg_url_ = testing::FreshPostgresSchemaUrl();
+      pg_urls_ = {pg_url_};
       o.test_clock = &clock_;
       store = std::make_unique<PgStore>(o);
+    } else {
+      std::vector<std::unique_ptr<PgStore>> shards;
+      pg_urls_.clear();
+      for (int number : {1, 2}) {
+        PgOptions o;
+        o.url = pg_url_ = testing::FreshPostgresSchemaUrl();
+        pg_urls_.push_back(pg_url_);
+        o.test_clock = &clock_;
+        auto shard = std::make_unique<PgStore>(o);
+        EXPECT_TRUE(shard->Migrate().ok());
+        auto taken = shard->TakeShardNumber(number);
+        EXPECT_TRUE(taken.ok() && taken.value() == number);
+        shards.push_back(std::move(shard));
+      }
+      store = std::make_unique<ShardedStore>(std::move(shards));
     }
     EXPECT_TRUE(store->Migrate().ok());
     return store;
@@ -90,7 +123,28 @@ class StoreContract : public ::testing::TestWithParam<Engine> {
   Result<Hold> TryHold(int64_t showtime, int64_t customer, std::vector<std::string> seats,
                        Millis ttl = kTtl) {
     std::sort(seats.begin(), seats.end());
-    return store_->HoldSeats(HoldRequest{NewUuid(), showtime, customer, seats, ttl});
+    return store_->HoldSeats(HoldRequest{NewHoldId(showtime), showtime, customer, seats, ttl});
+  }
+
+  // The databases under the store: its shards, or the store itself.
+  std::vector<Store*> Databases() {
+    std::vector<Store*> out;
+    if (auto* sharded = dynamic_cast<ShardedStore*>(store_.get())) {
+      for (const auto& shard : sharded->shards()) out.push_back(shard.store);
+    } else {
+      out.push_back(store_.get());
+    }
+    return out;
+  }
+  // Unpublished outbox rows of every database (each shard has its own outbox).
+  Result<std::vector<OutboxEvent>> PendingEventsOfAll(int limit) {
+    std::vector<OutboxEvent> all;
+    for (Store* db : Databases()) {
+      auto some = db->PendingEvents(0, limit);
+      if (!some.ok()) return some.status();
+      all.insert(all.end(), some->begin(), some->end());
+    }
+    return all;
   }
 
   std::map<std::string, SeatOwner> Owners(int64_t showtime) {
@@ -101,8 +155,8 @@ class StoreContract : public ::testing::TestWithParam<Engine> {
     return out;
   }
 
-  // Runs SQL on the last store's database behind the store's back (to break an invariant
-  // on purpose).
+  // Runs SQL on the last store's database (each of its shards) behind the store's back (to
+  // break an invariant on purpose).
   void RawSql(const std::string& sql) {
     if (GetParam() == Engine::kSqlite) {
       sqlite3* db = nullptr;
@@ -113,11 +167,13 @@ class StoreContract : public ::testing::TestWithParam<Engine> {
       sqlite3_free(error);
       sqlite3_close(db);
     } else {
-      PGconn* conn = PQconnectdb(pg_url_.c_str());
-      PGresult* r = PQexec(conn, sql.c_str());
-      EXPECT_EQ(PQresultStatus(r), PGRES_COMMAND_OK) << PQerrorMessage(conn);
-      PQclear(r);
-      PQfinish(conn);
+      for (const std::string& url : pg_urls_) {
+        PGconn* conn = PQconnectdb(url.c_str());
+        PGresult* r = PQexec(conn, sql.c_str());
+        EXPECT_EQ(PQresultStatus(r), PGRES_COMMAND_OK) << PQerrorMessage(conn);
+        PQclear(r);
+        PQfinish(conn);
+      }
     }
   }
 
@@ -151,7 +207,8 @@ class StoreContract : public ::testing::TestWithParam<Engine> {
   std::unique_ptr<Store> store_;
   int64_t st_ = 0;  // CheckedOut's showtime
   std::string hold_id_;
-  std::string pg_url_;
+  std::string pg_url_;                // the last PostgreSQL database made
+  std::vector<std::string> pg_urls_;  // every PostgreSQL database of the last store
   std::string sqlite_path_;
 };
 

@@ -1,0 +1,607 @@
+#include "store/sharded_store.h"
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+#include "core/log.h"
+#include "store/shards.h"
+
+namespace boxoffice {
+namespace {
+
+Status NotMigrated() {
+  return Status(Code::kUnavailable, "the shards are not migrated and numbered yet");
+}
+
+std::optional<int64_t> ParseBookingReference(const std::string& text) {
+  int64_t id = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
+  if (ec != std::errc() || end != text.data() + text.size() || id <= 0) return std::nullopt;
+  return id;
+}
+
+// HOST:PORT/DB of a store's URL, without its user, password or parameters.
+std::string Where(const PgStore& store) {
+  std::string where = store.url();
+  if (size_t scheme = where.find("://"); scheme != std::string::npos) where.erase(0, scheme + 3);
+  if (size_t at = where.rfind('@'); at != std::string::npos) where.erase(0, at + 1);
+  if (size_t query = where.find('?'); query != std::string::npos) where.erase(query);
+  return where;
+}
+
+}  // namespace
+
+ShardedStore::ShardedStore(std::vector<std::unique_ptr<PgStore>> shards)
+    : owned_(std::move(shards)) {
+  BOX_ASSERT(!owned_.empty() && owned_.size() <= static_cast<size_t>(kMaxShards));
+}
+
+ShardedStore::~ShardedStore() = default;
+
+std::string ShardedStore::Describe(const Shard& shard) const {
+  return "shard " + std::to_string(shard.number) + " (" + Where(*shard.store) + ")";
+}
+
+Status ShardedStore::Migrate() {
+  for (auto& shard : owned_) {
+    if (Status s = shard->Migrate(); !s.ok()) {
+      return Status(s.code(), Where(*shard) + ": " + s.message());
+    }
+  }
+  if (!shards_.empty()) return Status::Ok();  // numbered by an earlier call
+  // Numbers already taken, then the unnumbered: one holding showtimes must be shard 0.
+  std::vector<std::optional<int>> numbers(owned_.size());
+  std::set<int> taken;
+  for (size_t i = 0; i < owned_.size(); ++i) {
+    auto number = owned_[i]->ShardNumber();
+    if (!number.ok()) return number.status();
+    numbers[i] = number.value();
+    if (numbers[i] && !taken.insert(*numbers[i]).second) {
+      return Status(Code::kInvalid,
+                    "two --db URLs are the same shard " + std::to_string(*numbers[i]));
+    }
+  }
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < owned_.size(); ++i) {
+      if (numbers[i]) continue;
+      auto count = owned_[i]->CountShowtimes();
+      if (!count.ok()) return count.status();
+      const bool holds_data = count.value() > 0;
+      if ((pass == 0) != holds_data) continue;
+      int wanted = 0;
+      while (taken.count(wanted)) ++wanted;
+      if (holds_data && wanted != 0) {
+        return Status(Code::kInvalid,
+                      "a --db URL holds showtimes but is no shard yet, and shard 0 is taken: "
+                      "showtimes with shard 0's ids cannot move to another shard");
+      }
+      auto got = owned_[i]->TakeShardNumber(wanted);
+      if (!got.ok()) return got.status();
+      if (!taken.insert(got.value()).second) {
+        return Status(Code::kInvalid,
+                      "two --db URLs are the same shard " + std::to_string(got.value()));
+      }
+      numbers[i] = got.value();
+      LogInfo("shard numbered", {{"shard", got.value()}});
+    }
+  }
+  std::vector<Shard> shards;
+  for (size_t i = 0; i < owned_.size(); ++i) shards.push_back(Shard{*numbers[i], owned_[i].get()});
+  std::sort(shards.begin(), shards.end(),
+            [](const Shard& a, const Shard& b) { return a.number < b.number; });
+  by_number_.assign(shards.back().number + 1, nullptr);
+  for (const Shard& s : shards) by_number_[s.number] = s.store;
+  shards_ = std::move(shards);
+  return Status::Ok();
+}
+
+PgStore* ShardedStore::ForNumber(int number) const {
+  if (number < 0 || static_cast<size_t>(number) >= by_number_.size()) return nullptr;
+  return by_number_[number];
+}
+
+PgStore* ShardedStore::ForShowtime(int64_t showtime_id) const {
+  const std::optional<int> shard = ShardOfId(showtime_id);
+  return shard ? ForNumber(*shard) : nullptr;
+}
+
+PgStore* ShardedStore::ForBooking(int64_t booking_id) const { return ForShowtime(booking_id); }
+
+PgStore* ShardedStore::ForUuid(const std::string& uuid) const {
+  return ForNumber(ShardOfUuid(uuid));
+}
+
+PgStore* ShardedStore::ForPayment(const PaymentReport& report) const {
+  if (shards_.empty()) return nullptr;
+  if (auto id = ParseBookingReference(report.reference)) {
+    if (PgStore* shard = ForBooking(*id)) return shard;
+  }
+  return shards_.front().store;
+}
+
+Status ShardedStore::PerShardOnly(const char* what) const {
+  return Status(Code::kInternal, std::string(what) + " runs per shard (ShardedStore::shards())");
+}
+
+io::asio::awaitable<std::vector<std::pair<int, Status>>> ShardedStore::PingShardsAsync() {
+  std::vector<std::pair<int, Status>> out;
+  for (const Shard& s : shards_) {
+    Status st = co_await s.store->PingAsync();
+    out.emplace_back(s.number, std::move(st));
+  }
+  co_return out;
+}
+
+namespace {
+
+// OK when every shard answered, else kUnavailable naming those that did not.
+Status JoinPings(const std::vector<std::string>& down) {
+  if (down.empty()) return Status::Ok();
+  std::string message;
+  for (const std::string& d : down) message += (message.empty() ? "" : "; ") + d;
+  return Status(Code::kUnavailable, message);
+}
+
+}  // namespace
+
+Status ShardedStore::Ping() {
+  if (shards_.empty()) return NotMigrated();
+  std::vector<std::string> down;
+  for (const Shard& s : shards_) {
+    if (Status st = s.store->Ping(); !st.ok())
+      down.push_back(Describe(s) + " is down: " + st.message());
+  }
+  return JoinPings(down);
+}
+
+io::asio::awaitable<Status> ShardedStore::PingAsync() {
+  if (shards_.empty()) co_return NotMigrated();
+  std::vector<std::string> down;
+  for (const Shard& s : shards_) {
+    Status st = co_await s.store->PingAsync();
+    if (!st.ok()) down.push_back(Describe(s) + " is down: " + st.message());
+  }
+  co_return JoinPings(down);
+}
+
+Result<int64_t> ShardedStore::CreateShowtime(const NewShowtime& showtime) {
+  if (shards_.empty()) return NotMigrated();
+  const uint64_t first = next_create_.fetch_add(1, std::memory_order_relaxed);
+  Status last = Status::Ok();
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    const Shard& s = shards_[(first + i) % shards_.size()];
+    auto id = s.store->CreateShowtime(showtime);
+    if (id.ok() || id.status().code() != Code::kUnavailable) return id;
+    last = id.status();  // that shard is down or busy: the next one takes it
+  }
+  return last;
+}
+
+io::asio::awaitable<Result<int64_t>> ShardedStore::CreateShowtimeAsync(NewShowtime showtime) {
+  if (shards_.empty()) co_return NotMigrated();
+  const uint64_t first = next_create_.fetch_add(1, std::memory_order_relaxed);
+  Status last = Status::Ok();
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    const Shard& s = shards_[(first + i) % shards_.size()];
+    auto id = co_await s.store->CreateShowtimeAsync(showtime);
+    if (id.ok() || id.status().code() != Code::kUnavailable) co_return id;
+    last = id.status();
+  }
+  co_return last;
+}
+
+Result<Showtime> ShardedStore::GetShowtime(int64_t showtime_id) {
+  PgStore* s = ForShowtime(showtime_id);
+  if (!s) return ShowtimeNotFound(showtime_id);
+  return s->GetShowtime(showtime_id);
+}
+
+io::asio::awaitable<Result<Showtime>> ShardedStore::GetShowtimeAsync(int64_t showtime_id) {
+  PgStore* s = ForShowtime(showtime_id);
+  if (!s) co_return ShowtimeNotFound(showtime_id);
+  co_return co_await s->GetShowtimeAsync(showtime_id);
+}
+
+namespace {
+
+// Each shard's page, ordered by (starts_at, id): the first `limit` of them all.
+std::vector<Showtime> MergePages(std::vector<std::vector<Showtime>> pages, int limit) {
+  std::vector<Showtime> all;
+  for (auto& page : pages)
+    for (auto& s : page) all.push_back(std::move(s));
+  std::sort(all.begin(), all.end(), [](const Showtime& a, const Showtime& b) {
+    return a.starts_at != b.starts_at ? a.starts_at < b.starts_at : a.id < b.id;
+  });
+  if (all.size() > static_cast<size_t>(std::max(limit, 0))) all.resize(std::max(limit, 0));
+  return all;
+}
+
+}  // namespace
+
+Result<std::vector<Showtime>> ShardedStore::ListShowtimes(const ShowtimeQuery& query) {
+  if (shards_.empty()) return NotMigrated();
+  std::vector<std::vector<Showtime>> pages;
+  for (const Shard& s : shards_) {
+    auto page = s.store->ListShowtimes(query);
+    if (!page.ok()) return page.status();
+    pages.push_back(std::move(page.value()));
+  }
+  return MergePages(std::move(pages), query.limit);
+}
+
+io::asio::awaitable<Result<std::vector<Showtime>>> ShardedStore::ListShowtimesAsync(
+    ShowtimeQuery query) {
+  if (shards_.empty()) co_return NotMigrated();
+  std::vector<std::vector<Showtime>> pages;
+  for (const Shard& s : shards_) {
+    auto page = co_await s.store->ListShowtimesAsync(query);
+    if (!page.ok()) co_return page.status();
+    pages.push_back(std::move(page.value()));
+  }
+  co_return MergePages(std::move(pages), query.limit);
+}
+
+Result<int64_t> ShardedStore::CountShowtimes() {
+  if (shards_.empty()) return NotMigrated();
+  int64_t total = 0;
+  for (const Shard& s : shards_) {
+    auto n = s.store->CountShowtimes();
+    if (!n.ok()) return n.status();
+    total += n.value();
+  }
+  return total;
+}
+
+Result<SeatMap> ShardedStore::GetSeatMap(int64_t showtime_id) {
+  PgStore* s = ForShowtime(showtime_id);
+  if (!s) return ShowtimeNotFound(showtime_id);
+  return s->GetSeatMap(showtime_id);
+}
+
+io::asio::awaitable<Result<SeatMap>> ShardedStore::GetSeatMapAsync(int64_t showtime_id) {
+  PgStore* s = ForShowtime(showtime_id);
+  if (!s) co_return ShowtimeNotFound(showtime_id);
+  co_return co_await s->GetSeatMapAsync(showtime_id);
+}
+
+Result<std::vector<SeatOwner>> ShardedStore::GetSeatOwners(int64_t showtime_id) {
+  PgStore* s = ForShowtime(showtime_id);
+  if (!s) return ShowtimeNotFound(showtime_id);
+  return s->GetSeatOwners(showtime_id);
+}
+
+namespace {
+
+// A hold id must name its showtime's shard, or later requests about it would miss it.
+Status HoldIdOnWrongShard(const HoldRequest& request) {
+  return Status(Code::kInvalid, "hold id " + request.hold_id +
+                                    " does not name the shard of showtime " +
+                                    std::to_string(request.showtime_id) + " (NewHoldId)");
+}
+
+bool HoldIdFits(const HoldRequest& request) {
+  return ShardOfUuid(request.hold_id) == ShardOfId(request.showtime_id).value_or(-1);
+}
+
+}  // namespace
+
+Result<Hold> ShardedStore::HoldSeats(const HoldRequest& request) {
+  PgStore* s = ForShowtime(request.showtime_id);
+  if (!s) return ShowtimeNotFound(request.showtime_id);
+  if (!HoldIdFits(request)) return HoldIdOnWrongShard(request);
+  return s->HoldSeats(request);
+}
+
+io::asio::awaitable<Result<Hold>> ShardedStore::HoldSeatsAsync(HoldRequest request) {
+  PgStore* s = ForShowtime(request.showtime_id);
+  if (!s) co_return ShowtimeNotFound(request.showtime_id);
+  if (!HoldIdFits(request)) co_return HoldIdOnWrongShard(request);
+  co_return co_await s->HoldSeatsAsync(std::move(request));
+}
+
+Result<Hold> ShardedStore::GetHold(const std::string& hold_id, int64_t customer_id) {
+  PgStore* s = ForUuid(hold_id);
+  if (!s) return HoldNotFound(hold_id);
+  return s->GetHold(hold_id, customer_id);
+}
+
+Result<Hold> ShardedStore::ReleaseHold(const std::string& hold_id, int64_t customer_id) {
+  PgStore* s = ForUuid(hold_id);
+  if (!s) return HoldNotFound(hold_id);
+  return s->ReleaseHold(hold_id, customer_id);
+}
+
+Result<Hold> ShardedStore::ExtendHold(const std::string& hold_id, int64_t customer_id, Millis ttl,
+                                      Millis max_lifetime) {
+  PgStore* s = ForUuid(hold_id);
+  if (!s) return HoldNotFound(hold_id);
+  return s->ExtendHold(hold_id, customer_id, ttl, max_lifetime);
+}
+
+io::asio::awaitable<Result<Hold>> ShardedStore::HoldActionAsync(HoldAction action,
+                                                                std::string hold_id,
+                                                                int64_t customer_id, Millis ttl,
+                                                                Millis max_lifetime) {
+  PgStore* s = ForUuid(hold_id);
+  if (!s) co_return HoldNotFound(hold_id);
+  co_return co_await s->HoldActionAsync(action, std::move(hold_id), customer_id, ttl, max_lifetime);
+}
+
+Result<int> ShardedStore::SweepExpired(int batch_limit, std::vector<SeatRef>* freed) {
+  if (shards_.empty()) return NotMigrated();
+  int total = 0;
+  Status first_error = Status::Ok();
+  for (const Shard& s : shards_) {
+    if (total >= batch_limit) break;
+    auto n = s.store->SweepExpired(batch_limit - total, freed);
+    if (n.ok()) {
+      total += n.value();
+    } else if (first_error.ok()) {
+      first_error = n.status();
+    }
+  }
+  // Seats freed on one shard are reported even when another failed (they were freed).
+  if (total == 0 && !first_error.ok()) return first_error;
+  return total;
+}
+
+Result<Booking> ShardedStore::StartCheckout(const std::string& hold_id, int64_t customer_id,
+                                            Millis ttl, Millis max_lifetime) {
+  PgStore* s = ForUuid(hold_id);
+  if (!s) return HoldNotFound(hold_id);
+  return s->StartCheckout(hold_id, customer_id, ttl, max_lifetime);
+}
+
+namespace {
+
+Status ClaimNotHeld() {
+  return Status(Code::kInProgress, "the idempotency key's claim is no longer this request's");
+}
+
+}  // namespace
+
+Result<Booking> ShardedStore::StartCheckout(const KeyLock& lock, const std::string& hold_id,
+                                            Millis ttl, Millis max_lifetime) {
+  PgStore* s = ForUuid(lock.token);
+  if (!s) return ClaimNotHeld();
+  return s->StartCheckout(lock, hold_id, ttl, max_lifetime);
+}
+
+// A key lives on the shard of the hold it is used for (its fingerprint): a key reused for
+// a hold of another shard is judged there, as a new key (docs/operations.md).
+Result<IdempotencyRecord> ShardedStore::ClaimCheckoutKey(const IdempotencyKey& key, Millis lease) {
+  PgStore* s = ForUuid(key.fingerprint);
+  if (!s) return HoldNotFound(key.fingerprint);
+  return s->ClaimCheckoutKey(key, lease);
+}
+
+Result<bool> ShardedStore::FinishCheckout(const KeyLock& lock, const std::string& session_id,
+                                          const std::string& url, Instant expires_at,
+                                          int response_status, const std::string& response_body) {
+  PgStore* s = ForUuid(lock.token);
+  if (!s) return ClaimNotHeld();
+  return s->FinishCheckout(lock, session_id, url, expires_at, response_status, response_body);
+}
+
+io::asio::awaitable<Result<bool>> ShardedStore::FinishCheckoutAsync(
+    KeyLock lock, std::string session_id, std::string url, Instant expires_at, int response_status,
+    std::string response_body) {
+  PgStore* s = ForUuid(lock.token);
+  if (!s) co_return ClaimNotHeld();
+  co_return co_await s->FinishCheckoutAsync(std::move(lock), std::move(session_id), std::move(url),
+                                            expires_at, response_status, std::move(response_body));
+}
+
+io::asio::awaitable<Result<bool>> ShardedStore::TryBeginCheckoutAsync(IdempotencyKey key,
+                                                                      std::string hold_id,
+                                                                      Millis lease, Millis ttl,
+                                                                      Millis max_lifetime,
+                                                                      CheckoutBegun* begun) {
+  PgStore* s = ForUuid(hold_id);
+  if (!s || ShardOfUuid(key.fingerprint) != ShardOfUuid(hold_id)) co_return false;
+  co_return co_await s->TryBeginCheckoutAsync(std::move(key), std::move(hold_id), lease, ttl,
+                                              max_lifetime, begun);
+}
+
+io::asio::awaitable<Result<std::optional<Settlement>>> ShardedStore::TryConfirmPaymentAsync(
+    PaymentReport report, Booking* confirmed) {
+  PgStore* s = ForPayment(report);
+  if (!s) co_return NotMigrated();
+  co_return co_await s->TryConfirmPaymentAsync(std::move(report), confirmed);
+}
+
+Status ShardedStore::AbortCheckout(const KeyLock& lock) {
+  PgStore* s = ForUuid(lock.token);
+  if (!s) return Status::Ok();  // no shard has this claim: nothing to undo
+  return s->AbortCheckout(lock);
+}
+
+Result<int> ShardedStore::PurgeCheckoutKeys(Millis older_than, int limit) {
+  if (shards_.empty()) return NotMigrated();
+  int total = 0;
+  for (const Shard& s : shards_) {
+    if (total >= limit) break;
+    auto n = s.store->PurgeCheckoutKeys(older_than, limit - total);
+    if (!n.ok()) return n.status();
+    total += n.value();
+  }
+  return total;
+}
+
+Status ShardedStore::AttachPaymentSession(int64_t booking_id, const std::string& session_id,
+                                          const std::string& url, Instant expires_at) {
+  PgStore* s = ForBooking(booking_id);
+  if (!s) return BookingNotFound(booking_id);
+  return s->AttachPaymentSession(booking_id, session_id, url, expires_at);
+}
+
+Result<Booking> ShardedStore::GetBooking(int64_t booking_id, int64_t customer_id) {
+  PgStore* s = ForBooking(booking_id);
+  if (!s) return BookingNotFound(booking_id);
+  return s->GetBooking(booking_id, customer_id);
+}
+
+io::asio::awaitable<Result<Booking>> ShardedStore::GetBookingAsync(int64_t booking_id,
+                                                                   int64_t customer_id) {
+  PgStore* s = ForBooking(booking_id);
+  if (!s) co_return BookingNotFound(booking_id);
+  co_return co_await s->GetBookingAsync(booking_id, customer_id);
+}
+
+Result<Settlement> ShardedStore::SettlePayment(const PaymentReport& report, Booking* confirmed) {
+  PgStore* s = ForPayment(report);
+  if (!s) return NotMigrated();
+  return s->SettlePayment(report, confirmed);
+}
+
+Result<std::map<BookingStatus, int64_t>> ShardedStore::CountRecentBookings(Millis window) {
+  if (shards_.empty()) return NotMigrated();
+  std::map<BookingStatus, int64_t> total;
+  for (const Shard& s : shards_) {
+    auto counts = s.store->CountRecentBookings(window);
+    if (!counts.ok()) return counts.status();
+    for (auto& [status, n] : counts.value()) total[status] += n;
+  }
+  return total;
+}
+
+Result<std::vector<Booking>> ShardedStore::ClaimStaleCheckouts(Millis older_than, Millis lease,
+                                                               int limit) {
+  if (shards_.empty()) return NotMigrated();
+  std::vector<Booking> claimed;
+  Status first_error = Status::Ok();
+  for (const Shard& s : shards_) {
+    if (claimed.size() >= static_cast<size_t>(limit)) break;
+    auto some =
+        s.store->ClaimStaleCheckouts(older_than, lease, limit - static_cast<int>(claimed.size()));
+    if (!some.ok()) {
+      if (first_error.ok()) first_error = some.status();
+      continue;
+    }
+    for (Booking& b : some.value()) claimed.push_back(std::move(b));
+  }
+  // Claims taken are handed out even when a shard failed, so they are asked about.
+  if (claimed.empty() && !first_error.ok()) return first_error;
+  return claimed;
+}
+
+Status ShardedStore::ReleaseCheckoutClaims(const std::vector<int64_t>& booking_ids) {
+  std::map<PgStore*, std::vector<int64_t>> by_shard;
+  for (int64_t id : booking_ids) {
+    if (PgStore* s = ForBooking(id)) by_shard[s].push_back(id);
+  }
+  Status first_error = Status::Ok();
+  for (auto& [s, ids] : by_shard) {
+    if (Status st = s->ReleaseCheckoutClaims(ids); !st.ok() && first_error.ok()) first_error = st;
+  }
+  return first_error;
+}
+
+Result<bool> ShardedStore::AbandonCheckout(int64_t booking_id) {
+  PgStore* s = ForBooking(booking_id);
+  if (!s) return BookingNotFound(booking_id);
+  return s->AbandonCheckout(booking_id);
+}
+
+Result<std::vector<OutboxEvent>> ShardedStore::PendingEvents(int64_t, int) {
+  return PerShardOnly("the outbox relay");
+}
+
+Result<bool> ShardedStore::AcquireLease(const std::string&, const std::string&, Millis) {
+  return PerShardOnly("a lease");
+}
+
+Result<AuditReport> ShardedStore::Audit() {
+  if (shards_.empty()) return NotMigrated();
+  AuditReport total;
+  for (const Shard& s : shards_) {
+    auto r = s.store->Audit();
+    if (!r.ok()) return Status(r.status().code(), Describe(s) + ": " + r.status().message());
+    const AuditReport& a = r.value();
+    total.booked_seats_without_confirmed_booking += a.booked_seats_without_confirmed_booking;
+    total.confirmed_bookings_missing_seats += a.confirmed_bookings_missing_seats;
+    total.payments_unaccounted += a.payments_unaccounted;
+    total.refunds_pending += a.refunds_pending;
+    total.seats_booked += a.seats_booked;
+    total.bookings_confirmed += a.bookings_confirmed;
+    total.payments_succeeded += a.payments_succeeded;
+  }
+  return total;
+}
+
+Status ShardedStore::SetWaitingRoom(int64_t showtime_id, const WaitingRoomConfig& config) {
+  PgStore* s = ForShowtime(showtime_id);
+  if (!s) return ShowtimeNotFound(showtime_id);
+  return s->SetWaitingRoom(showtime_id, config);
+}
+
+io::asio::awaitable<Status> ShardedStore::SetWaitingRoomAsync(int64_t showtime_id,
+                                                              WaitingRoomConfig config) {
+  PgStore* s = ForShowtime(showtime_id);
+  if (!s) co_return ShowtimeNotFound(showtime_id);
+  co_return co_await s->SetWaitingRoomAsync(showtime_id, config);
+}
+
+Result<std::vector<std::pair<int64_t, WaitingRoomConfig>>> ShardedStore::EnabledWaitingRooms() {
+  if (shards_.empty()) return NotMigrated();
+  std::vector<std::pair<int64_t, WaitingRoomConfig>> all;
+  for (const Shard& s : shards_) {
+    auto rooms = s.store->EnabledWaitingRooms();
+    if (!rooms.ok()) return rooms.status();
+    for (auto& room : rooms.value()) all.push_back(room);
+  }
+  return all;
+}
+
+Status ShardedStore::MarkEventsPublished(const std::vector<int64_t>&, const std::string&,
+                                         const std::string&) {
+  return PerShardOnly("the outbox relay");
+}
+
+// Refunds are rare: their methods ask each shard (a refund id does not name its shard).
+Result<std::vector<Refund>> ShardedStore::PendingRefunds(int limit) {
+  if (shards_.empty()) return NotMigrated();
+  std::vector<Refund> all;
+  for (const Shard& s : shards_) {
+    if (all.size() >= static_cast<size_t>(limit)) break;
+    auto some = s.store->PendingRefunds(limit - static_cast<int>(all.size()));
+    if (!some.ok()) return some.status();
+    for (Refund& r : some.value()) all.push_back(std::move(r));
+  }
+  return all;
+}
+
+// Applied on every shard: the refund id (a UUID) is on one, and is no row elsewhere.
+Status ShardedStore::RefundAttemptFailed(const std::string& refund_id, bool refused,
+                                         const std::string& error, Millis retry_after) {
+  Status first_error = Status::Ok();
+  for (const Shard& s : shards_) {
+    Status st = s.store->RefundAttemptFailed(refund_id, refused, error, retry_after);
+    if (!st.ok() && first_error.ok()) first_error = st;
+  }
+  return first_error;
+}
+
+Result<RefundBacklog> ShardedStore::CountRefundBacklog() {
+  if (shards_.empty()) return NotMigrated();
+  RefundBacklog total;
+  for (const Shard& s : shards_) {
+    auto b = s.store->CountRefundBacklog();
+    if (!b.ok()) return b.status();
+    total.retrying += b.value().retrying;
+    total.refused += b.value().refused;
+  }
+  return total;
+}
+
+Status ShardedStore::CompleteRefund(const std::string& refund_id,
+                                    const std::string& gateway_refund_id) {
+  for (const Shard& s : shards_) {
+    Status st = s.store->CompleteRefund(refund_id, gateway_refund_id);
+    if (st.code() != Code::kNotFound) return st;
+  }
+  return Status(Code::kNotFound, "refund " + refund_id + " not found");
+}
+
+}  // namespace boxoffice

@@ -1,0 +1,136 @@
+// ShardedStore: one Store over several PostgreSQL shards, each showtime living wholly on
+// one (DESIGN.md "Beyond one machine"; src/store/shards.h says how ids name their shard).
+//
+// Every request about one showtime, hold, booking, checkout claim or payment goes to the
+// one shard its id names: no distributed transaction, no lookup, and a shard that is down
+// fails only the requests about its own showtimes (kUnavailable, so 503). Lists and counts
+// fan out and merge (showtimes in (starts_at, id) order under the same cursor contract).
+// A new showtime goes to the next shard in turn, skipping one that is unavailable.
+//
+// Each shard keeps its own outbox, relay lease and refunds, and serve runs the jobs that
+// drain them per shard, on shards(). The outbox's methods (PendingEvents, AcquireLease,
+// MarkEventsPublished) answer kInternal here: outbox ids are per shard. Refunds, rare, are
+// looked for on each shard in turn.
+//
+// Migrate() migrates every shard, then numbers the ones never numbered: one that already
+// holds showtimes (a single database growing into shards) becomes shard 0, the others take
+// the lowest free numbers in the order given. A number is kept for good, so the order of
+// the URLs does not matter afterwards. Until Migrate() succeeds every request is refused.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "store/pg_store.h"
+#include "store/store.h"
+
+namespace boxoffice {
+
+class ShardedStore final : public Store {
+ public:
+  explicit ShardedStore(std::vector<std::unique_ptr<PgStore>> shards);
+  ~ShardedStore() override;
+
+  struct Shard {
+    int number = 0;
+    PgStore* store = nullptr;
+  };
+  // After Migrate: the shards, by number.
+  const std::vector<Shard>& shards() const { return shards_; }
+  // Each shard's answer to a ping, by number (for /readyz: which shard is down).
+  io::asio::awaitable<std::vector<std::pair<int, Status>>> PingShardsAsync();
+
+  Status Migrate() override;
+  Status Ping() override;
+  io::asio::awaitable<Status> PingAsync() override;
+  Result<int64_t> CreateShowtime(const NewShowtime& showtime) override;
+  io::asio::awaitable<Result<int64_t>> CreateShowtimeAsync(NewShowtime showtime) override;
+  Result<Showtime> GetShowtime(int64_t showtime_id) override;
+  Result<std::vector<Showtime>> ListShowtimes(const ShowtimeQuery& query) override;
+  io::asio::awaitable<Result<Showtime>> GetShowtimeAsync(int64_t showtime_id) override;
+  io::asio::awaitable<Result<std::vector<Showtime>>> ListShowtimesAsync(
+      ShowtimeQuery query) override;
+  Result<int64_t> CountShowtimes() override;
+  Result<SeatMap> GetSeatMap(int64_t showtime_id) override;
+  io::asio::awaitable<Result<SeatMap>> GetSeatMapAsync(int64_t showtime_id) override;
+  Result<std::vector<SeatOwner>> GetSeatOwners(int64_t showtime_id) override;
+  Result<Hold> HoldSeats(const HoldRequest& request) override;
+  io::asio::awaitable<Result<Hold>> HoldSeatsAsync(HoldRequest request) override;
+  Result<Hold> GetHold(const std::string& hold_id, int64_t customer_id) override;
+  Result<Hold> ReleaseHold(const std::string& hold_id, int64_t customer_id) override;
+  Result<Hold> ExtendHold(const std::string& hold_id, int64_t customer_id, Millis ttl,
+                          Millis max_lifetime) override;
+  io::asio::awaitable<Result<Hold>> HoldActionAsync(HoldAction action, std::string hold_id,
+                                                    int64_t customer_id, Millis ttl,
+                                                    Millis max_lifetime) override;
+  Result<int> SweepExpired(int batch_limit, std::vector<SeatRef>* freed = nullptr) override;
+  Result<Booking> StartCheckout(const std::string& hold_id, int64_t customer_id, Millis ttl,
+                                Millis max_lifetime) override;
+  Result<Booking> StartCheckout(const KeyLock& lock, const std::string& hold_id, Millis ttl,
+                                Millis max_lifetime) override;
+  Result<IdempotencyRecord> ClaimCheckoutKey(const IdempotencyKey& key, Millis lease) override;
+  Result<bool> FinishCheckout(const KeyLock& lock, const std::string& session_id,
+                              const std::string& url, Instant expires_at, int response_status,
+                              const std::string& response_body) override;
+  io::asio::awaitable<Result<bool>> FinishCheckoutAsync(KeyLock lock, std::string session_id,
+                                                        std::string url, Instant expires_at,
+                                                        int response_status,
+                                                        std::string response_body) override;
+  io::asio::awaitable<Result<bool>> TryBeginCheckoutAsync(IdempotencyKey key, std::string hold_id,
+                                                          Millis lease, Millis ttl,
+                                                          Millis max_lifetime,
+                                                          CheckoutBegun* begun) override;
+  io::asio::awaitable<Result<std::optional<Settlement>>> TryConfirmPaymentAsync(
+      PaymentReport report, Booking* confirmed) override;
+  Status AbortCheckout(const KeyLock& lock) override;
+  Result<int> PurgeCheckoutKeys(Millis older_than, int limit) override;
+  Status AttachPaymentSession(int64_t booking_id, const std::string& session_id,
+                              const std::string& url, Instant expires_at) override;
+  Result<Booking> GetBooking(int64_t booking_id, int64_t customer_id) override;
+  io::asio::awaitable<Result<Booking>> GetBookingAsync(int64_t booking_id,
+                                                       int64_t customer_id) override;
+  Result<Settlement> SettlePayment(const PaymentReport& report, Booking* confirmed) override;
+  using Store::SettlePayment;
+  Result<std::map<BookingStatus, int64_t>> CountRecentBookings(Millis window) override;
+  Result<std::vector<Booking>> ClaimStaleCheckouts(Millis older_than, Millis lease,
+                                                   int limit) override;
+  Status ReleaseCheckoutClaims(const std::vector<int64_t>& booking_ids) override;
+  Result<bool> AbandonCheckout(int64_t booking_id) override;
+  Result<std::vector<OutboxEvent>> PendingEvents(int64_t after_id, int limit) override;
+  Result<bool> AcquireLease(const std::string& name, const std::string& owner,
+                            Millis lease) override;
+  Result<AuditReport> Audit() override;
+  Status SetWaitingRoom(int64_t showtime_id, const WaitingRoomConfig& config) override;
+  io::asio::awaitable<Status> SetWaitingRoomAsync(int64_t showtime_id,
+                                                  WaitingRoomConfig config) override;
+  Result<std::vector<std::pair<int64_t, WaitingRoomConfig>>> EnabledWaitingRooms() override;
+  Status MarkEventsPublished(const std::vector<int64_t>& ids, const std::string& lease_name,
+                             const std::string& owner) override;
+  Result<std::vector<Refund>> PendingRefunds(int limit) override;
+  Status RefundAttemptFailed(const std::string& refund_id, bool refused, const std::string& error,
+                             Millis retry_after) override;
+  Result<RefundBacklog> CountRefundBacklog() override;
+  Status CompleteRefund(const std::string& refund_id,
+                        const std::string& gateway_refund_id) override;
+
+ private:
+  PgStore* ForNumber(int number) const;
+  PgStore* ForShowtime(int64_t showtime_id) const;
+  PgStore* ForBooking(int64_t booking_id) const;
+  PgStore* ForUuid(const std::string& uuid) const;
+  // Where a payment report goes: its reference's shard, or (a reference no shard issued)
+  // the first shard, which records it and refunds the money.
+  PgStore* ForPayment(const PaymentReport& report) const;
+  Status PerShardOnly(const char* what) const;
+  // A host/port/database name of shard `number` for messages (never the password).
+  std::string Describe(const Shard& shard) const;
+
+  std::vector<std::unique_ptr<PgStore>> owned_;
+  std::vector<Shard> shards_;             // by number, after Migrate
+  std::vector<PgStore*> by_number_;       // index: shard number; null where none
+  std::atomic<uint64_t> next_create_{0};  // round robin of CreateShowtime
+};
+
+}  // namespace boxoffice

@@ -1,0 +1,96 @@
+// `serve` on two PostgreSQL shards on two servers, one of which goes down: the other
+// shard's showtimes keep selling, the stopped shard's answer 503, /readyz names it, and
+// everything comes back once it is up again.
+#include "store/shards.h"
+
+#include "e2e/e2e_fixture.h"
+#include "support/pg_server.h"
+
+namespace boxoffice::e2e {
+namespace {
+
+class ShardDown : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (testing::PostgresUrl().empty()) {
+      if (testing::PostgresRequired()) FAIL() << "BOXOFFICE_TEST_PG_URL is not set";
+      GTEST_SKIP() << "no PostgreSQL (run through scripts/with-postgres.sh)";
+    }
+    ASSERT_TRUE(second_.ok()) << "could not start a second PostgreSQL server";
+  }
+  HttpResult Call(const std::string& method, const std::string& target,
+                  const std::string& body = "",
+                  const std::vector<std::pair<std::string, std::string>>& headers = {}) {
+    return HttpCall(service_->port(), method, target, body, headers);
+  }
+  HttpResult Hold(int64_t showtime, int64_t customer, const std::string& seat) {
+    return Call("POST", "/showtimes/" + std::to_string(showtime) + "/holds",
+                R"({"seats": [")" + seat + R"("]})", {Bearer(Token(customer))});
+  }
+
+  testing::PostgresServer second_;
+  std::unique_ptr<Service> service_;
+};
+
+TEST_F(ShardDown, TheOtherShardKeepsSellingAndTheStoppedOneComesBack) {
+  const std::string first = testing::FreshPostgresSchemaUrl();
+  service_ = std::make_unique<Service>(first + " " + second_.url(),
+                                       std::vector<std::string>{"--sweep-interval", "1s"});
+  // Showtimes take turns: the first on shard 0 (the first --db), the second on shard 1.
+  std::vector<int64_t> showtimes;
+  for (int i = 0; i < 2; ++i) {
+    auto created = Call("POST", "/admin/showtimes", kLayout, {Bearer(Token(1, true))});
+    ASSERT_EQ(created.status, 201) << created.body;
+    showtimes.push_back(json::parse(created.body)["showtimeId"].get<int64_t>());
+  }
+  const int64_t up = showtimes[0], down = showtimes[1];
+  ASSERT_EQ(ShardOfId(up), 0);
+  ASSERT_EQ(ShardOfId(down), 1);
+  ASSERT_EQ(Hold(up, 2, "E1").status, 201);
+  ASSERT_EQ(Hold(down, 2, "E1").status, 201);
+  auto ready = Call("GET", "/readyz");
+  EXPECT_EQ(ready.status, 200) << ready.body;
+  EXPECT_EQ(json::parse(ready.body)["shards"], (json{{"0", "ok"}, {"1", "ok"}}));
+
+  second_.Stop();
+  // Shard 0 sells on; shard 1's showtime answers 503 (never a wrong answer, never a hang).
+  auto held = Hold(up, 3, "E2");
+  EXPECT_EQ(held.status, 201) << held.body;
+  EXPECT_EQ(Call("GET", "/showtimes/" + std::to_string(up)).status, 200);
+  auto refused = Hold(down, 3, "E2");
+  EXPECT_EQ(refused.status, 503) << refused.body;
+  EXPECT_EQ(json::parse(refused.body).value("code", ""), "UNAVAILABLE");
+  EXPECT_EQ(Call("GET", "/showtimes/" + std::to_string(down)).status, 503);
+  ready = Call("GET", "/readyz");
+  EXPECT_EQ(ready.status, 200) << "the instance still serves shard 0: " << ready.body;
+  EXPECT_EQ(json::parse(ready.body)["shards"], (json{{"0", "ok"}, {"1", "down"}}));
+  EXPECT_EQ(json::parse(ready.body)["database"], "degraded");
+
+  ASSERT_TRUE(second_.Start());
+  // Its connections are opened again as requests need them.
+  int status = 0;
+  for (int i = 0; i < 100 && status != 201; ++i) {
+    status = Hold(down, 3, "E2").status;
+    if (status != 201) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(status, 201);
+  EXPECT_EQ(Hold(down, 4, "E1").status, 409) << "the hold from before the stop is still there";
+  ready = Call("GET", "/readyz");
+  EXPECT_EQ(json::parse(ready.body)["shards"], (json{{"0", "ok"}, {"1", "ok"}}));
+  // Each shard's audit is clean.
+  service_.reset();
+  std::string audit;
+  if (FILE* p = popen((std::string(BOXOFFICE_BINARY) + " audit --db '" + first + " " +
+                       second_.url() + "' 2>/dev/null")
+                          .c_str(),
+                      "r")) {
+    char buf[512];
+    while (fgets(buf, sizeof buf, p)) audit += buf;
+    pclose(p);
+  }
+  EXPECT_NE(audit.find("result audit_shard0 violations=0 "), std::string::npos) << audit;
+  EXPECT_NE(audit.find("result audit_shard1 violations=0 "), std::string::npos) << audit;
+}
+
+}  // namespace
+}  // namespace boxoffice::e2e
