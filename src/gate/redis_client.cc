@@ -2,8 +2,8 @@
 
 #include <arpa/inet.h>
 #include <hiredis/async.h>
-#include <netdb.h>
 #include <hiredis/hiredis.h>
+#include <netdb.h>
 #include <openssl/sha.h>
 
 #include <charconv>
@@ -41,16 +41,14 @@ std::string NumericHost(const std::string& host) {
     if (getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0 || !found) return host;
   }
   char text[INET6_ADDRSTRLEN] = {};
-  const void* addr = found->ai_family == AF_INET
-                         ? static_cast<const void*>(
-                               &reinterpret_cast<sockaddr_in*>(found->ai_addr)->sin_addr)
-                         : static_cast<const void*>(
-                               &reinterpret_cast<sockaddr_in6*>(found->ai_addr)->sin6_addr);
+  const void* addr =
+      found->ai_family == AF_INET
+          ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(found->ai_addr)->sin_addr)
+          : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(found->ai_addr)->sin6_addr);
   const bool ok = inet_ntop(found->ai_family, addr, text, sizeof text) != nullptr;
   freeaddrinfo(found);
   return ok ? std::string(text) : host;
 }
-
 
 timeval ToTimeval(Millis ms) {
   return timeval{static_cast<time_t>(ms.count() / 1000),
@@ -111,36 +109,97 @@ RedisScript::RedisScript(std::string text) : body(std::move(text)) {
 }
 
 RedisClient::RedisClient(RedisOptions options)
-    : options_(std::move(options)),
-      loop_options_([this] {
-        RedisOptions o = options_;
-        o.host = NumericHost(o.host);
-        return o;
-      }()),
-      pool_(options_.pool_size, options_.acquire_timeout,
-            [this]() -> Result<std::unique_ptr<RedisConnection>> {
-              redisContext* c = redisConnectWithTimeout(options_.host.c_str(), options_.port,
-                                                        ToTimeval(options_.connect_timeout));
-              auto conn = std::make_unique<RedisConnection>(c);
-              if (!c) return Status(Code::kUnavailable, "redis: out of memory");
-              if (c->err) return Status(Code::kUnavailable, std::string("redis: ") + c->errstr);
-              if (redisSetTimeout(c, ToTimeval(options_.command_timeout)) != REDIS_OK)
-                return Status(Code::kUnavailable, "redis: cannot set timeout");
-              return conn;
-            }) {}
+    : options_(std::move(options)), seed_{NumericHost(options_.host), options_.port} {
+  // A cluster node answers CLUSTER SLOTS; a lone Redis refuses it. A node that does not
+  // answer now is taken for a lone Redis until one answers MOVED.
+  auto slots = CommandOn(seed_, {"CLUSTER", "SLOTS"}, false);
+  if (slots.ok()) {
+    if (auto map = ParseClusterSlots(slots.value()); map.ok()) {
+      {
+        std::lock_guard lock(mu_);
+        slots_ = std::make_shared<const RedisSlotMap>(std::move(map.value()));
+      }
+      RequestRefresh();  // starts the refresher
+    }
+  }
+}
 
-RedisClient::~RedisClient() = default;
+RedisClient::~RedisClient() {
+  {
+    std::lock_guard lock(refresh_mu_);
+    stopping_ = true;
+  }
+  refresh_cv_.notify_all();
+  if (refresher_.joinable()) refresher_.join();
+}
 
-Result<RedisReply> RedisClient::Command(const std::vector<std::string>& argv) {
-  auto lease = pool_.Acquire();
+bool RedisClient::cluster() const { return Slots() != nullptr; }
+
+std::shared_ptr<const RedisSlotMap> RedisClient::Slots() const {
+  std::lock_guard lock(mu_);
+  return slots_;
+}
+
+std::vector<RedisEndpoint> RedisClient::Nodes() const {
+  std::vector<RedisEndpoint> out = {seed_};
+  if (auto map = Slots()) {
+    for (const RedisEndpoint& node : map->nodes)
+      if (!(node == seed_)) out.push_back(node);
+  }
+  return out;
+}
+
+RedisEndpoint RedisClient::NodeFor(const std::vector<std::string>& argv) const {
+  auto map = Slots();
+  if (!map) return seed_;
+  if (auto key = RedisRoutingKey(argv)) {
+    const int16_t master = map->master_of[RedisKeySlot(*key)];
+    if (master >= 0) return map->masters[master];
+    return seed_;  // a slot no master serves: the node answers CLUSTERDOWN or MOVED
+  }
+  return map->masters.front();  // a command without keys: any master
+}
+
+Pool<RedisConnection>& RedisClient::PoolFor(const RedisEndpoint& node) {
+  std::lock_guard lock(mu_);
+  std::unique_ptr<Pool<RedisConnection>>& pool = pools_[node.Name()];
+  if (!pool) {
+    pool = std::make_unique<Pool<RedisConnection>>(
+        options_.pool_size, options_.acquire_timeout,
+        [this, node]() -> Result<std::unique_ptr<RedisConnection>> {
+          redisContext* c = redisConnectWithTimeout(node.host.c_str(), node.port,
+                                                    ToTimeval(options_.connect_timeout));
+          auto conn = std::make_unique<RedisConnection>(c);
+          if (!c) return Status(Code::kUnavailable, "redis: out of memory");
+          if (c->err) return Status(Code::kUnavailable, std::string("redis: ") + c->errstr);
+          if (redisSetTimeout(c, ToTimeval(options_.command_timeout)) != REDIS_OK)
+            return Status(Code::kUnavailable, "redis: cannot set timeout");
+          return conn;
+        });
+  }
+  return *pool;
+}
+
+Result<RedisReply> RedisClient::CommandOn(const RedisEndpoint& node,
+                                          const std::vector<std::string>& argv, bool asking) {
+  auto lease = PoolFor(node).Acquire();
   if (!lease.ok()) return lease.status();
+  redisContext* c = lease.value()->get();
+  if (asking) {
+    auto* ok = static_cast<redisReply*>(redisCommand(c, "ASKING"));
+    if (!ok) {
+      const std::string why = c->errstr;
+      lease.value().Discard();
+      return Status(Code::kUnavailable, "redis: " + why);
+    }
+    freeReplyObject(ok);
+  }
   std::vector<const char*> args;
   std::vector<size_t> lengths;
   for (const auto& a : argv) {
     args.push_back(a.data());
     lengths.push_back(a.size());
   }
-  redisContext* c = lease.value()->get();
   auto* reply = static_cast<redisReply*>(
       redisCommandArgv(c, static_cast<int>(args.size()), args.data(), lengths.data()));
   if (!reply) {
@@ -155,21 +214,98 @@ Result<RedisReply> RedisClient::Command(const std::vector<std::string>& argv) {
   return Convert(reply);
 }
 
+namespace {
+
+bool IsNoScript(const Status& s) {
+  return s.code() == Code::kInternal && s.message().rfind("NOSCRIPT", 0) == 0;
+}
+
+std::optional<RedisRedirect> RedirectOf(const Status& s) {
+  if (s.code() != Code::kInternal) return std::nullopt;
+  return ParseRedisRedirect(s.message());
+}
+
+}  // namespace
+
+Result<RedisReply> RedisClient::Call(const std::vector<std::string>& argv,
+                                     const RedisScript* script) {
+  RedisEndpoint node = NodeFor(argv);
+  bool asking = false;
+  for (int redirects = 0;; ++redirects) {
+    auto r = CommandOn(node, argv, asking);
+    if (r.ok()) return r;
+    if (auto redirect = RedirectOf(r.status())) {
+      if (!redirect->ask) RequestRefresh();  // the slot moved for good: learn the map again
+      if (redirects >= kMaxRedirects)
+        return Status(Code::kUnavailable,
+                      "redis: too many redirects (" + r.status().message() + ")");
+      node = redirect->to;
+      asking = redirect->ask;
+      continue;
+    }
+    if (script && IsNoScript(r.status())) {
+      // This node lost its script cache (restart, failover, SCRIPT FLUSH): load it there.
+      auto loaded = CommandOn(node, {"SCRIPT", "LOAD", script->body}, false);
+      if (!loaded.ok()) return loaded.status();
+      continue;
+    }
+    if (r.status().code() == Code::kUnavailable && cluster()) RequestRefresh();
+    return r;
+  }
+}
+
+Result<RedisReply> RedisClient::Command(const std::vector<std::string>& argv) {
+  return Call(argv, nullptr);
+}
+
 Result<RedisReply> RedisClient::Eval(const RedisScript& script,
                                      const std::vector<std::string>& keys,
                                      const std::vector<std::string>& args) {
   std::vector<std::string> argv = {"EVALSHA", script.sha1, std::to_string(keys.size())};
   argv.insert(argv.end(), keys.begin(), keys.end());
   argv.insert(argv.end(), args.begin(), args.end());
-  auto r = Command(argv);
-  if (r.ok() || r.status().code() != Code::kInternal ||
-      r.status().message().rfind("NOSCRIPT", 0) != 0) {
-    return r;
+  return Call(argv, &script);
+}
+
+void RedisClient::RequestRefresh() {
+  std::lock_guard lock(refresh_mu_);
+  if (stopping_) return;
+  refresh_wanted_ = true;
+  if (!refresher_.joinable()) refresher_ = std::thread([this] { RefreshLoop(); });
+  refresh_cv_.notify_all();
+}
+
+void RedisClient::RefreshLoop() {
+  std::unique_lock lock(refresh_mu_);
+  while (!stopping_) {
+    refresh_cv_.wait_for(lock, kRefreshInterval, [this] { return stopping_ || refresh_wanted_; });
+    if (stopping_) return;
+    refresh_wanted_ = false;
+    lock.unlock();
+    (void)RefreshSlots();  // a failure keeps the map it had; the next request tries again
+    lock.lock();
+    refresh_cv_.wait_for(lock, kMinRefreshGap, [this] { return stopping_; });
   }
-  // Redis lost its script cache (restart, failover, SCRIPT FLUSH): load it and call again.
-  auto loaded = Command({"SCRIPT", "LOAD", script.body});
-  if (!loaded.ok()) return loaded.status();
-  return Command(argv);
+}
+
+Status RedisClient::RefreshSlots() {
+  Status last(Code::kUnavailable, "redis: no node to ask");
+  for (const RedisEndpoint& node : Nodes()) {
+    auto reply = CommandOn(node, {"CLUSTER", "SLOTS"}, false);
+    if (!reply.ok()) {
+      last = reply.status();
+      continue;
+    }
+    auto map = ParseClusterSlots(reply.value());
+    if (!map.ok()) {
+      last = map.status();
+      continue;
+    }
+    std::lock_guard lock(mu_);
+    slots_ = std::make_shared<const RedisSlotMap>(std::move(map.value()));
+    return Status::Ok();
+  }
+  return last;
 }
 
 }  // namespace boxoffice
@@ -245,8 +381,12 @@ class RedisLoopConnection {
     ac->ev.data = this;
     ac->ev.addRead = [](void* self) { static_cast<RedisLoopConnection*>(self)->Want(true, true); };
     ac->ev.delRead = [](void* self) { static_cast<RedisLoopConnection*>(self)->Want(true, false); };
-    ac->ev.addWrite = [](void* self) { static_cast<RedisLoopConnection*>(self)->Want(false, true); };
-    ac->ev.delWrite = [](void* self) { static_cast<RedisLoopConnection*>(self)->Want(false, false); };
+    ac->ev.addWrite = [](void* self) {
+      static_cast<RedisLoopConnection*>(self)->Want(false, true);
+    };
+    ac->ev.delWrite = [](void* self) {
+      static_cast<RedisLoopConnection*>(self)->Want(false, false);
+    };
     ac->ev.cleanup = [](void* self) { static_cast<RedisLoopConnection*>(self)->Cleanup(); };
     redisAsyncSetConnectCallback(ac, [](const redisAsyncContext* c, int status) {
       auto* self = static_cast<RedisLoopConnection*>(c->ev.data);
@@ -271,19 +411,19 @@ class RedisLoopConnection {
     armed = true;
     const auto wait = read ? io::asio::posix::stream_descriptor::wait_read
                            : io::asio::posix::stream_descriptor::wait_write;
-    descriptor_->async_wait(wait, [this, read, generation = generation_](
-                                      const boost::system::error_code& ec) {
-      if (generation != generation_) return;  // a context that is gone
-      (read ? read_armed_ : write_armed_) = false;
-      if (ec || !ac_) return;
-      if (read ? !want_read_ : !want_write_) return;
-      if (read) {
-        redisAsyncHandleRead(ac_);  // may free the context (Cleanup runs)
-      } else {
-        redisAsyncHandleWrite(ac_);
-      }
-      if (ac_ && generation == generation_ && (read ? want_read_ : want_write_)) Arm(read);
-    });
+    descriptor_->async_wait(
+        wait, [this, read, generation = generation_](const boost::system::error_code& ec) {
+          if (generation != generation_) return;  // a context that is gone
+          (read ? read_armed_ : write_armed_) = false;
+          if (ec || !ac_) return;
+          if (read ? !want_read_ : !want_write_) return;
+          if (read) {
+            redisAsyncHandleRead(ac_);  // may free the context (Cleanup runs)
+          } else {
+            redisAsyncHandleWrite(ac_);
+          }
+          if (ac_ && generation == generation_ && (read ? want_read_ : want_write_)) Arm(read);
+        });
   }
 
   void Cleanup() {
@@ -321,33 +461,56 @@ class RedisLoopConnection {
   std::string last_error_;
 };
 
-RedisLoopConnection* RedisClient::LoopConnection() {
-  return loop_connections_.Get([this](io::asio::io_context& context) {
-    return std::make_unique<RedisLoopConnection>(context, loop_options_);
-  });
-}
+// A loop's connections, one per node it has sent to. Bounded by the cluster's size: nodes
+// come from CLUSTER SLOTS and redirects, never from requests.
+struct RedisLoopConnections {
+  RedisLoopConnections(io::asio::io_context& context, const RedisOptions& options)
+      : context(context), options(options) {}
+  RedisLoopConnection* For(const RedisEndpoint& node) {
+    std::unique_ptr<RedisLoopConnection>& c = by_node[node.Name()];
+    if (!c) {
+      RedisOptions o = options;
+      o.host = node.host;
+      o.port = node.port;
+      c = std::make_unique<RedisLoopConnection>(context, o);
+    }
+    return c.get();
+  }
+  io::asio::io_context& context;
+  const RedisOptions options;
+  std::map<std::string, std::unique_ptr<RedisLoopConnection>> by_node;
+};
 
-
-RedisPending RedisClient::SendArgv(std::vector<std::string> argv, const RedisScript* script) {
+RedisPending RedisClient::SendTo(const RedisEndpoint& node, std::vector<std::string> argv,
+                                 const RedisScript* script, bool asking, int redirects) {
   auto call = std::make_shared<RedisCall>();
   call->script = script;
   call->argv = std::move(argv);
-  if (RedisLoopConnection* connection = LoopConnection()) {
+  call->node = node;
+  call->asking = asking;
+  call->redirects = redirects;
+  RedisLoopConnections* loop = loop_connections_.Get([this](io::asio::io_context& context) {
+    return std::make_unique<RedisLoopConnections>(context, options_);
+  });
+  if (loop) {
+    RedisLoopConnection* connection = loop->For(node);
+    if (asking) {
+      // ASKING goes first on the same connection; its +OK needs no one to wait for it.
+      auto ask = std::make_shared<RedisCall>();
+      ask->argv = {"ASKING"};
+      connection->Send(ask);
+    }
     connection->Send(call);
-  } else if (script) {
-    // Off the loops: the blocking Eval (which reloads a lost script itself).
-    const size_t nkeys = std::stoul(call->argv[2]);
-    std::vector<std::string> keys(call->argv.begin() + 3, call->argv.begin() + 3 + nkeys);
-    std::vector<std::string> args(call->argv.begin() + 3 + nkeys, call->argv.end());
-    call->reply.Set(Eval(*script, keys, args));
   } else {
-    call->reply.Set(Command(call->argv));
+    // Off the loops: the blocking call, which follows redirects and reloads scripts itself.
+    call->reply.Set(Call(call->argv, script));
   }
   return call;
 }
 
 RedisPending RedisClient::Send(std::vector<std::string> argv) {
-  return SendArgv(std::move(argv), nullptr);
+  RedisEndpoint node = NodeFor(argv);
+  return SendTo(node, std::move(argv), nullptr, false, 0);
 }
 
 RedisPending RedisClient::SendEval(const RedisScript& script, const std::vector<std::string>& keys,
@@ -355,7 +518,8 @@ RedisPending RedisClient::SendEval(const RedisScript& script, const std::vector<
   std::vector<std::string> argv = {"EVALSHA", script.sha1, std::to_string(keys.size())};
   argv.insert(argv.end(), keys.begin(), keys.end());
   argv.insert(argv.end(), args.begin(), args.end());
-  return SendArgv(std::move(argv), &script);
+  RedisEndpoint node = NodeFor(argv);
+  return SendTo(node, std::move(argv), &script, false, 0);
 }
 
 io::asio::awaitable<Result<RedisReply>> RedisClient::Await(RedisPending call) {
@@ -363,25 +527,37 @@ io::asio::awaitable<Result<RedisReply>> RedisClient::Await(RedisPending call) {
   if (!reply) {
     // No answer in time: the connection's state is unknown, so it is never used again.
     if (call->connection) call->connection->Drop(call->generation);
-    co_return Status(Code::kUnavailable, "redis: no answer within " +
-                                             std::to_string(options_.command_timeout.count()) +
-                                             " ms");
+    if (cluster()) RequestRefresh();
+    co_return Status(
+        Code::kUnavailable,
+        "redis: no answer within " + std::to_string(options_.command_timeout.count()) + " ms");
   }
-  if (call->connection && call->script && !reply->ok() &&
-      reply->status().code() == Code::kInternal &&
-      reply->status().message().rfind("NOSCRIPT", 0) == 0) {
+  if (!call->connection || reply->ok()) co_return std::move(*reply);
+  // The loop transport's redirects and lost scripts (the blocking one handled its own).
+  if (auto redirect = RedirectOf(reply->status())) {
+    if (!redirect->ask) RequestRefresh();
+    if (call->redirects >= kMaxRedirects) {
+      co_return Status(Code::kUnavailable,
+                       "redis: too many redirects (" + reply->status().message() + ")");
+    }
+    auto again = SendTo(redirect->to, call->argv, call->script, redirect->ask, call->redirects + 1);
+    co_return co_await Await(std::move(again));
+  }
+  if (call->script && IsNoScript(reply->status())) {
     // Redis lost its script cache (restart, failover, SCRIPT FLUSH): load it, call again.
     // Both go out in one write; the second runs after the first.
-    auto load = Send({"SCRIPT", "LOAD", call->script->body});
-    auto again = Send(call->argv);
+    auto load =
+        SendTo(call->node, {"SCRIPT", "LOAD", call->script->body}, nullptr, false, call->redirects);
+    auto again = SendTo(call->node, call->argv, call->script, call->asking, call->redirects);
     if (auto loaded = co_await Await(load); !loaded.ok()) co_return loaded.status();
-    co_return co_await Await(again);
+    co_return co_await Await(std::move(again));
   }
+  if (reply->status().code() == Code::kUnavailable && cluster()) RequestRefresh();
   co_return std::move(*reply);
 }
 
-io::asio::awaitable<void> RedisClient::AwaitAside(
-    RedisPending call, std::function<void(Result<RedisReply>)> done) {
+io::asio::awaitable<void> RedisClient::AwaitAside(RedisPending call,
+                                                  std::function<void(Result<RedisReply>)> done) {
   auto reply = co_await Await(std::move(call));
   if (done) done(std::move(reply));
 }

@@ -13,18 +13,32 @@
 // Every call is bounded: connect and command timeouts (50 ms by default). A connection
 // that failed or let a call time out is dropped, failing what it carried with
 // kUnavailable, and a fresh one is opened by the next call.
+//
+// Redis Cluster: when the node given answers CLUSTER SLOTS (or any node answers MOVED),
+// the client routes each call to the master of its key's slot (gate/redis_cluster.h),
+// with a connection per master in each transport. MOVED sends the call on to the node it
+// names and has the slot map read again (by a thread of the client, at most every
+// kMinRefreshGap, and every kRefreshInterval anyway); ASK asks the node it names once,
+// after ASKING. A node that does not answer fails its calls with kUnavailable, as a lone
+// Redis would, and has the map read again: after a failover the promoted replica is found
+// within a refresh. A script's keys must share a slot (the callers' keys carry hash tags).
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/clock.h"
 #include "core/pool.h"
 #include "core/status.h"
+#include "gate/redis_cluster.h"
 #include "io/loop.h"
 
 struct redisContext;
@@ -62,14 +76,18 @@ struct RedisScript {
 
 class RedisConnection;
 class RedisLoopConnection;
+struct RedisLoopConnections;
 
 // A call sent and not yet awaited.
 struct RedisCall {
   io::Completion<Result<RedisReply>> reply;
-  const RedisScript* script = nullptr;  // an EVALSHA: sent again after NOSCRIPT
-  std::vector<std::string> argv;        // kept for that case only
+  const RedisScript* script = nullptr;        // an EVALSHA: sent again after NOSCRIPT
+  std::vector<std::string> argv;              // kept for that case and for redirects
   RedisLoopConnection* connection = nullptr;  // null: answered by the blocking transport
   uint64_t generation = 0;                    // of the connection's context that carries it
+  RedisEndpoint node = {};                    // where it was sent
+  bool asking = false;                        // sent after ASKING (an ASK redirect)
+  int redirects = 0;                          // MOVED/ASK followed so far
 };
 using RedisPending = std::shared_ptr<RedisCall>;
 
@@ -100,16 +118,48 @@ class RedisClient {
 
   const RedisOptions& options() const { return options_; }
 
+  // Whether the node given belongs to a Redis Cluster (learned at construction, or from
+  // the first MOVED).
+  bool cluster() const;
+  // Every node the client knows: the one given, then the cluster's (masters, replicas).
+  std::vector<RedisEndpoint> Nodes() const;
+  // Reads the slot map now (blocking; tests and the refresher).
+  Status RefreshSlots();
+
+  static constexpr int kMaxRedirects = 5;  // MOVED/ASK followed per call, then kUnavailable
+  static constexpr Millis kMinRefreshGap{100};
+  static constexpr Millis kRefreshInterval{5'000};
+
  private:
-  RedisPending SendArgv(std::vector<std::string> argv, const RedisScript* script);
+  RedisPending SendTo(const RedisEndpoint& node, std::vector<std::string> argv,
+                      const RedisScript* script, bool asking, int redirects);
   io::asio::awaitable<void> AwaitAside(RedisPending call,
                                        std::function<void(Result<RedisReply>)> done);
-  RedisLoopConnection* LoopConnection();
+  // Blocking: the call on `node`, following redirects and reloading a lost script.
+  Result<RedisReply> Call(const std::vector<std::string>& argv, const RedisScript* script);
+  Result<RedisReply> CommandOn(const RedisEndpoint& node, const std::vector<std::string>& argv,
+                               bool asking);
+  Pool<RedisConnection>& PoolFor(const RedisEndpoint& node);
+  RedisEndpoint NodeFor(const std::vector<std::string>& argv) const;
+  std::shared_ptr<const RedisSlotMap> Slots() const;
+  // A MOVED or a node that failed: the map is read again soon (starts the refresher).
+  void RequestRefresh();
+  void RefreshLoop();
 
   RedisOptions options_;
-  RedisOptions loop_options_;  // the host resolved once: the loops never resolve a name
-  Pool<RedisConnection> pool_;
-  io::PerLoop<RedisLoopConnection> loop_connections_;
+  RedisEndpoint seed_;  // the node given, its host resolved once: loops never resolve a name
+
+  mutable std::mutex mu_;                      // guards the two below; a leaf
+  std::shared_ptr<const RedisSlotMap> slots_;  // null: standalone
+  std::map<std::string, std::unique_ptr<Pool<RedisConnection>>> pools_;  // by node
+
+  io::PerLoop<RedisLoopConnections> loop_connections_;
+
+  std::mutex refresh_mu_;  // guards the refresher's state; never held with mu_ taken
+  std::condition_variable refresh_cv_;
+  bool refresh_wanted_ = false;
+  bool stopping_ = false;
+  std::thread refresher_;  // started when the client learns it talks to a cluster
 };
 
 }  // namespace boxoffice

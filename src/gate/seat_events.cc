@@ -155,12 +155,18 @@ void RedisSeatEvents::PublishLoop() {
   }
 }
 
+// In a Redis Cluster a PUBLISH reaches the subscribers of every node (the cluster bus
+// carries it), so one subscription anywhere hears every instance; when its node goes
+// away, the next node the client knows of is tried.
 void RedisSeatEvents::SubscribeLoop() {
   bool was_down = false;
+  size_t attempt = 0;
   for (;;) {
     const timeval connect{static_cast<time_t>(options_.connect_timeout.count() / 1000),
                           static_cast<suseconds_t>(options_.connect_timeout.count() % 1000 * 1000)};
-    redisContext* c = redisConnectWithTimeout(options_.host.c_str(), options_.port, connect);
+    const std::vector<RedisEndpoint> nodes = publisher_.Nodes();
+    const RedisEndpoint node = nodes[attempt++ % nodes.size()];
+    redisContext* c = redisConnectWithTimeout(node.host.c_str(), node.port, connect);
     bool subscribed = false;
     if (c && !c->err) {
       redisSetTimeout(c, timeval{0, 0});  // a subscriber waits as long as there is silence

@@ -107,9 +107,7 @@ TEST_P(RateLimiterContract, RacingAttemptsOfOneCustomerPassExactlyFiveTimes) {
   EXPECT_EQ(passed.load(), 5);
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, RateLimiterContract,
-                         ::testing::Values(Backend::kInProcess, Backend::kRedis),
-                         testing::BackendName);
+INSTANTIATE_TEST_SUITE_P(Kinds, RateLimiterContract, testing::AllBackends(), testing::BackendName);
 
 }  // namespace
 }  // namespace boxoffice

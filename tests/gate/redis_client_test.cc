@@ -17,9 +17,9 @@ namespace {
 
 using testing::LoopThread;
 
-#define START_REDIS(server)                                          \
+#define START_REDIS(server)                                                        \
   if (!testing::RedisInstalled()) GTEST_SKIP() << "redis-server is not installed"; \
-  testing::RedisServer server;                                       \
+  testing::RedisServer server;                                                     \
   ASSERT_TRUE(server.ok())
 
 RedisOptions Options(const testing::RedisServer& server, Millis timeout) {

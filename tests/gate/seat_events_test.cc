@@ -6,9 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "support/backends.h"
+#include "support/redis_cluster.h"
 #include "support/redis_server.h"
 #include "support/test_env.h"
 
@@ -156,6 +159,51 @@ TEST_F(RedisSeatEventsTest, ASubscriberThatLostRedisSubscribesAgain) {
   ASSERT_TRUE(heard_b.WaitFor(1, 5s));
   std::lock_guard lock(heard_b.mu);
   EXPECT_EQ(heard_b.changes.back().showtime_id, 2);
+}
+
+}  // namespace
+}  // namespace boxoffice
+
+namespace boxoffice {
+namespace {
+
+// In a Redis Cluster, a change published through one node reaches an instance subscribed
+// through another (the cluster bus carries every PUBLISH to every node), and an instance
+// whose node dies subscribes through another node it knows of and hears again.
+TEST(RedisSeatEventsCluster, InstancesOnDifferentNodesHearEachOtherAndOutliveANode) {
+  BOX_REQUIRE_REDIS();
+  testing::RedisCluster cluster(3, 1);
+  ASSERT_TRUE(cluster.ok());
+  Metrics metrics;
+  auto instance = [&](int node) {
+    RedisOptions o = *ParseRedisUrl("redis://127.0.0.1:" + std::to_string(cluster.port(node)));
+    o.command_timeout = o.connect_timeout = o.acquire_timeout = Millis(500);
+    return std::make_unique<RedisSeatEvents>(o, &metrics);
+  };
+  auto a = instance(0);
+  auto b = instance(1);
+  struct Remote {
+    std::mutex mu;
+    std::set<int64_t> showtimes;
+  } heard;
+  b->Subscribe([&heard](const SeatChange& c) {
+    std::lock_guard lock(heard.mu);
+    if (c.remote) heard.showtimes.insert(c.showtime_id);
+  });
+  // A change published before a subscription is up may go unheard (by design): publish
+  // until it is heard.
+  auto hears = [&](int64_t showtime, int tries) {
+    for (int i = 0; i < tries; ++i) {
+      a->Publish(Change(SeatChange::Type::kHeld, showtime, {"A1"}));
+      std::this_thread::sleep_for(50ms);
+      std::lock_guard lock(heard.mu);
+      if (heard.showtimes.count(showtime)) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(hears(1, 100));
+  cluster.Kill(1);  // b's node
+  EXPECT_TRUE(hears(2, 300)) << "b subscribed through another node";
 }
 
 }  // namespace

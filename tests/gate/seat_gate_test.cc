@@ -22,6 +22,7 @@
 
 #include "holds/hold_service.h"
 #include "store/store_fixture.h"
+#include "support/redis_cluster.h"
 #include "support/redis_server.h"
 
 namespace boxoffice {
@@ -40,7 +41,12 @@ class RedisFixture {
   // the fault tests set a short one on purpose.
   static std::unique_ptr<RedisSeatGate> Gate(const testing::RedisServer& server, Metrics* metrics,
                                              size_t pool = 8, Millis timeout = Millis(1'000)) {
-    RedisOptions o = *ParseRedisUrl(server.url());
+    return Gate(server.url(), metrics, pool, timeout);
+  }
+  // A gate on any Redis: a lone one or a node of a cluster.
+  static std::unique_ptr<RedisSeatGate> Gate(const std::string& url, Metrics* metrics,
+                                             size_t pool = 8, Millis timeout = Millis(1'000)) {
+    RedisOptions o = *ParseRedisUrl(url);
     o.pool_size = pool;
     o.connect_timeout = timeout;
     o.command_timeout = timeout;
@@ -350,9 +356,13 @@ class GatedFaults : public StoreContract {
  protected:
   int RunWithFault(testing::RedisServer& redis, const std::function<void()>& fault,
                    const std::function<void()>& heal) {
+    return RunWithFault(redis.url(), fault, heal);
+  }
+  int RunWithFault(const std::string& url, const std::function<void()>& fault,
+                   const std::function<void()>& heal) {
     Metrics metrics;
-    auto gate = RedisFixture::Gate(redis, &metrics, 8, Millis(100));  // SIGSTOP must trip it
-    const int64_t st = MakePricedShowtime();
+    auto gate = RedisFixture::Gate(url, &metrics, 8, Millis(100));  // SIGSTOP must trip it
+    const int64_t st = showtime_ = MakePricedShowtime();
     HoldService holds(store_.get(), HoldPolicy{}, &metrics, gate.get());
     std::mutex mu;
     std::map<std::string, std::string> owner;  // seat → hold id
@@ -422,6 +432,8 @@ class GatedFaults : public StoreContract {
     }
     return violations.load();
   }
+
+  int64_t showtime_ = 0;  // RunWithFault's, for the fault to aim at
 };
 
 TEST_P(GatedFaults, RedisKilledMidRun) {
@@ -443,6 +455,32 @@ TEST_P(GatedFaults, RedisPausedLongerThanItsTimeout) {
   EXPECT_EQ(RunWithFault(
                 *redis, [&] { redis->Pause(); }, [&] { redis->Resume(); }),
             0);
+}
+
+// A Redis Cluster (3 masters, a replica each) whose master serving the showtime's slot is
+// killed -9 mid-run: while its replica takes over the gate is down or refuses (holds go to
+// the store, which decides), never wrong; then it routes to the new master by itself.
+TEST_P(GatedFaults, AClusterMasterKilledMidRunAndItsReplicaPromoted) {
+  if (!testing::RedisClusterInstalled()) {
+    if (testing::PostgresRequired()) FAIL() << "redis-server is not installed";
+    GTEST_SKIP() << "redis-server is not installed (scripts/deps.sh)";
+  }
+  testing::RedisCluster cluster(3, 1);
+  ASSERT_TRUE(cluster.ok());
+  int killed = -1;
+  EXPECT_EQ(RunWithFault(
+                cluster.url(),
+                [&] {
+                  killed =
+                      cluster.MasterOfSlot(RedisKeySlot("{" + std::to_string(showtime_) + "}"));
+                  ASSERT_GE(killed, 0);
+                  cluster.Kill(killed);
+                },
+                [&] { ASSERT_TRUE(cluster.WaitHealthy(Millis(15'000))); }),
+            0);
+  const int now = cluster.MasterOfSlot(RedisKeySlot("{" + std::to_string(showtime_) + "}"));
+  EXPECT_GE(now, 0);
+  EXPECT_NE(now, killed) << "a replica was promoted";
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, GatedHolds, ::testing::Values(Engine::kSqlite, Engine::kPostgres),

@@ -226,9 +226,7 @@ TEST(InProcessWaitingRoom, EmptiedRoomsAreForgotten) {
   EXPECT_EQ(room.Find(1, 1, config, kT0).status().code(), Code::kNotFound);
 }
 
-INSTANTIATE_TEST_SUITE_P(Kinds, WaitingRoomContract,
-                         ::testing::Values(Backend::kInProcess, Backend::kRedis),
-                         testing::BackendName);
+INSTANTIATE_TEST_SUITE_P(Kinds, WaitingRoomContract, testing::AllBackends(), testing::BackendName);
 
 }  // namespace
 }  // namespace boxoffice

@@ -8,15 +8,29 @@
 #include <string>
 
 #include "gate/redis_client.h"
+#include "support/redis_cluster.h"
 #include "support/redis_server.h"
 #include "support/test_env.h"
 
 namespace boxoffice::testing {
 
-enum class Backend { kInProcess, kRedis };
+// kRedisCluster: a real Redis Cluster of 3 masters, the client given one node.
+enum class Backend { kInProcess, kRedis, kRedisCluster };
 
 inline std::string BackendName(const ::testing::TestParamInfo<Backend>& info) {
-  return info.param == Backend::kRedis ? "Redis" : "InProcess";
+  switch (info.param) {
+    case Backend::kInProcess:
+      return "InProcess";
+    case Backend::kRedis:
+      return "Redis";
+    case Backend::kRedisCluster:
+      return "RedisCluster";
+  }
+  return "?";
+}
+
+inline auto AllBackends() {
+  return ::testing::Values(Backend::kInProcess, Backend::kRedis, Backend::kRedisCluster);
 }
 
 }  // namespace boxoffice::testing
@@ -38,17 +52,29 @@ namespace boxoffice::testing {
 class BackendContract : public ::testing::TestWithParam<Backend> {
  protected:
   void SetUp() override {
-    if (GetParam() != Backend::kRedis) return;
+    if (GetParam() == Backend::kInProcess) return;
     BOX_REQUIRE_REDIS();
-    redis_ = std::make_unique<RedisServer>();
-    ASSERT_TRUE(redis_->ok());
-    RedisOptions o = *ParseRedisUrl(redis_->url());
+    std::string url;
+    if (GetParam() == Backend::kRedis) {
+      redis_ = std::make_unique<RedisServer>();
+      ASSERT_TRUE(redis_->ok());
+      url = redis_->url();
+    } else {
+      cluster_ = std::make_unique<RedisCluster>(3, 0);
+      ASSERT_TRUE(cluster_->ok());
+      url = cluster_->url();
+    }
+    RedisOptions o = *ParseRedisUrl(url);
     o.command_timeout = o.connect_timeout = o.acquire_timeout = Millis(2'000);
     client_ = std::make_unique<RedisClient>(o);
+    if (cluster_) {
+      ASSERT_TRUE(client_->cluster());
+    }
   }
-  bool redis() const { return GetParam() == Backend::kRedis; }
+  bool redis() const { return GetParam() != Backend::kInProcess; }
 
   std::unique_ptr<RedisServer> redis_;
+  std::unique_ptr<RedisCluster> cluster_;
   std::unique_ptr<RedisClient> client_;
 };
 
