@@ -14,10 +14,12 @@ case "$mode" in
     # first moments of a fresh `serve`: 22–38 ms, against 13–14 ms over 80 showtimes.)
     scenarios=("seatmap bench/seatmap.sh 64 5" "holdstorm bench/holdstorm.sh 64 60"
       "premiere bench/premiere.sh 500 10 30" "premiere bench/premiere.sh 500 10 30 sqlite"
+      "premiere_cluster bench/premiere_cluster.sh 500 10 30"
       "slowgateway bench/slowgateway.sh 64 10") ;;
   full) report=docs/benchmarks-full.md plots=docs/bench-full
     scenarios=("seatmap bench/seatmap.sh 256 30" "holdstorm bench/holdstorm.sh 10000 20"
       "premiere bench/premiere.sh 5000 10 30" "premiere bench/premiere.sh 5000 10 30 sqlite"
+      "premiere_cluster bench/premiere_cluster.sh 5000 10 30"
       "slowgateway bench/slowgateway.sh 256 20") ;;
   *) echo "usage: bench/all.sh quick|full" >&2; exit 2 ;;
 esac

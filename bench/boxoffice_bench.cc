@@ -89,12 +89,24 @@ struct Options {
   std::string name;
   int64_t showtime = 0;  // holdstorm: the first showtime
   int showtimes = 1;     // holdstorm: sold out one after another: showtime .. showtime+N-1
-  std::string secret;    // holdstorm: signs the customers' tokens
-  int max_seats = 8;     // holdstorm, premiere
+  // --showtime-ids A,B,…: these showtimes instead of consecutive ids (shards interleave).
+  std::vector<int64_t> showtime_ids;
+  std::string secret;  // holdstorm: signs the customers' tokens
+  int max_seats = 8;   // holdstorm, premiere
   // premiere
   unsigned short gateway_port = 0;
   int map_reads = 30;  // seat-map reads per hold attempt
+  // --until-booked 1: a showtime is sold out only when every seat is BOOKED. Held seats may
+  // still come back (a purchase cut short by a fault: its hold expires), so they are
+  // waited for rather than counted as sold.
+  bool until_booked = false;
 };
+
+// The index-th showtime on sale.
+std::string ShowtimeAt(const Options& o, int index) {
+  if (!o.showtime_ids.empty()) return std::to_string(o.showtime_ids.at(static_cast<size_t>(index)));
+  return std::to_string(o.showtime + index);
+}
 
 // What one thread measured: latency and statuses per route.
 struct Worker {
@@ -350,7 +362,7 @@ asio::awaitable<void> HoldLoop(Worker& w, const Options& o, int connection, Cloc
       due += interval;
     }
     const auto attempt_due = due - interval;
-    const std::string showtime = std::to_string(o.showtime + index);
+    const std::string showtime = ShowtimeAt(o, index);
     const std::string map_request =
         "GET /showtimes/" + showtime + "/seats HTTP/1.1\r\nHost: " + o.host + "\r\n\r\n";
     const std::string hold_path = "/showtimes/" + showtime + "/holds";
@@ -455,7 +467,7 @@ asio::awaitable<void> PremiereLoop(Worker& w, const Options& o, int connection,
     int index = std::uniform_int_distribution<int>(0, o.showtimes - 1)(w.rng);
     for (int k = 0; k < o.showtimes && (*g_sold_out)[static_cast<size_t>(index)]; ++k)
       index = (index + 1) % o.showtimes;
-    const std::string showtime = std::to_string(o.showtime + index);
+    const std::string showtime = ShowtimeAt(o, index);
     const std::string map_request = get("/showtimes/" + showtime + "/seats", "");
     int map_status = 0;
     for (int r = 0; r < o.map_reads; ++r) {
@@ -469,6 +481,13 @@ asio::awaitable<void> PremiereLoop(Worker& w, const Options& o, int connection,
       int seats = 0;
       for (size_t at = 0; (at = body.find("\"code\":\"", at)) != std::string::npos; ++at) ++seats;
       (*g_seats)[static_cast<size_t>(index)] = seats;
+    }
+    if (free.empty() && o.until_booked && body.find("\"HELD\"") != std::string::npos) {
+      asio::steady_timer later(executor);  // a held seat may come back: look again soon
+      later.expires_after(std::chrono::milliseconds(200));
+      beast::error_code ec;
+      co_await later.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+      continue;
     }
     if (free.empty()) {
       // No seat AVAILABLE: held ones may still come back if unpaid, but every customer
@@ -555,10 +574,11 @@ int Usage() {
       "       boxoffice-bench holdstorm --port PORT --showtime ID --secret JWT_SECRET\n"
       "                           [--connections N] [--threads N] [--seconds S]\n"
       "                           [--showtimes N] [--max-seats N] [--rate N] [--name NAME]\n"
-      "       boxoffice-bench premiere --port PORT --gateway-port PORT --showtime ID\n"
+      "       boxoffice-bench premiere --port PORT --gateway-port PORT\n"
+      "                           --showtime ID | --showtime-ids ID,ID,...\n"
       "                           --secret JWT_SECRET [--showtimes N] [--connections N]\n"
       "                           [--map-reads N] [--max-seats N] [--seconds S]\n"
-      "                           [--rate CUSTOMERS_PER_S] [--name NAME]\n"
+      "                           [--rate CUSTOMERS_PER_S] [--name NAME] [--until-booked 1]\n"
       "       boxoffice-bench report --in RUN.txt --out REPORT.md --plots DIR\n");
   return 2;
 }
@@ -633,6 +653,18 @@ int main(int argc, char** argv) {
       o.secret = value;
     } else if (flag == "--showtimes") {
       o.showtimes = std::clamp(std::atoi(value.c_str()), 1, 1024);
+    } else if (flag == "--until-booked") {
+      o.until_booked = value == "1";
+    } else if (flag == "--showtime-ids") {
+      for (size_t at = 0; at < value.size();) {
+        size_t comma = value.find(',', at);
+        if (comma == std::string::npos) comma = value.size();
+        const int64_t id = std::atoll(value.substr(at, comma - at).c_str());
+        if (id <= 0 || o.showtime_ids.size() >= 1024) return Usage();
+        o.showtime_ids.push_back(id);
+        at = comma + 1;
+      }
+      if (o.showtime_ids.empty()) return Usage();
     } else if (flag == "--gateway-port") {
       o.gateway_port = static_cast<unsigned short>(std::atoi(value.c_str()));
     } else if (flag == "--map-reads") {
@@ -642,6 +674,10 @@ int main(int argc, char** argv) {
     } else {
       return Usage();
     }
+  }
+  if (!o.showtime_ids.empty()) {  // (after --showtimes, whatever the order of the flags)
+    o.showtime = o.showtime_ids.front();
+    o.showtimes = static_cast<int>(o.showtime_ids.size());
   }
   if (mode != "get" && (o.showtime <= 0 || o.secret.empty())) return Usage();
   if (mode == "premiere" && o.gateway_port == 0) return Usage();
@@ -722,8 +758,7 @@ int main(int argc, char** argv) {
         static_cast<unsigned long long>(errors), o.connections,
         static_cast<unsigned long long>(customers), static_cast<double>(customers) / seconds,
         static_cast<unsigned long long>(purchases), static_cast<double>(purchases) / seconds,
-        o.rate > 0 ? (" target_customers_per_s=" + std::to_string(int64_t(o.rate))).c_str()
-                   : "");
+        o.rate > 0 ? (" target_customers_per_s=" + std::to_string(int64_t(o.rate))).c_str() : "");
     for (auto& [route, h] : latency)
       PrintResult(o.name + "_" + route, h, seconds, statuses[route], 0, "");
     return done ? 0 : 1;

@@ -3,7 +3,7 @@
 # `scripts/deps.sh bench` also installs what the benchmarks compare against (nginx) and
 # drive with (curl, wrk); `scripts/deps.sh fuzz` clang and libFuzzer; `scripts/deps.sh chaos` faketime;
 # `scripts/deps.sh browser` Debian's Chromium and the browser tests' npm packages (playwright-core,
-# axe-core) from tests/browser/package-lock.json.
+# axe-core) from tests/browser/package-lock.json; `scripts/deps.sh cluster` haproxy.
 set -euo pipefail
 
 packages=(
@@ -23,6 +23,10 @@ fi
 # An instance with its clock moved (make chaos).
 if [ "${1:-}" = chaos ]; then
   packages+=(faketime curl)
+fi
+# Several instances behind a balancer (scripts/cluster.sh, bench premiere_cluster).
+if [ "${1:-}" = cluster ]; then
+  packages+=(haproxy curl)
 fi
 # The seat picker's tests in a real browser (scripts/browser-test.sh).
 if [ "${1:-}" = browser ]; then

@@ -165,30 +165,29 @@ io::asio::awaitable<Status> ShardedStore::PingAsync() {
   co_return JoinPings(down);
 }
 
+// The shard with the fewest showtimes takes the next (the lowest number among equals), so
+// shards fill evenly whichever instance creates, and a shard just added takes the new
+// showtimes until it has caught up. An admin's request, not the hot path: a count per shard.
 Result<int64_t> ShardedStore::CreateShowtime(const NewShowtime& showtime) {
   if (shards_.empty()) return NotMigrated();
-  const uint64_t first = next_create_.fetch_add(1, std::memory_order_relaxed);
+  std::vector<std::pair<int64_t, const Shard*>> by_load;
   Status last = Status::Ok();
-  for (size_t i = 0; i < shards_.size(); ++i) {
-    const Shard& s = shards_[(first + i) % shards_.size()];
-    auto id = s.store->CreateShowtime(showtime);
+  for (const Shard& s : shards_) {
+    auto count = s.store->CountShowtimes();
+    if (count.ok()) {
+      by_load.emplace_back(count.value(), &s);
+    } else {
+      last = count.status();  // down or busy: it takes none now
+    }
+  }
+  std::stable_sort(by_load.begin(), by_load.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [load, shard] : by_load) {
+    auto id = shard->store->CreateShowtime(showtime);
     if (id.ok() || id.status().code() != Code::kUnavailable) return id;
-    last = id.status();  // that shard is down or busy: the next one takes it
+    last = id.status();  // that shard went down: the next one takes it
   }
   return last;
-}
-
-io::asio::awaitable<Result<int64_t>> ShardedStore::CreateShowtimeAsync(NewShowtime showtime) {
-  if (shards_.empty()) co_return NotMigrated();
-  const uint64_t first = next_create_.fetch_add(1, std::memory_order_relaxed);
-  Status last = Status::Ok();
-  for (size_t i = 0; i < shards_.size(); ++i) {
-    const Shard& s = shards_[(first + i) % shards_.size()];
-    auto id = co_await s.store->CreateShowtimeAsync(showtime);
-    if (id.ok() || id.status().code() != Code::kUnavailable) co_return id;
-    last = id.status();
-  }
-  co_return last;
 }
 
 Result<Showtime> ShardedStore::GetShowtime(int64_t showtime_id) {

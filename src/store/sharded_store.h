@@ -5,7 +5,7 @@
 // one shard its id names: no distributed transaction, no lookup, and a shard that is down
 // fails only the requests about its own showtimes (kUnavailable, so 503). Lists and counts
 // fan out and merge (showtimes in (starts_at, id) order under the same cursor contract).
-// A new showtime goes to the next shard in turn, skipping one that is unavailable.
+// A new showtime goes to the shard with the fewest showtimes, skipping one that is down.
 //
 // Each shard keeps its own outbox, relay lease and refunds, and serve runs the jobs that
 // drain them per shard, on shards(). The outbox's methods (PendingEvents, AcquireLease,
@@ -18,7 +18,6 @@
 // the URLs does not matter afterwards. Until Migrate() succeeds every request is refused.
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,7 +45,6 @@ class ShardedStore final : public Store {
   Status Ping() override;
   io::asio::awaitable<Status> PingAsync() override;
   Result<int64_t> CreateShowtime(const NewShowtime& showtime) override;
-  io::asio::awaitable<Result<int64_t>> CreateShowtimeAsync(NewShowtime showtime) override;
   Result<Showtime> GetShowtime(int64_t showtime_id) override;
   Result<std::vector<Showtime>> ListShowtimes(const ShowtimeQuery& query) override;
   io::asio::awaitable<Result<Showtime>> GetShowtimeAsync(int64_t showtime_id) override;
@@ -128,9 +126,8 @@ class ShardedStore final : public Store {
   std::string Describe(const Shard& shard) const;
 
   std::vector<std::unique_ptr<PgStore>> owned_;
-  std::vector<Shard> shards_;             // by number, after Migrate
-  std::vector<PgStore*> by_number_;       // index: shard number; null where none
-  std::atomic<uint64_t> next_create_{0};  // round robin of CreateShowtime
+  std::vector<Shard> shards_;        // by number, after Migrate
+  std::vector<PgStore*> by_number_;  // index: shard number; null where none
 };
 
 }  // namespace boxoffice

@@ -167,8 +167,8 @@ class HttpApi : public ::testing::TestWithParam<Engine> {
     service_.reset();
     service_ = std::make_unique<Service>(db, std::move(flags));
     if (GetParam() == Engine::kShards) {
-      // Showtimes take turns across shards: this one goes to shard 0, the test's to shard 1
-      // (whose ids and hold ids carry its number), and the test's next ones alternate.
+      // A new showtime goes to the shard with the fewest: this one to shard 0, the test's to
+      // shard 1 (whose ids and hold ids carry its number), and the test's next ones alternate.
       auto first = Call("POST", "/admin/showtimes", kLayout, {Bearer(Token(1, true))});
       ASSERT_EQ(first.status, 201) << first.body;
     }

@@ -36,7 +36,8 @@ TEST_F(ShardDown, TheOtherShardKeepsSellingAndTheStoppedOneComesBack) {
   const std::string first = testing::FreshPostgresSchemaUrl();
   service_ = std::make_unique<Service>(first + " " + second_.url(),
                                        std::vector<std::string>{"--sweep-interval", "1s"});
-  // Showtimes take turns: the first on shard 0 (the first --db), the second on shard 1.
+  // Each new showtime goes to the shard with the fewest: the first to shard 0 (the first
+  // --db), the second to shard 1.
   std::vector<int64_t> showtimes;
   for (int i = 0; i < 2; ++i) {
     auto created = Call("POST", "/admin/showtimes", kLayout, {Bearer(Token(1, true))});
