@@ -15,11 +15,13 @@ case "$mode" in
     scenarios=("seatmap bench/seatmap.sh 64 5" "holdstorm bench/holdstorm.sh 64 60"
       "premiere bench/premiere.sh 500 10 30" "premiere bench/premiere.sh 500 10 30 sqlite"
       "premiere_cluster bench/premiere_cluster.sh 500 10 30"
+      "chain bench/chain.sh 100 7 64"
       "slowgateway bench/slowgateway.sh 64 10") ;;
   full) report=docs/benchmarks-full.md plots=docs/bench-full
     scenarios=("seatmap bench/seatmap.sh 256 30" "holdstorm bench/holdstorm.sh 10000 20"
       "premiere bench/premiere.sh 5000 10 30" "premiere bench/premiere.sh 5000 10 30 sqlite"
       "premiere_cluster bench/premiere_cluster.sh 5000 10 30"
+      "chain bench/chain.sh 500 7 256"
       "slowgateway bench/slowgateway.sh 256 20") ;;
   *) echo "usage: bench/all.sh quick|full" >&2; exit 2 ;;
 esac

@@ -24,14 +24,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# A fresh schema per run, so each run starts from an empty database.
-schema_url() {
-  "$pg_bin/psql" -q "$BOXOFFICE_TEST_PG_URL" -c "DROP SCHEMA IF EXISTS $1 CASCADE; CREATE SCHEMA $1" >/dev/null
-  local sep='?'
-  [[ "$BOXOFFICE_TEST_PG_URL" == *\?* ]] && sep='&'
-  echo "$BOXOFFICE_TEST_PG_URL${sep}options=-csearch_path%3D$1"
-}
-
 failed=0
 run() {
   local name=$1

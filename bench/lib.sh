@@ -20,6 +20,16 @@ with_postgres_and_redis() {
   fi
 }
 
+# A fresh schema of the benchmark's PostgreSQL, as a URL: each run starts from an empty
+# database.
+schema_url() {
+  /usr/lib/postgresql/15/bin/psql -q "$BOXOFFICE_TEST_PG_URL" \
+    -c "DROP SCHEMA IF EXISTS $1 CASCADE; CREATE SCHEMA $1" >/dev/null
+  local sep='?'
+  [[ "$BOXOFFICE_TEST_PG_URL" == *\?* ]] && sep='&'
+  echo "$BOXOFFICE_TEST_PG_URL${sep}options=-csearch_path%3D$1"
+}
+
 # Waits until URL answers 2xx (30 s at most: the machine may still be busy with the last
 # scenario's servers going down).
 wait_http() {

@@ -5,8 +5,10 @@
 
 #include <libpq-fe.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_set>
 #include <vector>
 
@@ -48,6 +50,26 @@ class PgConnection {
     const auto st = PQresultStatus(res.get());
     if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return res;
     return Fail(res.get());
+  }
+
+  // COPY … FROM STDIN with `data` (the text format's lines), sent in pieces.
+  Status CopyIn(const char* command, std::string_view data) {
+    PgResultPtr start(PQexec(conn_, command), &PQclear);
+    if (PQresultStatus(start.get()) != PGRES_COPY_IN) return Fail(start.get());
+    constexpr size_t kPiece = 1 << 20;
+    bool sent = true;
+    for (size_t at = 0; sent && at < data.size(); at += kPiece) {
+      const size_t n = std::min(kPiece, data.size() - at);
+      sent = PQputCopyData(conn_, data.data() + at, static_cast<int>(n)) == 1;
+    }
+    if (PQputCopyEnd(conn_, sent ? nullptr : "client could not send the data") != 1)
+      return Fail(nullptr);
+    Status outcome = Status::Ok();
+    while (PGresult* raw = PQgetResult(conn_)) {
+      PgResultPtr res(raw, &PQclear);
+      if (PQresultStatus(res.get()) != PGRES_COMMAND_OK && outcome.ok()) outcome = Fail(res.get());
+    }
+    return outcome;
   }
 
   void ResetError() { last_sqlstate_.clear(); }

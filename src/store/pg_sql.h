@@ -59,6 +59,28 @@ constexpr Sql kListShowtimes{
     " ORDER BY starts_at, showtime_id LIMIT $6"};
 constexpr Sql kCountShowtimes{"count_showtimes", "SELECT count(*) FROM showtime"};
 constexpr Sql kPing{"ping", "SELECT 1"};
+// `boxoffice seed` at chain scale (PgStore::SeedBatch): the batch's name first (nothing
+// returned: written before), then ids from the shard's bounded sequence, the showtimes and
+// prices from arrays; the seats follow by COPY.
+constexpr Sql kSeedClaim{"seed_claim",
+                         "INSERT INTO seed_batch (batch, showtimes, seats) VALUES ($1, $2, $3)"
+                         " ON CONFLICT (batch) DO NOTHING RETURNING batch"};
+constexpr Sql kSeedIds{"seed_ids",
+                       "SELECT nextval(pg_get_serial_sequence('showtime', 'showtime_id'))"
+                       "  FROM generate_series(1, $1::int)"};
+constexpr Sql kSeedShowtimes{
+    "seed_showtimes",
+    "INSERT INTO showtime (showtime_id, title, cinema, hall, starts_at, seat_count)"
+    " SELECT id, t, c, h, " BOX_TS("ms") ", n"
+    "   FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::int[])"
+    "        AS u(id, t, c, h, ms, n)"};
+constexpr Sql kSeedPrices{"seed_prices",
+                          "INSERT INTO price (showtime_id, category, amount, currency)"
+                          " SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[])"};
+constexpr const char* kSeedSeatsCopy =
+    "COPY show_seat (showtime_id, seat_code, row_label, seat_number, seat_order, category,"
+    " accessible, aisle_after) FROM STDIN";
+constexpr Sql kDatabaseSize{"database_size", "SELECT pg_database_size(current_database())"};
 constexpr Sql kShardNumber{"shard_number", "SELECT number FROM shard_identity"};
 constexpr Sql kTakeShardNumber{"take_shard_number", "SELECT take_shard_number($1::int)"};
 constexpr Sql kAudit{

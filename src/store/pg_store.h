@@ -55,6 +55,10 @@ class PgStore final : public Store {
   Result<Showtime> GetShowtime(int64_t showtime_id) override;
   Result<std::vector<Showtime>> ListShowtimes(const ShowtimeQuery& query) override;
   Result<int64_t> CountShowtimes() override;
+  // One transaction: the batch's name, its showtimes and prices, its seats by COPY.
+  Result<bool> SeedBatch(const std::string& batch, const std::vector<NewShowtime>& showtimes,
+                         int64_t route) override;
+  Result<int64_t> SizeOnDisk() override;
   Result<SeatMap> GetSeatMap(int64_t showtime_id) override;
   Result<std::vector<SeatOwner>> GetSeatOwners(int64_t showtime_id) override;
   Result<Hold> HoldSeats(const HoldRequest& request) override;

@@ -252,6 +252,25 @@ Result<int64_t> ShardedStore::CountShowtimes() {
   return total;
 }
 
+Result<bool> ShardedStore::SeedBatch(const std::string& batch,
+                                     const std::vector<NewShowtime>& showtimes, int64_t route) {
+  if (shards_.empty()) return NotMigrated();
+  const size_t n = shards_.size();
+  const Shard& shard = shards_[static_cast<size_t>(route < 0 ? -route : route) % n];
+  return shard.store->SeedBatch(batch, showtimes, route);
+}
+
+Result<int64_t> ShardedStore::SizeOnDisk() {
+  if (shards_.empty()) return NotMigrated();
+  int64_t total = 0;
+  for (const Shard& s : shards_) {
+    auto bytes = s.store->SizeOnDisk();
+    if (!bytes.ok()) return bytes.status();
+    total += bytes.value();
+  }
+  return total;
+}
+
 Result<SeatMap> ShardedStore::GetSeatMap(int64_t showtime_id) {
   PgStore* s = ForShowtime(showtime_id);
   if (!s) return ShowtimeNotFound(showtime_id);

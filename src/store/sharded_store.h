@@ -51,6 +51,9 @@ class ShardedStore final : public Store {
   io::asio::awaitable<Result<std::vector<Showtime>>> ListShowtimesAsync(
       ShowtimeQuery query) override;
   Result<int64_t> CountShowtimes() override;
+  Result<bool> SeedBatch(const std::string& batch, const std::vector<NewShowtime>& showtimes,
+                         int64_t route) override;  // on shards()[route mod N]
+  Result<int64_t> SizeOnDisk() override;           // the sum
   Result<SeatMap> GetSeatMap(int64_t showtime_id) override;
   io::asio::awaitable<Result<SeatMap>> GetSeatMapAsync(int64_t showtime_id) override;
   Result<std::vector<SeatOwner>> GetSeatOwners(int64_t showtime_id) override;

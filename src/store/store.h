@@ -314,6 +314,16 @@ class Store {
   virtual io::asio::awaitable<Result<std::vector<Showtime>>> ListShowtimesAsync(
       ShowtimeQuery query);
   virtual Result<int64_t> CountShowtimes() = 0;
+  // `boxoffice seed` at chain scale: writes `showtimes` as the batch named `batch`, all or
+  // nothing, and false (nothing written) when a batch of that name was written before, so
+  // an interrupted seed resumes where it stopped. `route` picks the shard of a store of
+  // several (batch i on shard i mod N, whatever the instance). PostgreSQL copies the seats
+  // (COPY) in one transaction with the batch's name; by default each showtime is created
+  // on its own (SQLite: the demo's few, not resumable).
+  virtual Result<bool> SeedBatch(const std::string& batch,
+                                 const std::vector<NewShowtime>& showtimes, int64_t route);
+  // Bytes the database takes on disk (kInvalid where not measured).
+  virtual Result<int64_t> SizeOnDisk();
   // kNotFound for an unknown showtime.
   virtual Result<SeatMap> GetSeatMap(int64_t showtime_id) = 0;
   // The same read, awaited on an I/O loop (by default on the loop's blocking pool).

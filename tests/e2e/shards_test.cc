@@ -93,5 +93,42 @@ TEST_F(ShardDown, TheOtherShardKeepsSellingAndTheStoppedOneComesBack) {
   EXPECT_NE(audit.find("result audit_shard1 violations=0 "), std::string::npos) << audit;
 }
 
+// `boxoffice seed` at chain scale on two shards: every batch once, half on each shard, and
+// a second run (as after an interruption) writes nothing again.
+TEST(ChainSeed, WritesEveryBatchOnceAcrossTheShards) {
+  if (testing::PostgresUrl().empty()) {
+    if (testing::PostgresRequired()) FAIL() << "BOXOFFICE_TEST_PG_URL is not set";
+    GTEST_SKIP() << "no PostgreSQL (run through scripts/with-postgres.sh)";
+  }
+  const std::string db =
+      testing::FreshPostgresSchemaUrl() + " " + testing::FreshPostgresSchemaUrl();
+  auto seed = [&] {
+    std::string out;
+    const std::string line = std::string(BOXOFFICE_BINARY) + " seed --db '" + db +
+                             "' --cinemas 3 --halls-per-cinema 2 --days 2 --from 2031-03-01 "
+                             "2>/dev/null";
+    if (FILE* p = popen(line.c_str(), "r")) {
+      char buf[512];
+      while (fgets(buf, sizeof buf, p)) out += buf;
+      pclose(p);
+    }
+    return out;
+  };
+  // 3 cinemas × 2 days = 6 batches of 2 halls × 5 showtimes (96 + 140 seats each hall).
+  const std::string first = seed();
+  EXPECT_NE(first.find("result seed showtimes=60 seats=7080 "), std::string::npos) << first;
+  EXPECT_NE(first.find("batches_written=6 batches_skipped=0"), std::string::npos) << first;
+  const std::string again = seed();
+  EXPECT_NE(again.find("batches_written=0 batches_skipped=6"), std::string::npos) << again;
+  std::istringstream urls(db);
+  std::string url;
+  for (int shard = 0; urls >> url; ++shard) {
+    PgOptions o;
+    o.url = url;
+    PgStore store(o);
+    EXPECT_EQ(store.CountShowtimes().value(), 30) << "shard " << shard;
+  }
+}
+
 }  // namespace
 }  // namespace boxoffice::e2e

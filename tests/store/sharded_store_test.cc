@@ -171,6 +171,44 @@ TEST_P(Shards, ASingleDatabaseGrowsIntoShardsKeepingItsIds) {
   PQfinish(conn);
 }
 
+// `boxoffice seed`'s batches: all or nothing, once per name, on shard route mod N, and read
+// back exactly like showtimes created one by one.
+TEST_P(Shards, SeedBatchesAreWrittenOnceAndReadLikeCreatedShowtimes) {
+  NewShowtime layout = PricedLayout();
+  const int64_t created = store_->CreateShowtime(layout).value();
+  std::vector<NewShowtime> batch(3, layout);
+  for (int route : {0, 1}) {
+    const std::string name = "test batch " + std::to_string(route);
+    auto first = store_->SeedBatch(name, batch, route);
+    ASSERT_TRUE(first.ok()) << first.status().message();
+    EXPECT_TRUE(first.value());
+    auto again = store_->SeedBatch(name, batch, route);
+    ASSERT_TRUE(again.ok());
+    EXPECT_FALSE(again.value()) << "a batch is written once";
+    const int shard = sharded().shards()[route].number;
+    EXPECT_EQ(sharded().shards()[route].store->CountShowtimes().value(),
+              3 + (ShardOfId(created) == shard ? 1 : 0));
+  }
+  EXPECT_EQ(store_->CountShowtimes().value(), 7);
+  const SeatMap expected = store_->GetSeatMap(created).value();
+  ShowtimeQuery all;
+  all.limit = 100;
+  for (const Showtime& st : store_->ListShowtimes(all).value()) {
+    EXPECT_EQ(st.prices.at("premium").amount, 1650);
+    EXPECT_EQ(st.seat_count, 20);
+    const SeatMap map = store_->GetSeatMap(st.id).value();
+    ASSERT_EQ(map.seats.size(), expected.seats.size());
+    for (size_t i = 0; i < map.seats.size(); ++i) {
+      EXPECT_EQ(map.seats[i].code, expected.seats[i].code);
+      EXPECT_EQ(map.seats[i].category, expected.seats[i].category);
+      EXPECT_EQ(map.seats[i].accessible, expected.seats[i].accessible);
+      EXPECT_EQ(map.seats[i].aisle_after, expected.seats[i].aisle_after);
+    }
+    auto hold = TryHold(st.id, 3, {"E1", "E2"});
+    EXPECT_TRUE(hold.ok()) << hold.status().message();
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, Shards, ::testing::Values(Engine::kShards), EngineName);
 
 }  // namespace
