@@ -742,10 +742,12 @@ int main(int argc, char** argv) {
   if (mode == "premiere") {
     uint64_t requests = 0;
     for (auto& [route, h] : latency) requests += h.total();
-    // Sold out: no seat left to hold, and every seat paid for and confirmed.
+    // Sold out: no seat left to hold, and every seat paid for and confirmed. With
+    // --until-booked, every map showed every seat BOOKED: a customer cut off by a fault
+    // may not have seen its CONFIRMED (seats_confirmed counts those who did).
     uint64_t seats = 0;
     for (const auto& n : seats_per_showtime) seats += static_cast<uint64_t>(n.load());
-    const bool done = g_on_sale.load() == 0 && seats_won == seats;
+    const bool done = g_on_sale.load() == 0 && (o.until_booked || seats_won == seats);
     const double sell_out =
         done ? std::chrono::duration<double>(g_all_sold_out - launched).count() : 0.0;
     std::printf(

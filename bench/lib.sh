@@ -62,9 +62,10 @@ stop_serve() {
   serve_pid=
 }
 
-# Creates $1 showtimes of 300 seats (15 rows × 20) through the API; prints the first id.
-make_showtimes() {
-  local admin rows first= id
+# Creates $1 showtimes of 300 seats (15 rows × 20) through the API at $api, as an admin of
+# $bench_secret; prints their ids, separated by commas (on shards they are not consecutive).
+make_showtime_ids() {
+  local admin rows ids= id
   admin=$(build/boxoffice token --jwt-secret "$bench_secret" --customer 1 --admin)
   rows=$(for r in A B C D E F G H I J K L M N O; do printf '{"row":"%s","seats":20,"category":"standard"},' "$r"; done)
   for _ in $(seq 1 "$1"); do
@@ -73,9 +74,16 @@ make_showtimes() {
       \"startsAt\": \"2030-01-01T20:00:00.000Z\", \"rows\": [${rows%,}],
       \"prices\": {\"standard\": {\"amount\": 1250, \"currency\": \"EUR\"}}}" |
       sed -E 's/.*"showtimeId":([0-9]+).*/\1/')
-    [ -z "$first" ] && first=$id
+    ids="$ids${ids:+,}$id"
   done
-  echo "$first"
+  echo "$ids"
+}
+
+# The same on one database, whose ids follow each other; prints the first id.
+make_showtimes() {
+  local ids
+  ids=$(make_showtime_ids "$1")
+  echo "${ids%%,*}"
 }
 
 # Serves the file $tmp/www$1 with nginx (one worker per core, keep-alive, no access log) on

@@ -26,6 +26,7 @@ if [ -z "${BOXOFFICE_URL:-}" ]; then
   exec scripts/cluster.sh "$0" "$@"
 fi
 source scripts/lib.sh
+source bench/lib.sh
 connections=${1:-500}
 showtimes=${2:-10}
 map_reads=${3:-30}
@@ -37,18 +38,10 @@ gateway_port=${BOXOFFICE_GATEWAY_URL##*:}
 threads=$(nproc)
 ulimit -n 65536 2>/dev/null || true
 
-# The showtimes, through the balancer: they take turns on the two shards.
-admin=$(build/boxoffice token --customer 1 --admin)
-rows=$(for r in A B C D E F G H I J K L M N O; do printf '{"row":"%s","seats":20,"category":"standard"},' "$r"; done)
-ids=""
-for _ in $(seq 1 "$showtimes"); do
-  id=$(curl -sf -X POST "$BOXOFFICE_URL/admin/showtimes" -H "Authorization: Bearer $admin" -d "{
-    \"title\": \"Premiere\", \"cinema\": \"Bench\", \"hall\": \"1\",
-    \"startsAt\": \"2030-01-01T20:00:00.000Z\", \"rows\": [${rows%,}],
-    \"prices\": {\"standard\": {\"amount\": 1250, \"currency\": \"EUR\"}}}" |
-    sed -E 's/.*"showtimeId":([0-9]+).*/\1/')
-  ids="$ids${ids:+,}$id"
-done
+# The showtimes, through the balancer: they fill the two shards evenly.
+api=$BOXOFFICE_URL
+bench_secret=$BOXOFFICE_JWT_SECRET
+ids=$(make_showtime_ids "$showtimes")
 first=${ids%%,*}
 echo "$name: $showtimes showtimes × 300 seats ($ids) on 2 shards, $connections connections, $map_reads map reads per hold, 3 instances" >&2
 
@@ -68,18 +61,23 @@ if [ "${CHAOS:-0}" = 1 ]; then
             if (s >= lo && s <= hi) { split($2, a, "[:@]"); print a[2] } } }' <<<"$nodes")
       break
     done
+    if [ -z "${master:-}" ]; then
+      echo "# $name: no Redis master found for slot $slot: none killed"
+      exit 1
+    fi
     echo "# $name: kill -9 the Redis master on port $master (slot $slot of showtime $first)"
-    pkill -9 -f "redis-server 127.0.0.1:$master" || true
+    pkill -9 -f "redis-server 127.0.0.1:$master " || pkill -9 -f "redis-server 127.0.0.1:$master\$" || true
   ) &
   chaos_pid=$!
 fi
 
 ours=$(build/boxoffice-bench premiere --port "$port" --gateway-port "$gateway_port" \
   --showtime-ids "$ids" --connections "$connections" --threads "$threads" \
-  --map-reads "$map_reads" --secret "$BOXOFFICE_JWT_SECRET" --seconds "$seconds" \
+  --map-reads "$map_reads" --secret "$bench_secret" --seconds "$seconds" \
   --max-seats 8 --until-booked "${CHAOS:-0}" --name "$name") || true
 echo "$ours"
-[ -z "$chaos_pid" ] || wait "$chaos_pid"
+chaos_failed=0
+[ -z "$chaos_pid" ] || wait "$chaos_pid" || chaos_failed=1
 
 # Every booking settles: none PENDING, no refund left to issue (at most a minute: a booking
 # whose instance died is asked about by the reconciler after --reconcile-after).
@@ -96,6 +94,10 @@ done
 audit=$(build/boxoffice audit --db "$BOXOFFICE_DB" 2>/dev/null) && audited=0 || audited=1
 sed "s/^result audit/result ${name}_audit/" <<<"$audit"
 booked=$(grep '^result audit ' <<<"$audit" | sed -E 's/.* seats_booked=([0-9]+).*/\1/')
+if [ "$chaos_failed" != 0 ]; then
+  echo "# $name: the faults were not injected"
+  exit 1
+fi
 if [ "$settled" != 1 ]; then
   echo "# $name: bookings or refunds still pending after a minute"
   exit 1

@@ -89,6 +89,8 @@ defaults
     timeout connect 2s
     timeout client 60s
     timeout server 60s
+    # A health check answers within this, or counts as failed.
+    timeout check 2s
     # Seat-change streams (server-sent events) stay open.
     timeout tunnel 1h
     # A request is sent again only when it never reached an instance.

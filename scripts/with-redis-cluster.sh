@@ -20,11 +20,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
+used=" "  # every port taken so far, client and bus: none twice
 for i in 0 1 2 3 4 5; do
   port=$(free_port)
-  while [[ " ${ports[*]} " == *" $port "* ]]; do port=$(free_port); done
+  while [[ "$used" == *" $port "* ]]; do port=$(free_port); done
+  used="$used$port "
   bus=$(free_port)
-  while [[ " ${ports[*]} " == *" $bus "* || $bus == "$port" ]]; do bus=$(free_port); done
+  while [[ "$used" == *" $bus "* ]]; do bus=$(free_port); done
+  used="$used$bus "
   ports+=("$port")
   redis-server --port "$port" --cluster-port "$bus" --bind 127.0.0.1 --cluster-enabled yes \
     --cluster-config-file "$dir/nodes-$i.conf" --cluster-node-timeout 1000 \
@@ -44,8 +47,8 @@ redis-cli --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >"$d
 for _ in $(seq 1 200); do
   ready=1
   for port in "${ports[@]}"; do
-    redis-cli -p "$port" cluster info | grep -q 'cluster_state:ok' || ready=0
-    info=$(redis-cli -p "$port" info replication)
+    redis-cli -p "$port" cluster info 2>/dev/null | grep -q 'cluster_state:ok' || ready=0
+    info=$(redis-cli -p "$port" info replication 2>/dev/null) || { ready=0; continue; }
     if grep -q 'role:slave' <<<"$info" && ! grep -q 'master_link_status:up' <<<"$info"; then ready=0; fi
   done
   [ "$ready" = 1 ] && break

@@ -231,6 +231,7 @@ Result<RedisReply> RedisClient::Call(const std::vector<std::string>& argv,
                                      const RedisScript* script) {
   RedisEndpoint node = NodeFor(argv);
   bool asking = false;
+  bool reloaded = false;
   for (int redirects = 0;; ++redirects) {
     auto r = CommandOn(node, argv, asking);
     if (r.ok()) return r;
@@ -243,8 +244,10 @@ Result<RedisReply> RedisClient::Call(const std::vector<std::string>& argv,
       asking = redirect->ask;
       continue;
     }
-    if (script && IsNoScript(r.status())) {
-      // This node lost its script cache (restart, failover, SCRIPT FLUSH): load it there.
+    if (script && IsNoScript(r.status()) && !reloaded) {
+      // This node lost its script cache (restart, failover, SCRIPT FLUSH): load it there,
+      // once per call.
+      reloaded = true;
       auto loaded = CommandOn(node, {"SCRIPT", "LOAD", script->body}, false);
       if (!loaded.ok()) return loaded.status();
       continue;
@@ -265,6 +268,22 @@ Result<RedisReply> RedisClient::Eval(const RedisScript& script,
   argv.insert(argv.end(), keys.begin(), keys.end());
   argv.insert(argv.end(), args.begin(), args.end());
   return Call(argv, &script);
+}
+
+Status RedisClient::Ping() {
+  auto map = Slots();
+  if (!map) {
+    auto r = Command({"PING"});
+    return r.ok() ? Status::Ok() : r.status();
+  }
+  Status last(Code::kUnavailable, "redis: no master");
+  for (const RedisEndpoint& master : map->masters) {
+    auto r = CommandOn(master, {"PING"}, false);
+    if (r.ok()) return Status::Ok();
+    last = r.status();
+  }
+  RequestRefresh();
+  return last;
 }
 
 void RedisClient::RequestRefresh() {
@@ -545,15 +564,38 @@ io::asio::awaitable<Result<RedisReply>> RedisClient::Await(RedisPending call) {
   }
   if (call->script && IsNoScript(reply->status())) {
     // Redis lost its script cache (restart, failover, SCRIPT FLUSH): load it, call again.
-    // Both go out in one write; the second runs after the first.
+    // Both go out in one write; the second runs after the first, without its script kept,
+    // so a second NOSCRIPT is answered as it is (one reload per call).
     auto load =
         SendTo(call->node, {"SCRIPT", "LOAD", call->script->body}, nullptr, false, call->redirects);
-    auto again = SendTo(call->node, call->argv, call->script, call->asking, call->redirects);
+    auto again = SendTo(call->node, call->argv, nullptr, call->asking, call->redirects);
     if (auto loaded = co_await Await(load); !loaded.ok()) co_return loaded.status();
     co_return co_await Await(std::move(again));
   }
   if (reply->status().code() == Code::kUnavailable && cluster()) RequestRefresh();
   co_return std::move(*reply);
+}
+
+io::asio::awaitable<Status> RedisClient::PingAsync() {
+  auto map = Slots();
+  std::vector<RedisPending> calls;
+  if (!map) {
+    calls.push_back(Send({"PING"}));
+  } else {
+    for (const RedisEndpoint& master : map->masters)
+      calls.push_back(SendTo(master, {"PING"}, nullptr, false, kMaxRedirects));
+  }
+  Status last(Code::kUnavailable, "redis: no master");
+  bool any = false;
+  for (RedisPending& call : calls) {
+    auto r = co_await Await(std::move(call));
+    if (r.ok()) {
+      any = true;
+    } else {
+      last = r.status();
+    }
+  }
+  co_return any ? Status::Ok() : last;
 }
 
 io::asio::awaitable<void> RedisClient::AwaitAside(RedisPending call,

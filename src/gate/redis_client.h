@@ -118,6 +118,12 @@ class RedisClient {
 
   const RedisOptions& options() const { return options_; }
 
+  // PING for readiness: a lone Redis, or every master of a cluster at once, OK while any of
+  // them answers (a master failing over slows the gate for its slots; it must not make
+  // every instance unready at once).
+  Status Ping();
+  io::asio::awaitable<Status> PingAsync();
+
   // Whether the node given belongs to a Redis Cluster (learned at construction, or from
   // the first MOVED).
   bool cluster() const;

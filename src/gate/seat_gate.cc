@@ -157,16 +157,9 @@ void RedisSeatGate::KeepUntil(int64_t showtime_id, const std::vector<std::string
   Tidy(kKeepUntil, showtime_id, seats, {hold_id, std::to_string(ToEpochMs(until))});
 }
 
-Status RedisSeatGate::Ping() {
-  auto r = client_->Command({"PING"});
-  return r.ok() ? Status::Ok() : r.status();
-}
+Status RedisSeatGate::Ping() { return client_->Ping(); }
 
-io::asio::awaitable<Status> RedisSeatGate::PingAsync() {
-  RedisPending call = client_->Send({"PING"});
-  auto r = co_await client_->Await(std::move(call));
-  co_return r.ok() ? Status::Ok() : r.status();
-}
+io::asio::awaitable<Status> RedisSeatGate::PingAsync() { co_return co_await client_->PingAsync(); }
 
 void RedisSeatGate::Release(int64_t showtime_id, const std::vector<std::string>& seats,
                             const std::string& hold_id) {

@@ -74,14 +74,16 @@ constexpr Sql kSeedShowtimes{
     " SELECT id, t, c, h, " BOX_TS("ms") ", n"
     "   FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::int[])"
     "        AS u(id, t, c, h, ms, n)"};
-constexpr Sql kSeedPrices{"seed_prices",
-                          "INSERT INTO price (showtime_id, category, amount, currency)"
-                          " SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[])"};
+constexpr Sql kSeedPrices{
+    "seed_prices",
+    "INSERT INTO price (showtime_id, category, amount, currency)"
+    " SELECT * FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[])"};
 constexpr const char* kSeedSeatsCopy =
     "COPY show_seat (showtime_id, seat_code, row_label, seat_number, seat_order, category,"
     " accessible, aisle_after) FROM STDIN";
 constexpr Sql kDatabaseSize{"database_size", "SELECT pg_database_size(current_database())"};
 constexpr Sql kShardNumber{"shard_number", "SELECT number FROM shard_identity"};
+constexpr Sql kDatabaseId{"database_id", "SELECT id::text FROM database_identity"};
 constexpr Sql kTakeShardNumber{"take_shard_number", "SELECT take_shard_number($1::int)"};
 constexpr Sql kAudit{
     "audit",

@@ -165,7 +165,11 @@ Status PgStore::Migrate() {
     }
     return true;
   });
-  return r.ok() ? Status::Ok() : r.status();
+  if (!r.ok()) return r.status();
+  auto number = ShardNumber();
+  if (!number.ok()) return number.status();
+  own_shard_ = number.value().value_or(0);
+  return Status::Ok();
 }
 
 Result<std::optional<int>> PgStore::ShardNumber() {
@@ -179,7 +183,7 @@ Result<std::optional<int>> PgStore::ShardNumber() {
 }
 
 Result<int> PgStore::TakeShardNumber(int wanted) {
-  return impl_->InTx<int>(&retried_, [wanted](PgConnection& c) -> Result<int> {
+  auto taken = impl_->InTx<int>(&retried_, [wanted](PgConnection& c) -> Result<int> {
     auto res = c.Exec(kTakeShardNumber, {P(int64_t{wanted})});
     if (!res.ok()) {
       // take_shard_number's refusals are raised as plain exceptions (kInternal here).
@@ -188,6 +192,17 @@ Result<int> PgStore::TakeShardNumber(int wanted) {
       return res.status();
     }
     return static_cast<int>(Int(res.value().get(), 0, 0));
+  });
+  if (taken.ok()) own_shard_ = taken.value();
+  return taken;
+}
+
+Result<std::string> PgStore::DatabaseId() {
+  return impl_->Run<std::string>(&retried_, [](PgConnection& c) -> Result<std::string> {
+    auto res = c.Exec(kDatabaseId, {});
+    if (!res.ok()) return res.status();
+    if (PQntuples(res.value().get()) != 1) return Status(Code::kInternal, "no database identity");
+    return Text(res.value().get(), 0, 0);
   });
 }
 
@@ -697,7 +712,24 @@ Result<Booking> PgStore::StartCheckout(const std::string& hold_id, int64_t custo
   });
 }
 
+namespace {
+
+// A report for a booking another shard issued is not this database's to judge: recorded
+// here as unknown it would be refunded while its own shard confirms it (the reconciler
+// asks). kUnavailable, so the gateway delivers it again, to an instance that knows.
+Status OnAnotherShard(const PaymentReport& report, int own_shard) {
+  const auto id = ParseReference(report.reference);
+  const auto shard = id ? ShardOfId(*id) : std::nullopt;
+  if (!shard || *shard == own_shard || *shard >= kMaxShards) return Status::Ok();
+  return Status(Code::kUnavailable, "booking " + report.reference + " is on shard " +
+                                        std::to_string(*shard) + ", not this database's (" +
+                                        std::to_string(own_shard) + ")");
+}
+
+}  // namespace
+
 Result<Settlement> PgStore::SettlePayment(const PaymentReport& report, Booking* confirmed) {
+  if (Status s = OnAnotherShard(report, own_shard_.load()); !s.ok()) return s;
   return impl_->InTx<Settlement>(&retried_, [&](PgConnection& c) {
     PgMoneyTx tx(c, impl_->Now());
     return SettlePaymentIn(tx, report, confirmed);
@@ -843,8 +875,9 @@ io::asio::awaitable<Result<std::optional<Settlement>>> PgStore::TryConfirmPaymen
   using Outcome = std::optional<Settlement>;
   Impl::LoopState* loop = impl_->Loop();
   const std::optional<int64_t> booking_id = ParseReference(report.reference);
-  if (!loop || !report.succeeded || report.payment_id.empty() || !booking_id) {
-    co_return Outcome();
+  if (!loop || !report.succeeded || report.payment_id.empty() || !booking_id ||
+      !OnAnotherShard(report, own_shard_.load()).ok()) {
+    co_return Outcome();  // (the general path refuses another shard's report)
   }
   ConfirmRequest request{report.payment_id, report.session_id, *booking_id,
                          report.amount,     report.currency,   NewUuid()};

@@ -134,6 +134,9 @@ class PgStore final : public Store {
   // Numbers this database `wanted` unless it has a number already; returns its number.
   // kInvalid when the database holds showtimes and `wanted` is not 0 (src/store/shards.h).
   Result<int> TakeShardNumber(int wanted);
+  // This database's random identity (migration 0021): the order unnumbered shards take
+  // their numbers in.
+  Result<std::string> DatabaseId();
   const std::string& url() const;
 
   // Hold statements the loops' batchers sent, and the hold requests they decided.
@@ -147,6 +150,9 @@ class PgStore final : public Store {
   // Confirmation statements the loops sent, and the reports they decided.
   uint64_t confirm_statements() const;
   uint64_t batched_confirms() const;
+  // This database's shard number as it last read or took it (0 for an unnumbered one).
+  int own_shard() const { return own_shard_.load(); }
+
   // Transactions retried after a deadlock or serialization failure (expected: zero).
   uint64_t retried_transactions() const { return retried_.load(); }
 
@@ -157,6 +163,7 @@ class PgStore final : public Store {
                              Millis ttl, Millis max_lifetime);
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  std::atomic<int> own_shard_{0};
   std::atomic<uint64_t> retried_{0};
 };
 

@@ -62,29 +62,43 @@ Status ShardedStore::Migrate() {
                     "two --db URLs are the same shard " + std::to_string(*numbers[i]));
     }
   }
-  for (int pass = 0; pass < 2; ++pass) {
-    for (size_t i = 0; i < owned_.size(); ++i) {
-      if (numbers[i]) continue;
-      auto count = owned_[i]->CountShowtimes();
-      if (!count.ok()) return count.status();
-      const bool holds_data = count.value() > 0;
-      if ((pass == 0) != holds_data) continue;
-      int wanted = 0;
-      while (taken.count(wanted)) ++wanted;
-      if (holds_data && wanted != 0) {
-        return Status(Code::kInvalid,
-                      "a --db URL holds showtimes but is no shard yet, and shard 0 is taken: "
-                      "showtimes with shard 0's ids cannot move to another shard");
-      }
-      auto got = owned_[i]->TakeShardNumber(wanted);
-      if (!got.ok()) return got.status();
-      if (!taken.insert(got.value()).second) {
-        return Status(Code::kInvalid,
-                      "two --db URLs are the same shard " + std::to_string(got.value()));
-      }
-      numbers[i] = got.value();
-      LogInfo("shard numbered", {{"shard", got.value()}});
+  // The unnumbered, in an order every instance agrees on whatever the order of its flags:
+  // one holding showtimes first (it must be shard 0), then by their random identity.
+  struct Unnumbered {
+    bool holds_data = false;
+    std::string identity;
+    size_t index = 0;
+  };
+  std::vector<Unnumbered> unnumbered;
+  for (size_t i = 0; i < owned_.size(); ++i) {
+    if (numbers[i]) continue;
+    auto count = owned_[i]->CountShowtimes();
+    if (!count.ok()) return count.status();
+    auto identity = owned_[i]->DatabaseId();
+    if (!identity.ok()) return identity.status();
+    unnumbered.push_back({count.value() > 0, identity.value(), i});
+  }
+  std::sort(unnumbered.begin(), unnumbered.end(), [](const Unnumbered& a, const Unnumbered& b) {
+    return a.holds_data != b.holds_data ? a.holds_data : a.identity < b.identity;
+  });
+  for (const Unnumbered& u : unnumbered) {
+    int wanted = 0;
+    while (taken.count(wanted)) ++wanted;
+    if (u.holds_data && wanted != 0) {
+      return Status(Code::kInvalid,
+                    "a --db URL holds showtimes but is no shard yet, and shard 0 is taken: "
+                    "showtimes with shard 0's ids cannot move to another shard");
     }
+    // Another instance starting now may have numbered it meanwhile (the same way): the
+    // number it has is the one kept.
+    auto got = owned_[u.index]->TakeShardNumber(wanted);
+    if (!got.ok()) return got.status();
+    if (!taken.insert(got.value()).second) {
+      return Status(Code::kInvalid,
+                    "two --db URLs are the same shard " + std::to_string(got.value()));
+    }
+    numbers[u.index] = got.value();
+    LogInfo("shard numbered", {{"shard", got.value()}});
   }
   std::vector<Shard> shards;
   for (size_t i = 0; i < owned_.size(); ++i) shards.push_back(Shard{*numbers[i], owned_[i].get()});
@@ -112,23 +126,58 @@ PgStore* ShardedStore::ForUuid(const std::string& uuid) const {
   return ForNumber(ShardOfUuid(uuid));
 }
 
-PgStore* ShardedStore::ForPayment(const PaymentReport& report) const {
-  if (shards_.empty()) return nullptr;
+Result<PgStore*> ShardedStore::ForPayment(const PaymentReport& report) const {
+  if (shards_.empty()) return NotMigrated();
   if (auto id = ParseBookingReference(report.reference)) {
     if (PgStore* shard = ForBooking(*id)) return shard;
+    const int number = *ShardOfId(*id);
+    if (number < kMaxShards) {
+      // A shard this instance does not know (one just added, its --db not given here yet):
+      // recorded as unknown it would be refunded while its own shard confirms it. 503,
+      // so the gateway delivers it again, to an instance that knows the shard.
+      return Status(Code::kUnavailable, "booking " + report.reference + " is on shard " +
+                                            std::to_string(number) +
+                                            ", which is not among this instance's --db");
+    }
   }
-  return shards_.front().store;
+  return shards_.front().store;  // a reference no shard issued: recorded and refunded there
 }
 
 Status ShardedStore::PerShardOnly(const char* what) const {
   return Status(Code::kInternal, std::string(what) + " runs per shard (ShardedStore::shards())");
 }
 
-io::asio::awaitable<std::vector<std::pair<int, Status>>> ShardedStore::PingShardsAsync() {
-  std::vector<std::pair<int, Status>> out;
+namespace {
+
+io::asio::awaitable<void> PingInto(PgStore* store, std::shared_ptr<io::Completion<Status>> answer) {
+  Status status = co_await store->PingAsync();
+  answer->Set(std::move(status));
+}
+
+}  // namespace
+
+// Every shard is asked at once and waited for until the deadline: one shard that does not
+// answer (a host that drops packets waits out the connect timeout) must not make /readyz
+// slower than a balancer's health check, or every instance would be taken out.
+io::asio::awaitable<std::vector<std::pair<int, Status>>> ShardedStore::PingShardsAsync(
+    Millis deadline) {
+  auto executor = co_await io::asio::this_coro::executor;
+  std::vector<std::shared_ptr<io::Completion<Status>>> answers;
   for (const Shard& s : shards_) {
-    Status st = co_await s.store->PingAsync();
-    out.emplace_back(s.number, std::move(st));
+    answers.push_back(std::make_shared<io::Completion<Status>>());
+    io::asio::co_spawn(executor, PingInto(s.store, answers.back()), io::asio::detached);
+  }
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  std::vector<std::pair<int, Status>> out;
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    const auto left = std::max<std::chrono::steady_clock::duration>(
+        std::chrono::steady_clock::duration::zero(), until - std::chrono::steady_clock::now());
+    std::optional<Status> answer = co_await answers[i]->Wait(left);
+    out.emplace_back(shards_[i].number,
+                     answer
+                         ? std::move(*answer)
+                         : Status(Code::kUnavailable,
+                                  "no answer within " + std::to_string(deadline.count()) + " ms"));
   }
   co_return out;
 }
@@ -167,7 +216,8 @@ io::asio::awaitable<Status> ShardedStore::PingAsync() {
 
 // The shard with the fewest showtimes takes the next (the lowest number among equals), so
 // shards fill evenly whichever instance creates, and a shard just added takes the new
-// showtimes until it has caught up. An admin's request, not the hot path: a count per shard.
+// showtimes until it has caught up; one that does not answer is passed over. An admin's
+// request, not the hot path: a count per shard.
 Result<int64_t> ShardedStore::CreateShowtime(const NewShowtime& showtime) {
   if (shards_.empty()) return NotMigrated();
   std::vector<std::pair<int64_t, const Shard*>> by_load;
@@ -182,12 +232,11 @@ Result<int64_t> ShardedStore::CreateShowtime(const NewShowtime& showtime) {
   }
   std::stable_sort(by_load.begin(), by_load.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [load, shard] : by_load) {
-    auto id = shard->store->CreateShowtime(showtime);
-    if (id.ok() || id.status().code() != Code::kUnavailable) return id;
-    last = id.status();  // that shard went down: the next one takes it
-  }
-  return last;
+  // Only a shard that did not answer its count is passed over: once the insert was sent, a
+  // lost answer may hide a commit, and another shard trying too would make the showtime
+  // twice (each of its seats then for sale twice). Such a failure answers 503.
+  if (by_load.empty()) return last;
+  return by_load.front().second->store->CreateShowtime(showtime);
 }
 
 Result<Showtime> ShardedStore::GetShowtime(int64_t showtime_id) {
@@ -424,9 +473,9 @@ io::asio::awaitable<Result<bool>> ShardedStore::TryBeginCheckoutAsync(Idempotenc
 
 io::asio::awaitable<Result<std::optional<Settlement>>> ShardedStore::TryConfirmPaymentAsync(
     PaymentReport report, Booking* confirmed) {
-  PgStore* s = ForPayment(report);
-  if (!s) co_return NotMigrated();
-  co_return co_await s->TryConfirmPaymentAsync(std::move(report), confirmed);
+  auto s = ForPayment(report);
+  if (!s.ok()) co_return s.status();
+  co_return co_await s.value()->TryConfirmPaymentAsync(std::move(report), confirmed);
 }
 
 Status ShardedStore::AbortCheckout(const KeyLock& lock) {
@@ -468,9 +517,9 @@ io::asio::awaitable<Result<Booking>> ShardedStore::GetBookingAsync(int64_t booki
 }
 
 Result<Settlement> ShardedStore::SettlePayment(const PaymentReport& report, Booking* confirmed) {
-  PgStore* s = ForPayment(report);
-  if (!s) return NotMigrated();
-  return s->SettlePayment(report, confirmed);
+  auto s = ForPayment(report);
+  if (!s.ok()) return s.status();
+  return s.value()->SettlePayment(report, confirmed);
 }
 
 Result<std::map<BookingStatus, int64_t>> ShardedStore::CountRecentBookings(Millis window) {
@@ -561,14 +610,29 @@ io::asio::awaitable<Status> ShardedStore::SetWaitingRoomAsync(int64_t showtime_i
   co_return co_await s->SetWaitingRoomAsync(showtime_id, config);
 }
 
+// A shard that does not answer keeps the rooms it last reported: one shard down must not
+// close (or freeze) every other shard's waiting rooms.
 Result<std::vector<std::pair<int64_t, WaitingRoomConfig>>> ShardedStore::EnabledWaitingRooms() {
   if (shards_.empty()) return NotMigrated();
+  std::vector<Result<std::vector<std::pair<int64_t, WaitingRoomConfig>>>> read;
+  for (const Shard& s : shards_) read.push_back(s.store->EnabledWaitingRooms());
   std::vector<std::pair<int64_t, WaitingRoomConfig>> all;
-  for (const Shard& s : shards_) {
-    auto rooms = s.store->EnabledWaitingRooms();
-    if (!rooms.ok()) return rooms.status();
-    for (auto& room : rooms.value()) all.push_back(room);
+  size_t answered = 0;
+  std::lock_guard lock(rooms_mu_);  // (taken after the reads: no I/O under it)
+  for (size_t i = 0; i < shards_.size(); ++i) {
+    const int number = shards_[i].number;
+    if (read[i].ok()) {
+      ++answered;
+      last_rooms_[number] = read[i].value();
+    } else {
+      LogWarn("waiting rooms: a shard did not answer; its rooms as last read",
+              {{"shard", number}, {"error", read[i].status().message()}});
+    }
+    const auto known = last_rooms_.find(number);
+    if (known != last_rooms_.end())
+      all.insert(all.end(), known->second.begin(), known->second.end());
   }
+  if (answered == 0) return Status(Code::kUnavailable, "waiting rooms: no shard answered");
   return all;
 }
 

@@ -14,11 +14,15 @@
 //
 // Migrate() migrates every shard, then numbers the ones never numbered: one that already
 // holds showtimes (a single database growing into shards) becomes shard 0, the others take
-// the lowest free numbers in the order given. A number is kept for good, so the order of
-// the URLs does not matter afterwards. Until Migrate() succeeds every request is refused.
+// the lowest free numbers in the order of their random identity (migration 0021), so
+// instances starting at once with their flags in different orders agree. A number is kept for good,
+// so the order of the URLs does not matter afterwards. Until Migrate() succeeds every request is
+// refused.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -38,8 +42,11 @@ class ShardedStore final : public Store {
   };
   // After Migrate: the shards, by number.
   const std::vector<Shard>& shards() const { return shards_; }
-  // Each shard's answer to a ping, by number (for /readyz: which shard is down).
-  io::asio::awaitable<std::vector<std::pair<int, Status>>> PingShardsAsync();
+  // Each shard's answer to a ping, by number (for /readyz: which shard is down), all asked
+  // at once; a shard without an answer by the deadline counts as down. On an I/O loop.
+  static constexpr Millis kPingDeadline{500};
+  io::asio::awaitable<std::vector<std::pair<int, Status>>> PingShardsAsync(
+      Millis deadline = kPingDeadline);
 
   Status Migrate() override;
   Status Ping() override;
@@ -121,12 +128,16 @@ class ShardedStore final : public Store {
   PgStore* ForShowtime(int64_t showtime_id) const;
   PgStore* ForBooking(int64_t booking_id) const;
   PgStore* ForUuid(const std::string& uuid) const;
-  // Where a payment report goes: its reference's shard, or (a reference no shard issued)
-  // the first shard, which records it and refunds the money.
-  PgStore* ForPayment(const PaymentReport& report) const;
+  // Where a payment report goes: its reference's shard; kUnavailable for a shard this
+  // instance does not know (never refunded for it); the first shard for a reference no
+  // shard could have issued, which records it and refunds the money.
+  Result<PgStore*> ForPayment(const PaymentReport& report) const;
   Status PerShardOnly(const char* what) const;
   // A host/port/database name of shard `number` for messages (never the password).
   std::string Describe(const Shard& shard) const;
+
+  std::mutex rooms_mu_;  // a leaf: guards last_rooms_
+  std::map<int, std::vector<std::pair<int64_t, WaitingRoomConfig>>> last_rooms_;  // by shard
 
   std::vector<std::unique_ptr<PgStore>> owned_;
   std::vector<Shard> shards_;        // by number, after Migrate

@@ -207,8 +207,9 @@ TEST_P(MoneyContract, ACompletedRefundMarksTheBookingRefundedOnce) {
   EXPECT_EQ(events[1].type, "BookingRefunded");
   EXPECT_EQ(store_->CompleteRefund(NewUuid(), "x").code(), Code::kNotFound);
   // A refund of a payment that matched no booking completes without touching bookings.
-  ASSERT_EQ(store_->SettlePayment(PaymentReport{"pay_x", "", "999999", true, 5, "EUR"}).value(),
-            Settlement::kUnknownRecorded);
+  ASSERT_EQ(
+      store_->SettlePayment(PaymentReport{"pay_x", "", NoSuchBooking(), true, 5, "EUR"}).value(),
+      Settlement::kUnknownRecorded);
   ASSERT_TRUE(store_->CompleteRefund(Refunds()[0].refund_id, "ref_gw_2").ok());
   EXPECT_EQ(Events().size(), 2u);
 }
@@ -242,16 +243,19 @@ TEST_P(MoneyContract, FailedPaymentKeepsTheHoldForAnotherTry) {
 TEST_P(MoneyContract, PaymentsForNothingWeSoldAreRecordedAndRefunded) {
   st_ = MakePricedShowtime();
   EXPECT_EQ(
-      store_->SettlePayment(PaymentReport{"pay_x", "ses_x", "999999", true, 500, "EUR"}).value(),
+      store_->SettlePayment(PaymentReport{"pay_x", "ses_x", NoSuchBooking(), true, 500, "EUR"})
+          .value(),
       Settlement::kUnknownRecorded);
   EXPECT_EQ(store_->SettlePayment(PaymentReport{"pay_y", "ses_y", "not-a-number", true, 700, "EUR"})
                 .value(),
             Settlement::kUnknownRecorded);
   EXPECT_EQ(
-      store_->SettlePayment(PaymentReport{"pay_z", "ses_z", "999999", false, 700, "EUR"}).value(),
+      store_->SettlePayment(PaymentReport{"pay_z", "ses_z", NoSuchBooking(), false, 700, "EUR"})
+          .value(),
       Settlement::kUnknownRecorded);
   EXPECT_EQ(
-      store_->SettlePayment(PaymentReport{"pay_x", "ses_x", "999999", true, 500, "EUR"}).value(),
+      store_->SettlePayment(PaymentReport{"pay_x", "ses_x", NoSuchBooking(), true, 500, "EUR"})
+          .value(),
       Settlement::kDuplicate);
   auto refunds = Refunds();
   ASSERT_EQ(refunds.size(), 2u);

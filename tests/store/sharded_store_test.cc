@@ -10,6 +10,7 @@
 
 #include "store/shards.h"
 #include "store/store_fixture.h"
+#include "support/loop_thread.h"
 
 namespace boxoffice {
 namespace {
@@ -207,6 +208,43 @@ TEST_P(Shards, SeedBatchesAreWrittenOnceAndReadLikeCreatedShowtimes) {
     auto hold = TryHold(st.id, 3, {"E1", "E2"});
     EXPECT_TRUE(hold.ok()) << hold.status().message();
   }
+}
+
+// A payment for a booking of a shard this instance does not know (one just added, its --db
+// not given to every instance yet) is refused with kUnavailable, so the gateway delivers it
+// again: recorded as unknown it would be refunded while its own shard confirms it. The
+// same for a database alone that is another shard than the booking's.
+TEST_P(Shards, APaymentForAShardNotKnownHereIsRefusedNotRefunded) {
+  const Booking b = CheckedOut("ses_1");
+  const int home = *ShardOfId(b.id);
+  const int other = home == 1 ? 2 : 1;
+  PaymentReport paid{"pay_1", "ses_1", std::to_string(b.id), true, b.amount.amount, "EUR"};
+  // Only the other shard's database, as an instance started before this shard was added.
+  std::vector<std::unique_ptr<PgStore>> one;
+  PgOptions o;
+  o.url = pg_urls_[static_cast<size_t>(other - 1)];
+  o.test_clock = &clock_;
+  one.push_back(std::make_unique<PgStore>(o));
+  ShardedStore partial(std::move(one));
+  ASSERT_TRUE(partial.Migrate().ok());
+  EXPECT_EQ(partial.SettlePayment(paid).status().code(), Code::kUnavailable);
+  PgStore alone(o);
+  ASSERT_TRUE(alone.Migrate().ok());
+  EXPECT_EQ(alone.SettlePayment(paid).status().code(), Code::kUnavailable);
+  {
+    testing::LoopThread loop;
+    Booking confirmed;
+    auto fast = loop.Run(alone.TryConfirmPaymentAsync(paid, &confirmed));
+    ASSERT_TRUE(fast.ok());
+    EXPECT_FALSE(fast.value().has_value()) << "left to the general path, which refuses it";
+  }
+  for (Store* db : Databases()) EXPECT_TRUE(db->PendingRefunds(10)->empty()) << "nothing refunded";
+  // Its own shard confirms it; a reference no shard could have issued is refunded.
+  EXPECT_EQ(store_->SettlePayment(paid).value(), Settlement::kConfirmed);
+  PaymentReport stray{"pay_2", "ses_2", "not-a-booking", true, 500, "EUR"};
+  EXPECT_EQ(store_->SettlePayment(stray).value(), Settlement::kUnknownRecorded);
+  PaymentReport beyond{"pay_3", "ses_3", "9007199254740993", true, 500, "EUR"};  // 2^53 + 1
+  EXPECT_EQ(store_->SettlePayment(beyond).value(), Settlement::kUnknownRecorded);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, Shards, ::testing::Values(Engine::kShards), EngineName);

@@ -136,6 +136,12 @@ class StoreContract : public ::testing::TestWithParam<Engine> {
     }
     return out;
   }
+  // A booking reference no booking has, on a shard the store has (the shards engine's are
+  // 1 and 2; a reference of a shard it lacks is refused, not recorded).
+  std::string NoSuchBooking() const {
+    return std::to_string(GetParam() == Engine::kShards ? FirstIdOfShard(1) + 999'998 : 999'999);
+  }
+
   // Unpublished outbox rows of every database (each shard has its own outbox).
   Result<std::vector<OutboxEvent>> PendingEventsOfAll(int limit) {
     std::vector<OutboxEvent> all;
