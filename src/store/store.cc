@@ -172,17 +172,4 @@ const char* HoldStateName(HoldState s) {
   return "?";
 }
 
-Result<bool> Store::SeedBatch(const std::string&, const std::vector<NewShowtime>& showtimes,
-                              int64_t) {
-  for (const NewShowtime& showtime : showtimes) {
-    auto id = CreateShowtime(showtime);
-    if (!id.ok()) return id.status();
-  }
-  return true;
-}
-
-Result<int64_t> Store::SizeOnDisk() {
-  return Status(Code::kInvalid, "not measured for this store");
-}
-
 }  // namespace boxoffice
