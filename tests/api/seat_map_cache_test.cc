@@ -330,6 +330,7 @@ TEST_P(SeatMapCacheTest, ReadersOnLoopsShareOneLoadAndItsError) {
       [this](int64_t id) { return SlowLoad(store_.get(), id, &loads_); });
   io::BlockingPool blocking(2, 64, &metrics_.GetCounter("test_overloaded_total", "test"));
   testing::LoopThread a(&blocking), b(&blocking);
+  testing::JoinPool join_blocking(&blocking);  // before the loops' io_contexts go
   constexpr int kPerLoop = 40;
   for (const int64_t showtime : {st, int64_t{987654}}) {
     SCOPED_TRACE("showtime " + std::to_string(showtime));

@@ -194,6 +194,7 @@ TEST_P(HoldBatches, ShowtimeReadsOnALoopAnswerAsTheBlockingOnes) {
   Metrics metrics;
   io::BlockingPool blocking(2, 16, &metrics.GetCounter("overloaded_total", "test"));  // as `serve`
   LoopThread loop(&blocking);
+  testing::JoinPool join_blocking(&blocking);  // before the loop's io_context goes
   for (const int64_t id : {ids[0], ids[3], priced}) {
     SCOPED_TRACE("showtime " + std::to_string(id));
     auto async = loop.Run(store_->GetShowtimeAsync(id));

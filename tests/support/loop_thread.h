@@ -11,6 +11,10 @@
 
 namespace boxoffice::testing {
 
+// With a blocking pool: the pool must be joined before the loop ends (declare a JoinPool
+// after the LoopThreads). A job that finished still holds, for a moment after it resumed
+// the loop's coroutine, the loop's work count; the loop's io_context must outlive it, as
+// the server's contexts outlive its pool (http/server.cc).
 class LoopThread {
  public:
   explicit LoopThread(io::BlockingPool* blocking = nullptr)
@@ -76,6 +80,19 @@ class LoopThread {
   io::asio::executor_work_guard<io::asio::io_context::executor_type> guard_;
   io::Loop loop_;
   std::thread thread_;
+};
+
+// Joins a blocking pool when it goes: declared after the LoopThreads that use the pool, it
+// goes before them.
+class JoinPool {
+ public:
+  explicit JoinPool(io::BlockingPool* pool) : pool_(pool) {}
+  ~JoinPool() { pool_->Join(); }
+  JoinPool(const JoinPool&) = delete;
+  JoinPool& operator=(const JoinPool&) = delete;
+
+ private:
+  io::BlockingPool* pool_;
 };
 
 }  // namespace boxoffice::testing
