@@ -11,7 +11,7 @@ deps:
 	scripts/deps.sh
 
 build: deps
-	cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release
+	scripts/configure.sh $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 run: build
@@ -39,9 +39,11 @@ chaos: build
 	scripts/deps.sh chaos
 	scripts/chaos.sh $(CHAOS_SECONDS)
 
-# What CI runs: every test, both sanitizer runs, 30 s of fuzzing per target.
-check: test test-asan test-tsan
-	scripts/fuzz.sh 30
+# What CI runs (scripts/check.sh): every test under ASan+UBSan, the premiere with faults
+# and the seat picker on the release build, the concurrency suites under TSan, 30 s of
+# fuzzing per target.
+check: deps
+	scripts/check.sh
 
 # Benchmarks against reference engines measured in the same run (bench/all.sh).
 bench: build

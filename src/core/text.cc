@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <strings.h>
+
 #include <algorithm>
 
 namespace boxoffice {
@@ -85,6 +87,10 @@ void AppendJsonString(std::string* out, std::string_view text) {
     }
   }
   out->push_back('"');
+}
+
+bool EqualsNoCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
 }
 
 }  // namespace boxoffice

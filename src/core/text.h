@@ -22,4 +22,7 @@ std::string CleanTextPrefix(std::string_view text, size_t max_bytes);
 // hot answers: holds and refusals). Bytes that are not well-formed UTF-8 become U+FFFD.
 void AppendJsonString(std::string* out, std::string_view text);
 
+// ASCII case-insensitive equality (HTTP header names and tokens).
+bool EqualsNoCase(std::string_view a, std::string_view b);
+
 }  // namespace boxoffice

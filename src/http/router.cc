@@ -63,7 +63,7 @@ std::string PercentDecode(std::string_view s) {
 
 const std::string* Headers::Find(std::string_view name) const {
   for (const auto& [k, v] : items_) {
-    if (k.size() == name.size() && strncasecmp(k.data(), name.data(), k.size()) == 0) return &v;
+    if (EqualsNoCase(k, name)) return &v;
   }
   return nullptr;
 }
@@ -71,16 +71,12 @@ const std::string* Headers::Find(std::string_view name) const {
 size_t Headers::Count(std::string_view name) const {
   size_t n = 0;
   for (const auto& [k, v] : items_) {
-    n += k.size() == name.size() && strncasecmp(k.data(), name.data(), k.size()) == 0;
+    n += EqualsNoCase(k, name);
   }
   return n;
 }
 
 namespace {
-
-bool EqualsNoCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
-}
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);

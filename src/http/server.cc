@@ -15,6 +15,7 @@
 
 #include "core/crypto.h"
 #include "core/log.h"
+#include "core/text.h"
 
 namespace boxoffice::http {
 
@@ -172,10 +173,6 @@ std::string MethodLabel(const std::string& method) {
     if (method == known) return method;
   }
   return method.empty() ? "-" : "OTHER";
-}
-
-bool EqualsNoCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
 }
 
 // A client's X-Request-Id is echoed when it is short and printable; otherwise we make one.

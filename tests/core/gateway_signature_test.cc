@@ -9,22 +9,22 @@
 namespace boxoffice {
 namespace {
 
-const Instant kNow = FromEpochMs(1'800'000'000'000);
+const Instant kSignedAt = FromEpochMs(1'800'000'000'000);
 const std::string kBody = R"({"paymentId":"pay_1","status":"SUCCEEDED"})";
 
 TEST(GatewaySignature, AcceptsWhatTheGatewaySigns) {
   EXPECT_TRUE(
-      VerifyGatewaySignature(SignGatewayPayload("s3cret", kNow, kBody), kBody, "s3cret", kNow)
+      VerifyGatewaySignature(SignGatewayPayload("s3cret", kSignedAt, kBody), kBody, "s3cret", kSignedAt)
           .ok());
-  EXPECT_TRUE(VerifyGatewaySignature(SignGatewayPayload("s3cret", kNow - Millis(299'000), kBody),
-                                     kBody, "s3cret", kNow)
+  EXPECT_TRUE(VerifyGatewaySignature(SignGatewayPayload("s3cret", kSignedAt - Millis(299'000), kBody),
+                                     kBody, "s3cret", kSignedAt)
                   .ok());
 }
 
 // The 5 minutes are exact to the millisecond, whatever fraction of a second now is.
 TEST(GatewaySignature, TheToleranceIsExact) {
-  const Instant now = kNow + Millis(999);  // kNow is on a whole second
-  const int64_t now_s = ToEpochMs(kNow) / 1000;
+  const Instant now = kSignedAt + Millis(999);  // kSignedAt is on a whole second
+  const int64_t now_s = ToEpochMs(kSignedAt) / 1000;
   auto header = [&](int64_t t) {
     const std::string message = std::to_string(t) + "." + kBody;
     return "t=" + std::to_string(t) + ",v1=" + HexEncode(HmacSha256("s3cret", message));
@@ -37,7 +37,7 @@ TEST(GatewaySignature, TheToleranceIsExact) {
 }
 
 TEST(GatewaySignature, RefusesEverythingElse) {
-  const std::string good = SignGatewayPayload("s3cret", kNow, kBody);
+  const std::string good = SignGatewayPayload("s3cret", kSignedAt, kBody);
   const std::string v1 = good.substr(good.find("v1="));
   struct Case {
     const char* name;
@@ -46,14 +46,14 @@ TEST(GatewaySignature, RefusesEverythingElse) {
   };
   const std::vector<Case> cases = {
       {"missing", "", kBody},
-      {"no v1", "t=" + std::to_string(ToEpochMs(kNow) / 1000), kBody},
+      {"no v1", "t=" + std::to_string(ToEpochMs(kSignedAt) / 1000), kBody},
       {"no t", v1, kBody},
       {"bad t", "t=abc," + v1, kBody},
-      {"wrong secret", SignGatewayPayload("other", kNow, kBody), kBody},
+      {"wrong secret", SignGatewayPayload("other", kSignedAt, kBody), kBody},
       {"tampered body", good, R"({"paymentId":"pay_2","status":"SUCCEEDED"})"},
-      {"an hour old", SignGatewayPayload("s3cret", kNow - Millis(3'600'000), kBody), kBody},
-      {"from the future", SignGatewayPayload("s3cret", kNow + Millis(301'000), kBody), kBody},
-      {"other t with same mac", "t=" + std::to_string(ToEpochMs(kNow) / 1000 - 1) + "," + v1,
+      {"an hour old", SignGatewayPayload("s3cret", kSignedAt - Millis(3'600'000), kBody), kBody},
+      {"from the future", SignGatewayPayload("s3cret", kSignedAt + Millis(301'000), kBody), kBody},
+      {"other t with same mac", "t=" + std::to_string(ToEpochMs(kSignedAt) / 1000 - 1) + "," + v1,
        kBody},
       {"too long", good + std::string(2000, ' '), kBody},
       // Found by fuzz_gateway_signature: t × 1000 overflowed (undefined behaviour, which
@@ -62,7 +62,7 @@ TEST(GatewaySignature, RefusesEverythingElse) {
       {"t most negative", "t=-9223372036854775808," + v1, kBody},
   };
   for (const Case& c : cases)
-    EXPECT_FALSE(VerifyGatewaySignature(c.header, c.body, "s3cret", kNow).ok()) << c.name;
+    EXPECT_FALSE(VerifyGatewaySignature(c.header, c.body, "s3cret", kSignedAt).ok()) << c.name;
 }
 
 }  // namespace

@@ -133,3 +133,5 @@ TEST(RedisClientOffTheLoops, SendAndAwaitRunOnTheBlockingConnections) {
 
 }  // namespace
 }  // namespace boxoffice
+
+#undef START_REDIS  // the files of a unity batch each define their own

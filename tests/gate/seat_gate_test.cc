@@ -490,3 +490,5 @@ INSTANTIATE_TEST_SUITE_P(Engines, GatedFaults,
 
 }  // namespace
 }  // namespace boxoffice
+
+#undef START_REDIS  // the files of a unity batch each define their own

@@ -13,7 +13,6 @@
 namespace boxoffice {
 namespace {
 
-constexpr Millis kLease{30'000};
 
 class CheckoutKeyContract : public StoreContract {
  protected:

@@ -18,8 +18,6 @@ namespace {
 
 using testing::LoopThread;
 
-constexpr Millis kLease{30'000};
-
 class PurchasePhases : public StoreContract {
  protected:
   bool OneStep() const { return GetParam() != Engine::kSqlite; }

@@ -22,6 +22,7 @@ namespace boxoffice {
 const Instant kStart = FromEpochMs(1'900'000'000'000);
 constexpr Millis kTtl{10 * 60'000};
 constexpr Millis kMaxLifetime{20 * 60'000};
+constexpr Millis kLease{30'000};  // a checkout key's claim
 
 // kShards: two PostgreSQL shards (two schemas) behind a ShardedStore, numbered 1 and 2 so
 // that every id and hold id says its shard (shard 0's look like a single database's).

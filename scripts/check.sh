@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# What CI runs (`make check`):
+#
+#   1. the release build of the service, the load generator and the chaos driver (build/);
+#   2. every test (unit, store contract and end-to-end, on SQLite, throwaway PostgreSQL
+#      servers, Redis and Redis Cluster) under AddressSanitizer + UndefinedBehaviorSanitizer
+#      (scripts/sanitize.sh address): the one run of the whole suite, sanitized;
+#   3. on the release build: the premiere through haproxy on 2 shards and a Redis Cluster
+#      with an instance and a Redis master killed mid-run, and the seat picker in Chromium;
+#   4. the suites that race threads in one process under ThreadSanitizer;
+#   5. each fuzz target for FUZZ_SECONDS (30 s).
+#
+# While the sanitized tests of step 2 run (most of them wait on expiries, timeouts and other
+# processes), the TSan and fuzz trees are built beside them at the lowest CPU priority, so
+# the tests get the cores first. `make test` runs every suite on the release build instead:
+# the quick check after a change.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc 2>/dev/null || echo 2)
+step() { echo "== check: $* ($(date -u +%H:%M:%S))"; }
+
+step "packages"
+for part in "" cluster browser fuzz; do scripts/deps.sh $part; done
+step "release build"
+scripts/configure.sh build -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j "$jobs" --target boxoffice boxoffice-bench boxoffice-chaos
+step "ASan+UBSan build"
+scripts/sanitize.sh address build
+step "every test under ASan+UBSan, the TSan and fuzz builds beside them"
+mkdir -p build
+(nice -n 19 scripts/sanitize.sh thread build && FUZZ_PHASE=build nice -n 19 scripts/fuzz.sh) \
+  >build/check-background-builds.log 2>&1 &
+builds=$!
+if ! scripts/sanitize.sh address test; then
+  kill "$builds" 2>/dev/null || true
+  exit 1
+fi
+if ! wait "$builds"; then
+  tail -n 60 build/check-background-builds.log
+  echo "== check: the TSan or fuzz build failed (build/check-background-builds.log)"
+  exit 1
+fi
+step "the premiere through haproxy with faults"
+CHAOS=1 bench/premiere_cluster.sh 60 4 3 120
+step "the seat picker in Chromium"
+scripts/browser-test.sh
+step "the race suites under TSan"
+scripts/sanitize.sh thread test
+step "fuzzing"
+FUZZ_PHASE=run scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
+step "all passed"
