@@ -18,14 +18,7 @@ connections=${3:-64}
 threads=$(nproc)
 ulimit -n 65536 2>/dev/null || true
 psql=/usr/lib/postgresql/15/bin/psql
-tmp=$(mktemp -d)
-serve_pid=
-cleanup() {
-  [ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+bench_scratch
 
 small=$(schema_url chain_small)
 chain=$(schema_url chain_full)

@@ -15,14 +15,7 @@ showtimes=${2:-20}
 threads=$(nproc)
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"  # up to 10,000 connections and the server's
 pg_bin=/usr/lib/postgresql/15/bin
-tmp=$(mktemp -d)
-serve_pid=
-cleanup() {
-  [ -n "$serve_pid" ] && kill "$serve_pid" 2>/dev/null || true
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+bench_scratch
 
 failed=0
 run() {

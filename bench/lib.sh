@@ -9,6 +9,23 @@ bench_setup() {
   cmake --build build --target boxoffice boxoffice-bench >/dev/null
 }
 
+# A scratch directory ($tmp), removed on exit after every process the script started is
+# ended: those whose pids it keeps in serve_pid, nginx_pid, gateway_pid and buyers_pid.
+bench_scratch() {
+  tmp=$(mktemp -d)
+  serve_pid=
+  nginx_pid=
+  gateway_pid=
+  buyers_pid=
+  trap bench_cleanup EXIT
+}
+bench_cleanup() {
+  local pid
+  for pid in $serve_pid $nginx_pid $gateway_pid $buyers_pid; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$tmp"
+}
+
 # Runs the calling script ("$0" "$@") again under a throwaway PostgreSQL and Redis, unless
 # it already runs under them.
 with_postgres_and_redis() {

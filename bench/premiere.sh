@@ -21,16 +21,7 @@ name=premiere
 [ "$store" = sqlite ] && name=premiere_sqlite
 threads=$(nproc)
 ulimit -n 65536 2>/dev/null || true
-tmp=$(mktemp -d)
-serve_pid=
-nginx_pid=
-gateway_pid=
-cleanup() {
-  for pid in $serve_pid $nginx_pid $gateway_pid; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+bench_scratch
 
 gateway_secret=bench-gateway-secret-0001
 gateway_port=$(free_port)

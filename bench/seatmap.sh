@@ -13,15 +13,7 @@ seconds=${2:-10}
 threads=$(nproc)
 bench_setup
 
-tmp=$(mktemp -d)
-serve_pid=
-nginx_pid=
-cleanup() {
-  for pid in $serve_pid $nginx_pid; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+bench_scratch
 
 start_serve --db "sqlite:$tmp/bench.db"
 showtime=$(make_showtimes 1)

@@ -14,16 +14,7 @@ connections=${1:-64}
 seconds=${2:-10}
 threads=$(nproc)
 ulimit -n 65536 2>/dev/null || true
-tmp=$(mktemp -d)
-serve_pid=
-gateway_pid=
-buyers_pid=
-cleanup() {
-  for pid in $serve_pid $gateway_pid $buyers_pid; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
+bench_scratch
 gateway_secret=bench-gateway-secret-0001
 
 # One run: the gateway with answer delay $2; prints the client's lines named $1.

@@ -10,9 +10,9 @@
 #   4. the suites that race threads in one process under ThreadSanitizer;
 #   5. each fuzz target for FUZZ_SECONDS (30 s).
 #
-# While the sanitized tests of step 2 run (most of them wait on expiries, timeouts and other
-# processes), the TSan and fuzz trees are built beside them at the lowest CPU priority, so
-# the tests get the cores first. `make test` runs every suite on the release build instead:
+# While the sanitized tests of step 2 run (many of them wait on expiries, timeouts and other
+# processes), the release, TSan and fuzz trees are built beside them at the lowest CPU
+# priority, so the tests get the cores first and the builds what the tests leave idle. `make test` runs every suite on the release build instead:
 # the quick check after a change.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,23 +21,26 @@ step() { echo "== check: $* ($(date -u +%H:%M:%S))"; }
 
 step "packages"
 for part in "" cluster browser fuzz; do scripts/deps.sh $part; done
-step "release build"
-scripts/configure.sh build -DCMAKE_BUILD_TYPE=Release
-cmake --build build -j "$jobs" --target boxoffice boxoffice-bench boxoffice-chaos
 step "ASan+UBSan build"
 scripts/sanitize.sh address build
-step "every test under ASan+UBSan, the TSan and fuzz builds beside them"
+step "every test under ASan+UBSan; the release, TSan and fuzz builds beside them"
 mkdir -p build
-(nice -n 19 scripts/sanitize.sh thread build && FUZZ_PHASE=build nice -n 19 scripts/fuzz.sh) \
-  >build/check-background-builds.log 2>&1 &
+(
+  set -e
+  nice -n 19 scripts/configure.sh build -DCMAKE_BUILD_TYPE=Release
+  nice -n 19 cmake --build build -j "$jobs" --target boxoffice boxoffice-bench boxoffice-chaos
+  nice -n 19 scripts/sanitize.sh thread build
+  FUZZ_PHASE=build nice -n 19 scripts/fuzz.sh
+) >build/check-background-builds.log 2>&1 &
 builds=$!
-if ! scripts/sanitize.sh address test; then
+if ! SANITIZE_TEST_JOBS=3 scripts/sanitize.sh address test; then
   kill "$builds" 2>/dev/null || true
   exit 1
 fi
+step "waiting for the builds beside"
 if ! wait "$builds"; then
   tail -n 60 build/check-background-builds.log
-  echo "== check: the TSan or fuzz build failed (build/check-background-builds.log)"
+  echo "== check: a build beside the tests failed (build/check-background-builds.log)"
   exit 1
 fi
 step "the premiere through haproxy with faults"

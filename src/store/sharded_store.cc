@@ -290,15 +290,25 @@ io::asio::awaitable<Result<std::vector<Showtime>>> ShardedStore::ListShowtimesAs
   co_return MergePages(std::move(pages), query.limit);
 }
 
-Result<int64_t> ShardedStore::CountShowtimes() {
-  if (shards_.empty()) return NotMigrated();
+namespace {
+
+// The sum of what count(shard's store) answers on every shard, or the first failure.
+template <class Shards, class F>
+Result<int64_t> SumOverShards(const Shards& shards, F count) {
   int64_t total = 0;
-  for (const Shard& s : shards_) {
-    auto n = s.store->CountShowtimes();
+  for (const auto& s : shards) {
+    Result<int64_t> n = count(*s.store);
     if (!n.ok()) return n.status();
     total += n.value();
   }
   return total;
+}
+
+}  // namespace
+
+Result<int64_t> ShardedStore::CountShowtimes() {
+  if (shards_.empty()) return NotMigrated();
+  return SumOverShards(shards_, [](PgStore& s) { return s.CountShowtimes(); });
 }
 
 Result<bool> ShardedStore::SeedBatch(const std::string& batch,
@@ -311,13 +321,7 @@ Result<bool> ShardedStore::SeedBatch(const std::string& batch,
 
 Result<int64_t> ShardedStore::SizeOnDisk() {
   if (shards_.empty()) return NotMigrated();
-  int64_t total = 0;
-  for (const Shard& s : shards_) {
-    auto bytes = s.store->SizeOnDisk();
-    if (!bytes.ok()) return bytes.status();
-    total += bytes.value();
-  }
-  return total;
+  return SumOverShards(shards_, [](PgStore& s) { return s.SizeOnDisk(); });
 }
 
 Result<SeatMap> ShardedStore::GetSeatMap(int64_t showtime_id) {

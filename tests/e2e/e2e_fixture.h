@@ -22,6 +22,7 @@
 #include "store/sharded_store.h"
 #include "store/sqlite_store.h"
 #include "support/http_client.h"
+#include "support/engines.h"
 #include "support/process.h"
 #include "support/test_env.h"
 
@@ -36,12 +37,11 @@ using testing::HttpResult;
 inline const std::string kSecret = "e2e-secret-e2e-secret-e2e-secret-0123";
 inline const std::string kGatewaySecret = "e2e-gateway-secret-0123";
 
-// kShards: `serve` on two PostgreSQL shards (--db "URL1 URL2", as BOXOFFICE_DB splits).
-enum class Engine { kSqlite, kPostgres, kShards };
-
-inline auto AllEngines() {
-  return ::testing::Values(Engine::kSqlite, Engine::kPostgres, Engine::kShards);
-}
+// kShards here: `serve` on two PostgreSQL shards (--db "URL1 URL2", as BOXOFFICE_DB
+// splits).
+using testing::AllEngines;
+using testing::Engine;
+using testing::EngineName;
 
 inline std::string Token(int64_t customer, bool admin = false, Millis ttl = Millis(3'600'000)) {
   return SignJwt(Principal{customer, admin}, SystemClock().Now() + ttl, kSecret);
@@ -267,17 +267,5 @@ class PaymentCallbacks : public HttpApi {
   }
   SystemClock clock_;
 };
-
-inline std::string EngineName(const ::testing::TestParamInfo<Engine>& info) {
-  switch (info.param) {
-    case Engine::kSqlite:
-      return "Sqlite";
-    case Engine::kPostgres:
-      return "Postgres";
-    case Engine::kShards:
-      return "PostgresShards";
-  }
-  return "?";
-}
 
 }  // namespace boxoffice::e2e

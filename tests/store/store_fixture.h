@@ -15,6 +15,7 @@
 #include "store/sharded_store.h"
 #include "store/shards.h"
 #include "store/sqlite_store.h"
+#include "support/engines.h"
 #include "support/test_env.h"
 
 namespace boxoffice {
@@ -24,26 +25,11 @@ constexpr Millis kTtl{10 * 60'000};
 constexpr Millis kMaxLifetime{20 * 60'000};
 constexpr Millis kLease{30'000};  // a checkout key's claim
 
-// kShards: two PostgreSQL shards (two schemas) behind a ShardedStore, numbered 1 and 2 so
-// that every id and hold id says its shard (shard 0's look like a single database's).
-enum class Engine { kSqlite, kPostgres, kShards };
-
-inline std::string EngineName(const ::testing::TestParamInfo<Engine>& info) {
-  switch (info.param) {
-    case Engine::kSqlite:
-      return "Sqlite";
-    case Engine::kPostgres:
-      return "Postgres";
-    case Engine::kShards:
-      return "PostgresShards";
-  }
-  return "?";
-}
-
-// Every engine, for the suites that run on each.
-inline auto AllEngines() {
-  return ::testing::Values(Engine::kSqlite, Engine::kPostgres, Engine::kShards);
-}
+// kShards here: two schemas behind a ShardedStore, numbered 1 and 2 so that every id and
+// hold id says its shard (shard 0's look like a single database's).
+using testing::AllEngines;
+using testing::Engine;
+using testing::EngineName;
 
 class StoreContract : public ::testing::TestWithParam<Engine> {
  protected:
