@@ -10,9 +10,9 @@
 #   4. the suites that race threads in one process under ThreadSanitizer;
 #   5. each fuzz target for FUZZ_SECONDS (30 s).
 #
-# While the sanitized tests of step 2 run (many of them wait on expiries, timeouts and other
-# processes), the release, TSan and fuzz trees are built beside them at the lowest CPU
-# priority, so the tests get the cores first and the builds what the tests leave idle. `make test` runs every suite on the release build instead:
+# While the sanitized tests of step 2 run, and then the premiere and the browser tests, the
+# release, TSan and fuzz trees are built beside them at low CPU priority: the tests get the
+# cores first (their timeouts are not stretched), the builds what the tests leave idle. `make test` runs every suite on the release build instead:
 # the quick check after a change.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,28 +25,34 @@ step "ASan+UBSan build"
 scripts/sanitize.sh address build
 step "every test under ASan+UBSan; the release, TSan and fuzz builds beside them"
 mkdir -p build
+# Two builds beside the tests, at low CPU priority: the release tree first (the premiere
+# and the browser tests need it next), the TSan and fuzz trees at the lowest.
 (
   set -e
-  nice -n 19 scripts/configure.sh build -DCMAKE_BUILD_TYPE=Release
-  nice -n 19 cmake --build build -j "$jobs" --target boxoffice boxoffice-bench boxoffice-chaos
+  nice -n 10 scripts/configure.sh build -DCMAKE_BUILD_TYPE=Release
+  nice -n 10 cmake --build build -j "$jobs" --target boxoffice boxoffice-bench boxoffice-chaos
+) >build/check-release-build.log 2>&1 &
+release=$!
+(
+  set -e
   nice -n 19 scripts/sanitize.sh thread build
   FUZZ_PHASE=build nice -n 19 scripts/fuzz.sh
-) >build/check-background-builds.log 2>&1 &
-builds=$!
-if ! SANITIZE_TEST_JOBS=3 scripts/sanitize.sh address test; then
-  kill "$builds" 2>/dev/null || true
+) >build/check-sanitizer-builds.log 2>&1 &
+sanitizers=$!
+fail() {
+  kill "$release" "$sanitizers" 2>/dev/null || true
+  [ -n "${1:-}" ] && { tail -n 60 "$1"; echo "== check: a build beside the tests failed ($1)"; }
   exit 1
-fi
-step "waiting for the builds beside"
-if ! wait "$builds"; then
-  tail -n 60 build/check-background-builds.log
-  echo "== check: a build beside the tests failed (build/check-background-builds.log)"
-  exit 1
-fi
+}
+SANITIZE_TEST_JOBS=3 scripts/sanitize.sh address test || fail
+step "waiting for the release build"
+wait "$release" || fail build/check-release-build.log
 step "the premiere through haproxy with faults"
-CHAOS=1 bench/premiere_cluster.sh 60 4 3 120
+CHAOS=1 bench/premiere_cluster.sh 60 4 3 120 || fail
 step "the seat picker in Chromium"
-scripts/browser-test.sh
+scripts/browser-test.sh || fail
+step "waiting for the TSan and fuzz builds"
+wait "$sanitizers" || fail build/check-sanitizer-builds.log
 step "the race suites under TSan"
 scripts/sanitize.sh thread test
 step "fuzzing"
