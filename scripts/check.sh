@@ -25,6 +25,13 @@ step "ASan+UBSan build"
 scripts/sanitize.sh address build
 step "every test under ASan+UBSan; the release, TSan and fuzz builds beside them"
 mkdir -p build
+# Each build beside the tests in a process group of its own (job control), so that a
+# failure or an interrupt ends its compilers too, not only its shell.
+set -m
+stop_builds() {
+  for group in ${release:-} ${sanitizers:-}; do kill -TERM -- "-$group" 2>/dev/null || true; done
+}
+trap stop_builds EXIT
 # Two builds beside the tests, at low CPU priority: the release tree first (the premiere
 # and the browser tests need it next), the TSan and fuzz trees at the lowest.
 (
@@ -39,10 +46,10 @@ release=$!
   FUZZ_PHASE=build nice -n 19 scripts/fuzz.sh
 ) >build/check-sanitizer-builds.log 2>&1 &
 sanitizers=$!
+set +m
 fail() {
-  kill "$release" "$sanitizers" 2>/dev/null || true
   [ -n "${1:-}" ] && { tail -n 60 "$1"; echo "== check: a build beside the tests failed ($1)"; }
-  exit 1
+  exit 1  # (stop_builds ends what still runs)
 }
 SANITIZE_TEST_JOBS=3 scripts/sanitize.sh address test || fail
 step "waiting for the release build"

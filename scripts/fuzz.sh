@@ -20,6 +20,9 @@ targets=("$@")
 jobs=$(nproc 2>/dev/null || echo 2)
 
 phase=${FUZZ_PHASE:-all}
+case "$phase" in all | build | run) ;; *) echo "fuzz.sh: FUZZ_PHASE must be build or run" >&2; exit 2 ;; esac
+# Each target once (a pid per name below).
+mapfile -t targets < <(printf '%s\n' "${targets[@]}" | awk '!seen[$0]++')
 if [ "$phase" != run ]; then
   scripts/deps.sh fuzz
   scripts/configure.sh build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
