@@ -21,8 +21,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   switch (data[0] % 5) {
     case 0: {
       std::vector<std::string> seats;
-      if (!api::ParseHoldBody(body, &seats)) {
+      std::optional<BestAvailable> best;
+      if (!api::ParseHoldBody(body, &seats, &best)) {
         Require(seats.size() <= kMaxSeatsPerHold);
+        Require(!best || (seats.empty() && best->count >= 1 && best->count <= kMaxSeatsPerHold &&
+                          !best->category.empty() && IsCleanText(best->category)));
         for (const auto& s : seats) Require(IsCleanText(s));
         if (auto valid = ValidateHoldSeats(seats); valid.ok()) {
           for (const auto& s : valid.value()) Require(ParseSeatCode(s).has_value());

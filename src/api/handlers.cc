@@ -39,13 +39,29 @@ Response Json(int status, std::string body) {
 }
 
 // {"seats":[...]}, written directly (the refusal of most holds at a premiere).
-std::string SeatsDetail(const std::vector<std::string>& seats) {
-  std::string out = "{\"seats\":[";
+void AppendSeats(std::string* out, const std::vector<std::string>& seats) {
+  out->push_back('[');
   for (size_t i = 0; i < seats.size(); ++i) {
-    if (i) out.push_back(',');
-    AppendJsonString(&out, seats[i]);
+    if (i) out->push_back(',');
+    AppendJsonString(out, seats[i]);
   }
-  out.append("]}");
+  out->push_back(']');
+}
+
+// {"seats":[...]} and, for a refused hold picked by hand, "alternatives":[{"seats":[...]}].
+std::string SeatsDetail(const Status& s) {
+  std::string out = "{\"seats\":";
+  AppendSeats(&out, s.seats());
+  if (const auto& alternatives = s.alternatives()) {
+    out.append(",\"alternatives\":[");
+    for (size_t i = 0; i < alternatives->size(); ++i) {
+      out.append(i ? ",{\"seats\":" : "{\"seats\":");
+      AppendSeats(&out, (*alternatives)[i]);
+      out.push_back('}');
+    }
+    out.push_back(']');
+  }
+  out.push_back('}');
   return out;
 }
 
@@ -242,9 +258,15 @@ class Api {
     auto id = ParseId(req.params["showtimeId"]);
     if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
     std::vector<std::string> seats;
-    if (auto e = ParseHoldBody(req.body, &seats)) co_return BadBody(*e);
-    auto hold = co_await d_.holds->HoldSeatsAsync(*id, who.customer_id, std::move(seats),
-                                                  req.headers.Find("X-Admission-Token"));
+    std::optional<BestAvailable> best;
+    if (auto e = ParseHoldBody(req.body, &seats, &best)) co_return BadBody(*e);
+    const std::string* admission = req.headers.Find("X-Admission-Token");
+    Result<Hold> hold = Status(Code::kInternal, "hold not decided");
+    if (best) {
+      hold = co_await d_.holds->HoldBestAsync(*id, who.customer_id, std::move(*best), admission);
+    } else {
+      hold = co_await d_.holds->HoldSeatsAsync(*id, who.customer_id, std::move(seats), admission);
+    }
     if (!hold.ok()) co_return StatusResponse(hold.status());
     co_return Json(201, HoldCreatedJson(hold.value()))
         .Header("Location", "/holds/" + hold->hold_id);
@@ -430,9 +452,11 @@ Response StatusResponse(const Status& s) {
     case Code::kNotFound:
       return ErrorResponse(404, "NOT_FOUND", s.message());
     case Code::kConflict:
-      return ErrorResponse(409, "SEATS_UNAVAILABLE", s.message(), SeatsDetail(s.seats()));
+      return ErrorResponse(409, "SEATS_UNAVAILABLE", s.message(), SeatsDetail(s));
+    case Code::kSingleSeatGap:
+      return ErrorResponse(409, "SINGLE_SEAT_GAP", s.message(), SeatsDetail(s));
     case Code::kUnknownSeats:
-      return ErrorResponse(400, "UNKNOWN_SEATS", s.message(), SeatsDetail(s.seats()));
+      return ErrorResponse(400, "UNKNOWN_SEATS", s.message(), SeatsDetail(s));
     case Code::kCheckoutExists:
       return ErrorResponse(409, "CHECKOUT_EXISTS", "a checkout of this hold is already pending",
                            nlohmann::json{{"bookingId", s.id()}}.dump());

@@ -26,7 +26,8 @@ json ShowtimeObject(const Showtime& s) {
           {"hall", s.hall},
           {"startsAt", FormatRfc3339(s.starts_at)},
           {"prices", prices},
-          {"seatCount", s.seat_count}};
+          {"seatCount", s.seat_count},
+          {"singleSeatGaps", s.forbid_single_seat_gaps ? "forbid" : "allow"}};
 }
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
@@ -201,12 +202,29 @@ std::string HoldCreatedJson(const Hold& hold) {
   return out;
 }
 
-std::optional<ParseError> ParseHoldBody(const std::string& body, std::vector<std::string>* seats) {
+std::optional<ParseError> ParseHoldBody(const std::string& body, std::vector<std::string>* seats,
+                                        std::optional<BestAvailable>* best) {
   json j;
   if (auto e = ParseBody(body, &j)) return e;
   if (!j.is_object()) return Invalid("request body must be a JSON object");
   auto it = j.find("seats");
-  if (it == j.end()) return Invalid("seats is required");
+  if (auto b = j.find("best"); b != j.end()) {
+    if (it != j.end()) return Invalid("give either seats or best, not both");
+    if (!b->is_object()) return Invalid("best must be {count, category}");
+    auto count = b->find("count");
+    auto category = b->find("category");
+    if (count == b->end() || !count->is_number_integer() || count->get<int64_t>() < 1 ||
+        count->get<int64_t>() > static_cast<int64_t>(kMaxSeatsPerHold)) {
+      return Invalid("best.count must be an integer from 1 to " + std::to_string(kMaxSeatsPerHold));
+    }
+    if (category == b->end() || !category->is_string() || category->get<std::string>().empty() ||
+        category->get<std::string>().size() > kMaxTextField) {
+      return Invalid("best.category must be a category of the showtime");
+    }
+    *best = BestAvailable{static_cast<size_t>(count->get<int64_t>()), category->get<std::string>()};
+    return std::nullopt;
+  }
+  if (it == j.end()) return Invalid("seats (or best) is required");
   if (!it->is_array()) return Invalid("seats must be an array of seat codes");
   if (it->size() > kMaxSeatsPerHold) {
     return Invalid("at most " + std::to_string(kMaxSeatsPerHold) + " seats can be held at once");
@@ -284,6 +302,13 @@ std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime*
     }
   }
 
+  if (auto gaps = j.find("singleSeatGaps"); gaps != j.end()) {
+    if (!gaps->is_string() || (*gaps != "allow" && *gaps != "forbid")) {
+      return Invalid("singleSeatGaps must be \"allow\" or \"forbid\"");
+    }
+    out->forbid_single_seat_gaps = *gaps == "forbid";
+  }
+
   auto rows = j.find("rows");
   if (rows == j.end() || !rows->is_array() || rows->empty())
     return Invalid("rows must list at least one row");
@@ -314,8 +339,8 @@ std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime*
     }
     RowLayout layout{row, static_cast<int>(seats->get<int64_t>()), cat, {}, {}};
     // Optional: aisles after seats 1 … seats-1, wheelchair places 1 … seats; each once.
-    auto numbers = [&](const char* field, int max, std::vector<int>* target)
-        -> std::optional<ParseError> {
+    auto numbers = [&](const char* field, int max,
+                       std::vector<int>* target) -> std::optional<ParseError> {
       auto list = r.find(field);
       if (list == r.end()) return std::nullopt;
       const std::string what = std::string(field) + " of row " + row;
@@ -325,7 +350,8 @@ std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime*
         if (!n.is_number_integer() || n.get<int64_t>() < 1 || n.get<int64_t>() > max)
           return Invalid(what + " must be seat numbers from 1 to " + std::to_string(max));
         const int v = static_cast<int>(n.get<int64_t>());
-        if (IsLayoutSeat(*target, v)) return Invalid(what + " names seat " + std::to_string(v) + " twice");
+        if (IsLayoutSeat(*target, v))
+          return Invalid(what + " names seat " + std::to_string(v) + " twice");
         target->push_back(v);
       }
       return std::nullopt;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "holds/seat_rules.h"
 #include "store/store.h"
 
 namespace boxoffice::api {
@@ -33,8 +34,10 @@ struct ParseError {
   std::string message;
 };
 
-// {"seats": ["F5", "F6"]} → the raw list (ValidateHoldSeats checks the codes).
-std::optional<ParseError> ParseHoldBody(const std::string& body, std::vector<std::string>* seats);
+// {"seats": ["F5", "F6"]} → the raw list (ValidateHoldSeats checks the codes), or
+// {"best": {"count": 2, "category": "standard"}} → *best (count 1 … kMaxSeatsPerHold).
+std::optional<ParseError> ParseHoldBody(const std::string& body, std::vector<std::string>* seats,
+                                        std::optional<BestAvailable>* best);
 std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime* out);
 
 // The gateway's callback body: paymentId, sessionId, reference, status, amount, currency.

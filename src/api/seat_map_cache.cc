@@ -72,6 +72,13 @@ std::shared_ptr<const SeatMapCache::Entry> SeatMapCache::Peek(int64_t showtime_i
   return Servable(*slot);
 }
 
+std::shared_ptr<const SeatMapCache::Entry> SeatMapCache::Latest(int64_t showtime_id) {
+  std::shared_ptr<Slot> slot = Existing(showtime_id);
+  if (!slot) return nullptr;
+  std::lock_guard lock(slot->mu);
+  return slot->entry;
+}
+
 bool SeatMapCache::ShowsAvailable(int64_t showtime_id, const std::vector<std::string>& seats) {
   auto entry = Peek(showtime_id);
   if (!entry || !entry->map || seats.empty()) return false;

@@ -70,6 +70,9 @@ class SeatMapCache {
   // The entry if it is fresh now (or servable while another reader loads it), else null;
   // never loads nor waits for a load.
   std::shared_ptr<const Entry> Peek(int64_t showtime_id);
+  // The last entry loaded (with this instance's changes since), however old, or null; never
+  // loads nor waits (for suggestions such as a refused hold's alternatives, not answers).
+  std::shared_ptr<const Entry> Latest(int64_t showtime_id);
   static constexpr Millis kRemoteMinAge{250};
   static constexpr int kStaleLimit = 2;  // × max_age: the oldest entry served while loading
   // Own changes kept for the load in flight; past that, its result is loaded again.

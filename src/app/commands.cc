@@ -43,7 +43,15 @@ constexpr size_t kMinJwtSecretLength = 32;
 constexpr size_t kMinGatewaySecretLength = 16;  // a guessable secret forges payments
 constexpr Millis kSeatMapMaxAge{1'000};   // API.md's Cache-Control max-age; 2 s staleness bound
 constexpr Millis kStatsInterval{10'000};  // how stale /metrics' bookings by status may be
-constexpr Millis kRelayInterval{200};     // how stale an idle relay may let the events file be
+
+// A showtime's seat map from the instance's cache (the hold path's source of layouts).
+io::asio::awaitable<Result<std::shared_ptr<const SeatMap>>> CachedMap(api::SeatMapCache* cache,
+                                                                      int64_t showtime_id) {
+  auto entry = co_await cache->GetAsync(showtime_id);
+  if (!entry.ok()) co_return entry.status();
+  co_return std::shared_ptr<const SeatMap>(entry.value()->map);
+}
+constexpr Millis kRelayInterval{200};          // how stale an idle relay may let the events file be
 constexpr Millis kWaitingRoomInterval{1'000};  // rooms advance and settings refresh this often
 constexpr int kRelayBatchLimit = 500;          // events per delivery: one write and one fsync
 constexpr Millis kRefundInterval{1'000};       // how soon a refund intent reaches the gateway
@@ -413,6 +421,12 @@ int Serve(const ServeFlags& f) {
       [store = store.value().store.get()](int64_t id) { return store->GetSeatMapAsync(id); });
   const uint64_t cache_subscription =
       seat_events->Subscribe([&seat_maps](const SeatChange& change) { seat_maps.Hear(change); });
+  holds.SetMapSource(
+      [&seat_maps](int64_t showtime_id) { return CachedMap(&seat_maps, showtime_id); });
+  holds.SetMapView([&seat_maps](int64_t showtime_id) -> std::shared_ptr<const SeatMap> {
+    auto entry = seat_maps.Latest(showtime_id);
+    return entry ? entry->map : nullptr;
+  });
   holds.SetSeatView([&seat_maps](int64_t showtime_id, const std::vector<std::string>& seats) {
     return seat_maps.ShowsAvailable(showtime_id, seats);
   });

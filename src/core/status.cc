@@ -26,6 +26,8 @@ const char* CodeName(Code code) {
       return "IN_PROGRESS";
     case Code::kRateLimited:
       return "RATE_LIMITED";
+    case Code::kSingleSeatGap:
+      return "SINGLE_SEAT_GAP";
     case Code::kHoldLimit:
       return "HOLD_LIMIT";
     case Code::kNotAdmitted:

@@ -21,6 +21,7 @@ enum class Code {
   kInvalid,         // the request is malformed; nothing was changed
   kNotFound,        // no such thing, or not visible to this caller
   kConflict,        // some requested seats are held or booked by someone else
+  kSingleSeatGap,   // the hold would leave a seat alone (seats() names it)
   kUnknownSeats,    // some requested seat codes are not in the showtime
   kNotActive,       // the hold expired, was released, or is booked
   kCheckoutExists,  // a checkout of this hold is pending; id() names its booking
@@ -45,7 +46,7 @@ class Status {
   bool ok() const { return code_ == Code::kOk; }
   Code code() const { return code_; }
   const std::string& message() const { return message_; }
-  // The seats a kConflict or kUnknownSeats status is about, sorted.
+  // The seats a kConflict, kSingleSeatGap or kUnknownSeats status is about, sorted.
   const std::vector<std::string>& seats() const { return seats_; }
   // The id a status refers to (the pending booking of kCheckoutExists), or 0.
   int64_t id() const { return id_; }
@@ -59,6 +60,15 @@ class Status {
     retry_after_ms_ = ms;
     return *this;
   }
+  // For a refused hold picked by hand (kConflict, kSingleSeatGap): blocks of seats that
+  // were free instead (maybe none); nullopt when none were looked for.
+  const std::optional<std::vector<std::vector<std::string>>>& alternatives() const {
+    return alternatives_;
+  }
+  Status& WithAlternatives(std::vector<std::vector<std::string>> blocks) {
+    alternatives_ = std::move(blocks);
+    return *this;
+  }
 
  private:
   Code code_ = Code::kOk;
@@ -66,6 +76,7 @@ class Status {
   std::vector<std::string> seats_;
   int64_t id_ = 0;
   int64_t retry_after_ms_ = 0;
+  std::optional<std::vector<std::vector<std::string>>> alternatives_;
 };
 
 // A value or the Status that explains why there is none.

@@ -1,5 +1,7 @@
 #include "gate/seat_gate.h"
 
+#include <unordered_map>
+
 #include "core/log.h"
 
 namespace boxoffice {
@@ -17,6 +19,55 @@ for _, key in ipairs(KEYS) do
   redis.call('SET', key, ARGV[1], 'PX', ARGV[2])
 end
 return taken
+)lua");
+
+// The seat rules' claim (docs/seat-rules.md). KEYS: every seat the picks name, once.
+// ARGV[1]: hold id, ARGV[2]: TTL in ms, ARGV[3]: the number of picks, then per pick: its
+// seat count and seats, its guard count and guards as (seat, beyond) pairs, all as
+// 1-based places in KEYS (beyond 0: an aisle, the row's end, or a seat of the pick). A key
+// that exists is a taken seat (CheckPick of store.h). The first pick whose seats are free
+// and whose guards hold is set to ARGV[1]: returns {1, pick}. Else {0, taken, stranded}:
+// for the last pick tried, its seats taken, and (when none is) the guards' seats it would
+// leave alone.
+const RedisScript kClaimPicks(R"lua(
+local known = {}
+local function taken(k)
+  local t = known[k]
+  if t == nil then
+    t = redis.call('EXISTS', KEYS[k]) == 1
+    known[k] = t
+  end
+  return t
+end
+local pos = 4
+local picks = tonumber(ARGV[3])
+local bad, alone = {}, {}
+for p = 1, picks do
+  local n = tonumber(ARGV[pos])
+  local first = pos + 1
+  pos = first + n
+  bad, alone = {}, {}
+  for j = first, pos - 1 do
+    local k = tonumber(ARGV[j])
+    if taken(k) then bad[#bad + 1] = k end
+  end
+  local g = tonumber(ARGV[pos])
+  local guards = pos + 1
+  pos = guards + 2 * g
+  if #bad == 0 then
+    for j = guards, pos - 1, 2 do
+      local s, b = tonumber(ARGV[j]), tonumber(ARGV[j + 1])
+      if not taken(s) and (b == 0 or taken(b)) then alone[#alone + 1] = s end
+    end
+    if #alone == 0 then
+      for j = first, first + n - 1 do
+        redis.call('SET', KEYS[tonumber(ARGV[j])], ARGV[1], 'PX', ARGV[2])
+      end
+      return {1, p}
+    end
+  end
+end
+return {0, bad, alone}
 )lua");
 
 // Deletes the keys whose value is still ARGV[1]; returns how many.
@@ -132,6 +183,67 @@ io::asio::awaitable<SeatGate::Decision> RedisSeatGate::AwaitClaim(PendingClaim p
   auto r = co_await client_->Await(std::move(pending.call));
   Record(r);
   co_return Decide(r, pending.seats);
+}
+
+SeatGate::PendingPicks RedisSeatGate::SendPicks(int64_t showtime_id,
+                                                const std::vector<SeatPick>& picks,
+                                                const std::string& hold_id, Millis ttl) {
+  PendingPicks pending{nullptr, {}, picks.size()};
+  if (Resting() || picks.empty()) return pending;
+  std::unordered_map<std::string, size_t> place;  // in KEYS, 1-based
+  auto at = [&](const std::string& code) {
+    auto [it, added] = place.try_emplace(code, pending.codes.size() + 1);
+    if (added) pending.codes.push_back(code);
+    return std::to_string(it->second);
+  };
+  std::vector<std::string> args = {hold_id, std::to_string(ttl.count()),
+                                   std::to_string(picks.size())};
+  for (const SeatPick& pick : picks) {
+    args.push_back(std::to_string(pick.seats.size()));
+    for (const auto& seat : pick.seats) args.push_back(at(seat));
+    args.push_back(std::to_string(pick.guards.size()));
+    for (const auto& g : pick.guards) {
+      args.push_back(at(g.seat));
+      args.push_back(g.beyond.empty() ? "0" : at(g.beyond));
+    }
+  }
+  pending.call = client_->SendEval(kClaimPicks, Keys(showtime_id, pending.codes), args);
+  return pending;
+}
+
+io::asio::awaitable<SeatGate::PicksDecision> RedisSeatGate::AwaitPicks(PendingPicks pending) {
+  if (!pending.call) {
+    skipped_.Inc();
+    co_return PicksDecision{};
+  }
+  auto r = co_await client_->Await(std::move(pending.call));
+  Record(r);
+  PicksDecision d;
+  const auto& e = r.ok() ? r->elements : std::vector<RedisReply>{};
+  if (!r.ok() || r->type != RedisReply::Type::kArray || e.empty()) {
+    skipped_.Inc();
+    d.verdict = Verdict::kUncertain;  // asked, no answer: a pick may have been claimed
+    co_return d;
+  }
+  if (e[0].integer == 1 && e.size() == 2 && e[1].integer >= 1 &&
+      static_cast<size_t>(e[1].integer) <= pending.picks) {
+    d.verdict = Verdict::kClaimed;
+    d.chosen = static_cast<size_t>(e[1].integer);
+    co_return d;
+  }
+  d.verdict = Verdict::kTaken;
+  auto codes = [&](size_t at, std::vector<std::string>* out) {
+    if (at >= e.size()) return;
+    for (const auto& place : e[at].elements) {
+      if (place.integer >= 1 && static_cast<size_t>(place.integer) <= pending.codes.size()) {
+        out->push_back(pending.codes[static_cast<size_t>(place.integer) - 1]);
+      }
+    }
+  };
+  codes(1, &d.taken);
+  codes(2, &d.stranded);
+  rejected_.Inc();
+  co_return d;
 }
 
 SeatGate::Decision RedisSeatGate::Decide(const Result<RedisReply>& r,

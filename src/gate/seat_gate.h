@@ -35,6 +35,7 @@
 
 #include "core/metrics.h"
 #include "gate/redis_client.h"
+#include "store/store.h"
 
 namespace boxoffice {
 
@@ -74,6 +75,35 @@ class SeatGate {
   }
   virtual io::asio::awaitable<Decision> AwaitClaim(PendingClaim pending) {
     co_return pending.decided ? std::move(*pending.decided) : Decision{Verdict::kSkipped, {}};
+  }
+
+  // A hold under the seat rules (docs/seat-rules.md): best available's ranked blocks, or one
+  // pick by hand with its guards. The picks are tried in order in the same atomic step, the
+  // first whose keys are all free and whose guards hold, a key counting as taken (CheckPick,
+  // store.h), being claimed for ttl.
+  struct PicksDecision {
+    // kClaimed: pick `chosen` (1-based) is claimed; kTaken: no pick passed (for a single
+    // pick, `taken` names its seats whose keys exist, else `stranded` the guards' seats it
+    // would leave alone); kSkipped, kUncertain: as for Claim.
+    Verdict verdict = Verdict::kSkipped;
+    size_t chosen = 0;
+    std::vector<std::string> taken;
+    std::vector<std::string> stranded;
+  };
+  struct PendingPicks {
+    RedisPending call;               // sent, to be decided (null: the gate was not asked)
+    std::vector<std::string> codes;  // the seats the call's keys are, in its KEYS order
+    size_t picks = 0;
+  };
+  // Sends the picks' claim (so that it leaves with the rate limit); by default not asked.
+  virtual PendingPicks SendPicks(int64_t showtime_id, const std::vector<SeatPick>& picks,
+                                 const std::string& hold_id, Millis ttl) {
+    (void)showtime_id, (void)picks, (void)hold_id, (void)ttl;
+    return {};
+  }
+  virtual io::asio::awaitable<PicksDecision> AwaitPicks(PendingPicks pending) {
+    (void)pending;
+    co_return PicksDecision{};
   }
   // Release, Rearm, KeepUntil and Repair only tidy up: on an I/O loop they are sent and
   // their answers awaited on the side, so the caller's answer never waits for them.
@@ -141,6 +171,9 @@ class RedisSeatGate final : public SeatGate {
   PendingClaim SendClaim(int64_t showtime_id, const std::vector<std::string>& seats,
                          const std::string& hold_id, Millis ttl) override;
   io::asio::awaitable<Decision> AwaitClaim(PendingClaim pending) override;
+  PendingPicks SendPicks(int64_t showtime_id, const std::vector<SeatPick>& picks,
+                         const std::string& hold_id, Millis ttl) override;
+  io::asio::awaitable<PicksDecision> AwaitPicks(PendingPicks pending) override;
   void Release(int64_t showtime_id, const std::vector<std::string>& seats,
                const std::string& hold_id) override;
   io::asio::awaitable<void> ReleaseNow(int64_t showtime_id, std::vector<std::string> seats,

@@ -1,6 +1,7 @@
 #include "holds/hold_service.h"
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
 
 #include "core/crypto.h"
@@ -33,25 +34,119 @@ Result<Hold> HoldService::HoldSeats(int64_t showtime_id, int64_t customer_id,
   return io::RunSync(HoldSeatsAsync(showtime_id, customer_id, seats, admission_token));
 }
 
+Result<Hold> HoldService::HoldBest(int64_t showtime_id, int64_t customer_id,
+                                   const BestAvailable& best, const std::string* admission_token) {
+  return io::RunSync(HoldBestAsync(showtime_id, customer_id, best, admission_token));
+}
+
 io::asio::awaitable<Result<Hold>> HoldService::HoldSeatsAsync(int64_t showtime_id,
                                                               int64_t customer_id,
                                                               std::vector<std::string> seats,
                                                               const std::string* admission_token) {
+  co_return co_await Decide(showtime_id, customer_id, std::move(seats), std::nullopt,
+                            admission_token);
+}
+
+io::asio::awaitable<Result<Hold>> HoldService::HoldBestAsync(int64_t showtime_id,
+                                                             int64_t customer_id,
+                                                             BestAvailable best,
+                                                             const std::string* admission_token) {
+  co_return co_await Decide(showtime_id, customer_id, {}, std::move(best), admission_token);
+}
+
+io::asio::awaitable<Result<std::shared_ptr<const HallLayout>>> HoldService::LayoutOf(
+    int64_t showtime_id) {
+  {
+    std::lock_guard lock(layouts_mu_);
+    if (auto it = layouts_.find(showtime_id); it != layouts_.end()) co_return it->second;
+  }
+  auto showtime = co_await store_->GetShowtimeAsync(showtime_id);
+  if (!showtime.ok()) co_return showtime.status();
+  std::shared_ptr<const SeatMap> map;
+  if (map_source_) {
+    auto cached = co_await map_source_(showtime_id);
+    if (!cached.ok()) co_return cached.status();
+    map = std::move(cached.value());
+  } else {
+    auto read = co_await store_->GetSeatMapAsync(showtime_id);
+    if (!read.ok()) co_return read.status();
+    map = std::make_shared<const SeatMap>(std::move(read.value()));
+  }
+  BOX_ASSERT(map);
+  auto layout = std::make_shared<const HallLayout>(*map, showtime->forbid_single_seat_gaps);
+  std::lock_guard lock(layouts_mu_);
+  if (layouts_.size() >= kMaxKnownLayouts) layouts_.clear();
+  layouts_.emplace(showtime_id, layout);  // a layout never changes: either copy is right
+  co_return std::shared_ptr<const HallLayout>(layout);
+}
+
+Status HoldService::WithAlternatives(Status refused, int64_t showtime_id,
+                                     const std::vector<std::string>& seats,
+                                     const HallLayout* layout) {
+  if (refused.code() != Code::kConflict && refused.code() != Code::kSingleSeatGap) return refused;
+  std::vector<std::vector<std::string>> blocks;
+  if (layout && map_view_) {
+    if (auto map = map_view_(showtime_id))
+      blocks = layout->Alternatives(seats, *map, kMaxAlternatives);
+  }
+  return refused.WithAlternatives(std::move(blocks));
+}
+
+io::asio::awaitable<Result<Hold>> HoldService::Decide(int64_t showtime_id, int64_t customer_id,
+                                                      std::vector<std::string> seats,
+                                                      std::optional<BestAvailable> best,
+                                                      const std::string* admission_token) {
   // What asks nobody comes first: it decides whether a gate claim may be sent.
-  auto sorted = ValidateHoldSeats(seats);
+  auto sorted = best ? Result<std::vector<std::string>>(std::vector<std::string>{})
+                     : ValidateHoldSeats(seats);
+  // The layout and the gap rule (the store's, read once per showtime and instance). An
+  // unknown showtime is left to the store's answer, as before there were rules.
+  std::shared_ptr<const HallLayout> layout;
+  if (sorted.ok()) {
+    auto known = co_await LayoutOf(showtime_id);
+    if (known.ok()) {
+      layout = std::move(known.value());
+    } else if (known.status().code() != Code::kNotFound) {
+      co_return known.status();
+    } else if (best) {
+      co_return ShowtimeNotFound(showtime_id);
+    }
+  }
   Status token =
       admission_ ? admission_->CheckToken(showtime_id, customer_id, admission_token) : Status::Ok();
   HoldRequest request{NewHoldId(showtime_id), showtime_id, customer_id,
                       sorted.ok() ? std::move(sorted.value()) : std::vector<std::string>{},
                       policy_.ttl};
+  if (best) {
+    if (!layout->HasCategory(best->category)) {
+      co_return Status(Code::kInvalid, "showtime " + std::to_string(showtime_id) +
+                                           " has no seats of category " + best->category);
+    }
+    request.best = layout->BestBlocks(best->count, best->category);
+  } else if (layout && sorted.ok()) {
+    request.guards = layout->GuardsFor(request.seats);
+  }
+  // Seats picked by hand and refused: with the alternatives this instance's map shows.
+  auto refuse = [&](Status refused) {
+    return best ? std::move(refused)
+                : WithAlternatives(std::move(refused), showtime_id, request.seats, layout.get());
+  };
   // The rate limit and the claim leave in one write.
   std::optional<RateLimiter::Pending> limit;
   if (limiter_) limit = limiter_->Send(customer_id);
   std::optional<SeatGate::PendingClaim> claim;
+  std::optional<SeatGate::PendingPicks> picks;
+  // Holds under the seat rules claim their picks (best available's blocks, or the seats
+  // with their guards) in one Lua call; the others their seats, as ever.
+  const bool ruled = best || !request.guards.empty();
   if (gate_ && sorted.ok() && token.ok() &&
       !(limit && limit->decided && !limit->decided->allowed)) {
-    claim = gate_->SendClaim(showtime_id, request.seats, request.hold_id,
-                             std::min(policy_.gate_claim_ttl, request.ttl));
+    const Millis claim_ttl = std::min(policy_.gate_claim_ttl, request.ttl);
+    if (!ruled) {
+      claim = gate_->SendClaim(showtime_id, request.seats, request.hold_id, claim_ttl);
+    } else if (!best || !request.best.empty()) {
+      picks = gate_->SendPicks(showtime_id, Picks(request), request.hold_id, claim_ttl);
+    }
   }
   // A refusal after the claim was sent gives its keys back (token-checked: only ours go),
   // and is answered once they are gone.
@@ -73,9 +168,29 @@ io::asio::awaitable<Result<Hold>> HoldService::HoldSeatsAsync(int64_t showtime_i
   }
   if (!refused.ok()) {
     if (claim_sent) co_await gate_->ReleaseNow(showtime_id, request.seats, request.hold_id);
+    if (picks && picks->call) {
+      auto gated = co_await gate_->AwaitPicks(std::move(*picks));
+      if (auto seats = PicksClaimed(request, gated); !seats.empty()) {
+        co_await gate_->ReleaseNow(showtime_id, std::move(seats), request.hold_id);
+      }
+    }
     co_return refused;
   }
   if (!sorted.ok()) co_return sorted.status();
+  if (best && request.best.empty()) {  // no block of that size in the hall at all
+    lost_.Inc();
+    co_return NoBlockAvailable(request);
+  }
+  if (ruled) {
+    std::optional<SeatGate::PicksDecision> gated;
+    if (picks) gated = co_await gate_->AwaitPicks(std::move(*picks));
+    std::vector<std::string> asked = request.seats;  // (request is moved on)
+    auto result = co_await DecideRuled(std::move(request), std::move(gated));
+    if (!result.ok() && !best) {
+      co_return WithAlternatives(result.status(), showtime_id, asked, layout.get());
+    }
+    co_return result;
+  }
   bool claimed = false;
   bool disputed = false;  // the gate said taken, this instance's map says free
   if (claim) {
@@ -84,7 +199,7 @@ io::asio::awaitable<Result<Hold>> HoldService::HoldSeatsAsync(int64_t showtime_i
       disputed = shown_free_ && shown_free_(showtime_id, decision.taken) && MayDispute(showtime_id);
       if (!disputed) {
         lost_.Inc();
-        co_return SeatsUnavailable(request, std::move(decision.taken));
+        co_return refuse(SeatsUnavailable(request, std::move(decision.taken)));
       }
       gate_disputed_.Inc();
     }
@@ -101,11 +216,108 @@ io::asio::awaitable<Result<Hold>> HoldService::HoldSeatsAsync(int64_t showtime_i
     }
     SeatsChanged(SeatChange::Type::kHeld, showtime_id, result->seats);
   } else {
-    if (result.status().code() == Code::kConflict) lost_.Inc();
-    if (result.status().code() == Code::kHoldLimit) hold_limited_.Inc();
+    const Code code = result.status().code();
+    if (code == Code::kConflict) lost_.Inc();
+    if (code == Code::kHoldLimit) hold_limited_.Inc();
     // The store said no: this hold's keys must not turn anyone else away.
     if (claimed) gate_->Release(showtime_id, request.seats, request.hold_id);
+    co_return refuse(result.status());
   }
+  co_return result;
+}
+
+std::vector<SeatPick> HoldService::Picks(const HoldRequest& request) {
+  if (request.is_best()) return request.best;
+  return {SeatPick{request.seats, request.guards}};
+}
+
+std::vector<std::string> HoldService::PicksClaimed(const HoldRequest& request,
+                                                   const SeatGate::PicksDecision& gated) {
+  std::vector<std::string> seats;
+  if (gated.verdict == SeatGate::Verdict::kClaimed) {
+    return request.is_best() ? request.best[gated.chosen - 1].seats : request.seats;
+  }
+  if (gated.verdict == SeatGate::Verdict::kUncertain) {  // any pick may carry our keys
+    for (const SeatPick& pick : Picks(request))
+      seats.insert(seats.end(), pick.seats.begin(), pick.seats.end());
+    std::sort(seats.begin(), seats.end());
+    seats.erase(std::unique(seats.begin(), seats.end()), seats.end());
+  }
+  return seats;
+}
+
+bool HoldService::MapAllows(const HoldRequest& request) {
+  if (!map_view_) return false;
+  auto map = map_view_(request.showtime_id);
+  if (!map) return false;
+  std::unordered_map<std::string, bool> free;
+  for (const auto& s : map->seats) free.emplace(s.code, s.status == SeatStatus::kAvailable);
+  auto is_free = [&](const std::string& code) {
+    auto it = free.find(code);
+    return it != free.end() && it->second;
+  };
+  for (const SeatPick& pick : Picks(request)) {
+    if (CheckPick(pick.seats, pick.guards, is_free).ok()) return true;
+  }
+  return false;
+}
+
+io::asio::awaitable<Result<Hold>> HoldService::DecideRuled(
+    HoldRequest request, std::optional<SeatGate::PicksDecision> gated) {
+  const int64_t showtime_id = request.showtime_id;
+  std::vector<std::string> claimed;  // seats whose keys may be ours
+  if (gated) claimed = PicksClaimed(request, *gated);
+  // The gate claimed a block: the store holds that one (its guards checked again there).
+  std::optional<HoldRequest> narrowed;
+  if (gated && gated->verdict == SeatGate::Verdict::kClaimed && request.is_best()) {
+    const SeatPick& pick = request.best[gated->chosen - 1];
+    narrowed = HoldRequest{request.hold_id, showtime_id, request.customer_id,
+                           pick.seats,      request.ttl, pick.guards};
+  }
+  if (gated && gated->verdict == SeatGate::Verdict::kTaken) {
+    // Keys a lost release left behind may be what refused it: when this instance's map
+    // shows a pick that passes, the store is asked (at most one such dispute per showtime
+    // per kDisputeInterval), as for seats picked by hand.
+    if (!(MapAllows(request) && MayDispute(showtime_id))) {
+      lost_.Inc();
+      if (request.is_best()) co_return NoBlockAvailable(request);
+      if (!gated->taken.empty()) co_return SeatsUnavailable(request, std::move(gated->taken));
+      co_return SingleSeatGap(request, std::move(gated->stranded));
+    }
+    gate_disputed_.Inc();
+  }
+  auto result = co_await store_->HoldSeatsAsync(narrowed ? *narrowed : request);
+  if (narrowed && !result.ok() &&
+      (result.status().code() == Code::kConflict ||
+       result.status().code() == Code::kSingleSeatGap)) {
+    // The store knew better than the gate's keys: it decides from every block itself (the
+    // claimed keys are let go below, once the store has chosen).
+    result = co_await store_->HoldSeatsAsync(request);
+  }
+  if (result.ok()) {
+    won_.Inc();
+    if (gate_) {
+      // Keys claimed for seats the store did not give go; the store's seats get theirs.
+      // (Only the difference is released: a release sent aside could land after the
+      // repair and take a key of the new hold away.)
+      std::vector<std::string> stale;
+      std::set_difference(claimed.begin(), claimed.end(), result->seats.begin(),
+                          result->seats.end(), std::back_inserter(stale));
+      if (!stale.empty()) gate_->Release(showtime_id, stale, request.hold_id);
+      if (claimed == result->seats) {
+        gate_->Rearm(showtime_id, result->seats, request.hold_id, request.ttl);
+      } else {
+        gate_->Repair(showtime_id, result->seats, request.hold_id, request.ttl);
+      }
+    }
+    SeatsChanged(SeatChange::Type::kHeld, showtime_id, result->seats);
+    co_return result;
+  }
+  const Code code = result.status().code();
+  if (code == Code::kConflict || code == Code::kSingleSeatGap) lost_.Inc();
+  if (code == Code::kHoldLimit) hold_limited_.Inc();
+  // The store said no: this hold's keys must not turn anyone else away.
+  if (!claimed.empty()) gate_->Release(showtime_id, claimed, request.hold_id);
   co_return result;
 }
 

@@ -7,8 +7,8 @@
 #include <chrono>
 #include <functional>
 #include <mutex>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/metrics.h"
@@ -16,6 +16,7 @@
 #include "gate/seat_events.h"
 #include "gate/seat_gate.h"
 #include "holds/admission.h"
+#include "holds/seat_rules.h"
 #include "store/store.h"
 
 namespace boxoffice {
@@ -45,12 +46,26 @@ class HoldService {
   // Redis write (the claim only for a request that passed every check that asks nobody),
   // and a claim made for a request refused afterwards is released aside.
   io::asio::awaitable<Result<Hold>> HoldSeatsAsync(int64_t showtime_id, int64_t customer_id,
-                                         std::vector<std::string> seats,
-                                         const std::string* admission_token = nullptr);
+                                                   std::vector<std::string> seats,
+                                                   const std::string* admission_token = nullptr);
   // HoldSeatsAsync, run to its end on the calling thread (jobs, tests; never an I/O loop).
   Result<Hold> HoldSeats(int64_t showtime_id, int64_t customer_id,
-                                    const std::vector<std::string>& seats,
-                                    const std::string* admission_token = nullptr);
+                         const std::vector<std::string>& seats,
+                         const std::string* admission_token = nullptr);
+  // Best available (API.md): the same checks, then the showtime's blocks of best.count
+  // seats of best.category, best first (holds/seat_rules.h), go to the store, which holds
+  // the first one free in the same decision; kConflict with no seats when none is. kInvalid
+  // for a category the showtime does not have.
+  io::asio::awaitable<Result<Hold>> HoldBestAsync(int64_t showtime_id, int64_t customer_id,
+                                                  BestAvailable best,
+                                                  const std::string* admission_token = nullptr);
+  Result<Hold> HoldBest(int64_t showtime_id, int64_t customer_id, const BestAvailable& best,
+                        const std::string* admission_token = nullptr);
+  // Picked by hand on a showtime that forbids single-seat gaps, a hold carries the guards
+  // of its seats (kSingleSeatGap when it would leave a seat alone). A hold picked by hand
+  // and refused (kConflict, kSingleSeatGap) carries up to kMaxAlternatives free blocks of
+  // its size and category from this instance's seat map (SetMapView), nearest first.
+  static constexpr size_t kMaxAlternatives = 3;
   // A hold's read, release and extension, awaited on an I/O loop without blocking it (the
   // store's one statement; the gate's keys released or rearmed aside).
   io::asio::awaitable<Result<Hold>> GetHoldAsync(std::string hold_id, int64_t customer_id);
@@ -88,6 +103,20 @@ class HoldService {
   // without it, the gate's "taken" is final.
   using SeatView = std::function<bool(int64_t showtime_id, const std::vector<std::string>& seats)>;
   void SetSeatView(SeatView shown_free) { shown_free_ = std::move(shown_free); }
+  // The seat map this instance has for a showtime (its cache, no store query; maybe older
+  // than a map read would be served), or null: what alternatives are computed from, and
+  // what a dispute of the gate's "no" under the seat rules is checked against. Set before
+  // serving; without it, refusals carry none.
+  using MapView = std::function<std::shared_ptr<const SeatMap>(int64_t showtime_id)>;
+  void SetMapView(MapView map) { map_view_ = std::move(map); }
+  // Where a showtime's layout is read from the first time a hold needs it: the instance's
+  // seat-map cache, whose single flight keeps a storm's first holds from each loading it.
+  // Without it, the store's seat map.
+  using MapSource = std::function<io::asio::awaitable<Result<std::shared_ptr<const SeatMap>>>(
+      int64_t showtime_id)>;
+  void SetMapSource(MapSource source) { map_source_ = std::move(source); }
+  // Showtimes whose layout is kept (then the table starts afresh).
+  static constexpr size_t kMaxKnownLayouts = 4'096;
   static constexpr Millis kDisputeInterval{1'000};
   static constexpr size_t kMaxDisputedShowtimes = 10'000;  // then the table starts afresh
 
@@ -99,16 +128,42 @@ class HoldService {
     if (events_) events_->Publish({type, showtime_id, std::move(seats), SystemClock().Now()});
   }
 
+  // A hold by hand (seats) or best available (best), every check on the way.
+  io::asio::awaitable<Result<Hold>> Decide(int64_t showtime_id, int64_t customer_id,
+                                           std::vector<std::string> seats,
+                                           std::optional<BestAvailable> best,
+                                           const std::string* admission_token);
+  // A hold under the seat rules, once every check before the gate has passed: the gate's
+  // picks decision (if it was asked), then the store, which alone decides.
+  io::asio::awaitable<Result<Hold>> DecideRuled(HoldRequest request,
+                                                std::optional<SeatGate::PicksDecision> gated);
+  // The request's picks: best available's blocks, or its seats with their guards.
+  static std::vector<SeatPick> Picks(const HoldRequest& request);
+  // The seats whose keys a picks claim may have set to this hold.
+  static std::vector<std::string> PicksClaimed(const HoldRequest& request,
+                                               const SeatGate::PicksDecision& gated);
+  // Whether this instance's map shows a pick of the request that passes its rules.
+  bool MapAllows(const HoldRequest& request);
+  // The showtime's layout and gap rule, read from the store once (they never change).
+  io::asio::awaitable<Result<std::shared_ptr<const HallLayout>>> LayoutOf(int64_t showtime_id);
+  // A refusal of seats picked by hand, with the alternatives this instance's map offers.
+  Status WithAlternatives(Status refused, int64_t showtime_id,
+                          const std::vector<std::string>& seats, const HallLayout* layout);
+
   Store* store_;
   SeatGate* gate_;
+  MapView map_view_;
+  MapSource map_source_;
+  std::mutex layouts_mu_;                                                   // a leaf
+  std::unordered_map<int64_t, std::shared_ptr<const HallLayout>> layouts_;  // by layouts_mu_
   SeatEvents* events_ = nullptr;
   Admission* admission_ = nullptr;
   SeatView shown_free_;
   // A showtime's start (it never changes), read from the store once.
   std::optional<Instant> StartsAt(int64_t showtime_id);
   static constexpr size_t kMaxKnownShowtimes = 100'000;  // then the table starts afresh
-  std::mutex starts_mu_;                                  // a leaf
-  std::unordered_map<int64_t, Instant> starts_at_;        // guarded by starts_mu_
+  std::mutex starts_mu_;                                 // a leaf
+  std::unordered_map<int64_t, Instant> starts_at_;       // guarded by starts_mu_
   // Whether a dispute of the gate on this showtime may go to the store now.
   bool MayDispute(int64_t showtime_id);
   std::mutex dispute_mu_;

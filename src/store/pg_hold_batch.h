@@ -1,6 +1,7 @@
-// Holds on PostgreSQL: the statement that decides them (boxoffice_hold_batch, migration
-// 0012), how its rows become each request's Result, and the per-loop batcher that gathers
-// a hot showtime's holds into one statement (store/pg_batcher.h, keyed by showtime).
+// Holds on PostgreSQL: the statement that decides them (boxoffice_hold_picks, migration
+// 0024: boxoffice_hold_batch of 0012 with the seat rules' picks and guards), how its rows
+// become each request's Result, and the per-loop batcher that gathers a hot showtime's
+// holds into one statement (store/pg_batcher.h, keyed by showtime).
 //
 // The function decides a batch's holds one after the other, in arrival order, each all or
 // nothing, in one transaction with one round of row locks (the union of their seats, in
@@ -37,7 +38,9 @@ struct HoldRow {
   Instant expires;
   int64_t found = 0;  // codes that are seats of the showtime
   std::vector<std::string> taken;
-  int64_t held_before = 0;  // the customer's live held seats before it
+  int64_t held_before = 0;            // the customer's live held seats before it
+  size_t chosen = 0;                  // held: the pick that was, 1-based
+  std::vector<std::string> stranded;  // a hand pick's seats it would leave alone
 };
 Result<std::vector<HoldRow>> ReadHoldRows(const PGresult* result, size_t expected);
 

@@ -14,6 +14,7 @@ std::vector<Showtime> ReadShowtimes(const PGresult* r) {
     s.hall = Text(r, row, 3);
     s.starts_at = FromEpochMs(Int(r, row, 4));
     s.seat_count = static_cast<int>(Int(r, row, 5));
+    s.forbid_single_seat_gaps = Text(r, row, 6) == "forbid";
   }
   return out;
 }

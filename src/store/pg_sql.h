@@ -31,8 +31,9 @@ constexpr Sql kRecordMigration{"record_migration",
 // first part inserts; their foreign keys are checked at the statement's end, when it exists.
 constexpr Sql kCreateShowtime{
     "create_showtime",
-    "WITH st AS (INSERT INTO showtime (title, cinema, hall, starts_at, seat_count)"
-    "            VALUES ($1, $2, $3, " BOX_TS("$4") ", $5) RETURNING showtime_id),"
+    "WITH st AS (INSERT INTO showtime (title, cinema, hall, starts_at, seat_count,"
+    "                                  single_seat_gaps)"
+    "            VALUES ($1, $2, $3, " BOX_TS("$4") ", $5, $16) RETURNING showtime_id),"
     " prices AS (INSERT INTO price (showtime_id, category, amount, currency)"
     "            SELECT st.showtime_id, u.* FROM st,"
     "                   unnest($6::text[], $7::bigint[], $8::text[]) AS u),"
@@ -44,14 +45,15 @@ constexpr Sql kCreateShowtime{
     " SELECT showtime_id FROM st"};
 constexpr Sql kSelectShowtime{
     "select_showtime",
-    "SELECT showtime_id, title, cinema, hall, " BOX_MS("starts_at") ", seat_count"
-    "  FROM showtime WHERE showtime_id = $1"};
+    "SELECT showtime_id, title, cinema, hall, " BOX_MS("starts_at") ", seat_count,"
+    "       single_seat_gaps FROM showtime WHERE showtime_id = $1"};
 constexpr Sql kSelectPrices{"select_prices",
                             "SELECT showtime_id, category, amount, currency FROM price"
                             " WHERE showtime_id = ANY($1::bigint[])"};
 constexpr Sql kListShowtimes{
     "list_showtimes",
-    "SELECT showtime_id, title, cinema, hall, " BOX_MS("starts_at") ", seat_count FROM showtime"
+    "SELECT showtime_id, title, cinema, hall, " BOX_MS("starts_at") ", seat_count,"
+    "       single_seat_gaps FROM showtime"
     " WHERE ($1::bigint IS NULL OR starts_at >= " BOX_TS("$1") ")"
     "   AND ($2::bigint IS NULL OR starts_at < " BOX_TS("$2") ")"
     "   AND ($3::text IS NULL OR cinema = $3::text)"

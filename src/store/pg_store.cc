@@ -258,7 +258,8 @@ std::vector<Param> CreateShowtimeParams(const NewShowtime& st) {
           IntArrayLiteral(orders),
           ArrayLiteral(seat_categories),
           ArrayLiteral(accessible),
-          ArrayLiteral(aisle_after)};
+          ArrayLiteral(aisle_after),
+          std::string(st.forbid_single_seat_gaps ? "forbid" : "allow")};
 }
 
 // kSetWaitingRoom's parameters, and what its answer means.

@@ -2,6 +2,9 @@
 // (group commit), fed by the hold queue's thread to the loops' coroutines.
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <unordered_map>
+
 #include "core/pool.h"
 #include "core/seats.h"
 #include "store/sqlite_connection.h"
@@ -16,24 +19,71 @@ using namespace sqlite;  // the store's own statements and rows
 
 namespace {
 
-// One hold decided inside the caller's write transaction: the quota, the seeds' UPDATE with
-// its changed-row count compared, the seat_hold row. On any refusal the caller rolls back
-// what this request changed (its savepoint).
+// The seat rules of a hold (store.h: best available's candidates, the gap rule's guards),
+// applied with CheckPick on the seats' state read in the writer's transaction, where no
+// other writer can change it: the seats to hold (the first candidate that passes, for best
+// available), or the refusal. A pick by hand with taken seats is left to the UPDATE, which
+// names them (or the codes that are not seats).
+Result<std::vector<std::string>> ApplySeatRules(SqliteConnection& c, const HoldRequest& req,
+                                                Instant now) {
+  if (!req.is_best() && req.guards.empty()) return req.seats;
+  std::vector<std::string> codes = req.seats;
+  auto add_pick = [&](const std::vector<std::string>& seats, const std::vector<SeatGuard>& guards) {
+    codes.insert(codes.end(), seats.begin(), seats.end());
+    for (const auto& g : guards) {
+      codes.push_back(g.seat);
+      if (!g.beyond.empty()) codes.push_back(g.beyond);
+    }
+  };
+  add_pick({}, req.guards);
+  for (const auto& pick : req.best) add_pick(pick.seats, pick.guards);
+  std::sort(codes.begin(), codes.end());
+  codes.erase(std::unique(codes.begin(), codes.end()), codes.end());
+  std::unordered_map<std::string, bool> free;
+  Query q(c, kSeatsFree, {req.showtime_id, SeatsJson(codes), ToEpochMs(now)});
+  while (q.Next()) free[q.Text(0)] = q.Int(1) != 0;
+  if (!q.status().ok()) return q.status();
+  auto is_free = [&](const std::string& code) {
+    auto it = free.find(code);
+    return it != free.end() && it->second;
+  };
+  if (req.is_best()) {
+    for (const auto& pick : req.best) {
+      if (CheckPick(pick.seats, pick.guards, is_free).ok()) return pick.seats;
+    }
+    return NoBlockAvailable(req);
+  }
+  PickCheck check = CheckPick(req.seats, req.guards, is_free);
+  if (check.taken.empty() && !check.stranded.empty()) {
+    return SingleSeatGap(req, std::move(check.stranded));
+  }
+  return req.seats;
+}
+
+// One hold decided inside the caller's write transaction: the quota, the seat rules, the
+// seeds' UPDATE with its changed-row count compared, the seat_hold row. On any refusal the
+// caller rolls back what this request changed (its savepoint).
 Result<Hold> DecideHold(SqliteConnection& c, const HoldRequest& req, Instant now) {
   const Instant expires = now + req.ttl;
-  const std::string seats_json = SeatsJson(req.seats);
   {
     Query held(c, kCustomerHeld, {req.customer_id, req.showtime_id, ToEpochMs(now)});
     if (!held.Next()) return held.status();
-    const int64_t n = static_cast<int64_t>(req.seats.size());
+    const int64_t n =
+        static_cast<int64_t>(req.is_best() ? req.best.front().seats.size() : req.seats.size());
     if (held.Int(0) + n > kMaxSeatsPerCustomer) return HoldLimit(req, held.Int(0));
   }
+  auto chosen = ApplySeatRules(c, req, now);
+  if (!chosen.ok()) return chosen.status();
+  const std::vector<std::string>& seats = chosen.value();
+  const std::string seats_json = SeatsJson(seats);
   Result<int> updated = Query(c, kHoldSeats,
                               {req.hold_id, req.customer_id, ToEpochMs(expires), req.showtime_id,
                                seats_json, ToEpochMs(now)})
                             .Exec();
   if (!updated.ok()) return updated.status();
-  if (static_cast<size_t>(updated.value()) != req.seats.size()) {
+  if (static_cast<size_t>(updated.value()) != seats.size()) {
+    // (A best block was read free in this transaction, which no one else writes.)
+    BOX_ASSERT(!req.is_best());
     // Short: find out why; the caller rolls this request back.
     std::vector<std::string> found, taken;
     Query q(c, kExplainHold, {req.showtime_id, seats_json, ToEpochMs(now), req.hold_id});
@@ -54,12 +104,11 @@ Result<Hold> DecideHold(SqliteConnection& c, const HoldRequest& req, Instant now
     return SeatsUnavailable(req, std::move(taken));
   }
   Result<int> inserted = Query(c, kInsertHold,
-                               {req.hold_id, req.showtime_id, req.customer_id, JoinComma(req.seats),
+                               {req.hold_id, req.showtime_id, req.customer_id, JoinComma(seats),
                                 ToEpochMs(now), ToEpochMs(expires)})
                              .Exec();
   if (!inserted.ok()) return inserted.status();
-  return Hold{req.hold_id, req.showtime_id, req.customer_id, req.seats, HoldState::kHeld,
-              now,         expires};
+  return Hold{req.hold_id, req.showtime_id, req.customer_id, seats, HoldState::kHeld, now, expires};
 }
 
 }  // namespace
@@ -122,6 +171,5 @@ io::asio::awaitable<Result<Hold>> SqliteStore::HoldSeatsAsync(HoldRequest reques
   }
   co_return std::move(*result);
 }
-
 
 }  // namespace boxoffice

@@ -39,6 +39,7 @@ Showtime ReadShowtime(Query& q) {
   s.hall = q.Text(3);
   s.starts_at = FromEpochMs(q.Int(4));
   s.seat_count = static_cast<int>(q.Int(5));
+  s.forbid_single_seat_gaps = q.Text(6) == "forbid";
   return s;
 }
 
@@ -102,6 +103,5 @@ std::optional<Instant> ReadOptMs(Query& q, int col) {
   if (q.IsNull(col)) return std::nullopt;
   return FromEpochMs(q.Int(col));
 }
-
 
 }  // namespace boxoffice::sqlite

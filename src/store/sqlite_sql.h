@@ -14,19 +14,22 @@ constexpr const char* kRecordMigration =
     "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)";
 
 constexpr const char* kInsertShowtime =
-    "INSERT INTO showtime (title, cinema, hall, starts_at, seat_count) VALUES (?, ?, ?, ?, ?)";
+    "INSERT INTO showtime (title, cinema, hall, starts_at, seat_count, single_seat_gaps)"
+    " VALUES (?, ?, ?, ?, ?, ?)";
 constexpr const char* kInsertPrice =
     "INSERT INTO price (showtime_id, category, amount, currency) VALUES (?, ?, ?, ?)";
 constexpr const char* kInsertSeat =
     "INSERT INTO show_seat (showtime_id, seat_code, row_label, seat_number, seat_order, "
     "category, accessible, aisle_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
 constexpr const char* kSelectShowtime =
-    "SELECT showtime_id, title, cinema, hall, starts_at, seat_count FROM showtime "
+    "SELECT showtime_id, title, cinema, hall, starts_at, seat_count, single_seat_gaps FROM "
+    "showtime "
     "WHERE showtime_id = ?";
 constexpr const char* kSelectPrices =
     "SELECT category, amount, currency FROM price WHERE showtime_id = ?";
 constexpr const char* kListShowtimes =
-    "SELECT showtime_id, title, cinema, hall, starts_at, seat_count FROM showtime "
+    "SELECT showtime_id, title, cinema, hall, starts_at, seat_count, single_seat_gaps FROM "
+    "showtime "
     " WHERE (?1 IS NULL OR starts_at >= ?1) AND (?2 IS NULL OR starts_at < ?2)"
     "   AND (?3 IS NULL OR cinema = ?3)"
     "   AND (?4 IS NULL OR starts_at > ?4 OR (starts_at = ?4 AND showtime_id > ?5))"
@@ -93,6 +96,10 @@ constexpr const char* kExplainHold =
     "       OR hold_id = ?4"
     "  FROM show_seat WHERE showtime_id = ?1 AND seat_code IN (SELECT value FROM json_each(?2))";
 constexpr const char* kShowtimeExists = "SELECT 1 FROM showtime WHERE showtime_id = ?";
+// The seats the seat rules look at, and whether each is free now (expired holds are).
+constexpr const char* kSeatsFree =
+    "SELECT seat_code, status = 'AVAILABLE' OR (status = 'HELD' AND hold_expires_at < ?3)"
+    "  FROM show_seat WHERE showtime_id = ?1 AND seat_code IN (SELECT value FROM json_each(?2))";
 constexpr const char* kInsertHold =
     "INSERT INTO seat_hold (hold_id, showtime_id, customer_id, seats, status, created_at,"
     " expires_at) VALUES (?, ?, ?, ?, 'HELD', ?, ?)";
@@ -214,6 +221,5 @@ constexpr const char* kRefundAttemptFailed =
 constexpr const char* kRefundBacklog =
     "SELECT count(*) FILTER (WHERE NOT refused), count(*) FILTER (WHERE refused)"
     "  FROM refund WHERE status = 'PENDING'";
-
 
 }  // namespace boxoffice::sqlite

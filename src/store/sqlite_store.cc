@@ -12,10 +12,10 @@
 #include "store/migrations.h"
 #include "store/money.h"
 #include "store/sqlite_connection.h"
-#include "store/sqlite_store_parts.h"
 #include "store/sqlite_money_tx.h"
 #include "store/sqlite_rows.h"
 #include "store/sqlite_sql.h"
+#include "store/sqlite_store_parts.h"
 
 namespace boxoffice {
 
@@ -64,7 +64,6 @@ SqliteStore::SqliteStore(SqliteOptions options, const Clock* clock)
   holds_ = std::make_unique<HoldQueue>(this);
 }
 
-
 SqliteStore::~SqliteStore() = default;
 
 Status SqliteStore::Migrate() {
@@ -111,7 +110,8 @@ Result<int64_t> SqliteStore::CreateShowtime(const NewShowtime& st) {
   for (const auto& r : st.rows) seat_count += r.seats;
   {
     Query q(c, kInsertShowtime,
-            {st.title, st.cinema, st.hall, ToEpochMs(st.starts_at), seat_count});
+            {st.title, st.cinema, st.hall, ToEpochMs(st.starts_at), seat_count,
+             std::string(st.forbid_single_seat_gaps ? "forbid" : "allow")});
     if (auto r = q.Exec(); !r.ok()) return r.status();
   }
   const int64_t id = sqlite3_last_insert_rowid(c.db());
@@ -266,9 +266,8 @@ Result<Booking> SqliteStore::StartCheckout(const std::string& hold_id, int64_t c
 }
 
 Result<Settlement> SqliteStore::SettlePayment(const PaymentReport& report, Booking* confirmed) {
-  return InWriteTx<Settlement>(pools_->writer, clock_, [&](MoneyTx& tx) {
-    return SettlePaymentIn(tx, report, confirmed);
-  });
+  return InWriteTx<Settlement>(pools_->writer, clock_,
+                               [&](MoneyTx& tx) { return SettlePaymentIn(tx, report, confirmed); });
 }
 
 Status SqliteStore::AttachPaymentSession(int64_t booking_id, const std::string& session_id,
@@ -446,8 +445,9 @@ Status SqliteStore::MarkEventsPublished(const std::vector<int64_t>& ids,
   auto conn = pools_->writer.Acquire();
   if (!conn.ok()) return conn.status();
   const int64_t now = ToEpochMs(clock_->Now());
-  auto r = Query(*conn.value(), kMarkPublished, {now, nlohmann::json(ids).dump(), lease_name, owner})
-               .Exec();
+  auto r =
+      Query(*conn.value(), kMarkPublished, {now, nlohmann::json(ids).dump(), lease_name, owner})
+          .Exec();
   if (!r.ok()) return r.status();
   if (r.value() > 0) return Status::Ok();
   // Nothing marked: published before, or fenced out. Tell which.
@@ -474,10 +474,10 @@ Status SqliteStore::RefundAttemptFailed(const std::string& refund_id, bool refus
                                         const std::string& error, Millis retry_after) {
   auto conn = pools_->writer.Acquire();
   if (!conn.ok()) return conn.status();
-  auto r = Query(*conn.value(), kRefundAttemptFailed,
-                 {int64_t{refused ? 1 : 0}, error,
-                  ToEpochMs(clock_->Now() + retry_after), refund_id})
-               .Exec();
+  auto r =
+      Query(*conn.value(), kRefundAttemptFailed,
+            {int64_t{refused ? 1 : 0}, error, ToEpochMs(clock_->Now() + retry_after), refund_id})
+          .Exec();
   return r.ok() ? Status::Ok() : r.status();
 }
 

@@ -36,6 +36,21 @@ Status SeatsUnavailable(const HoldRequest& request, std::vector<std::string> tak
                 std::move(taken));
 }
 
+Status NoBlockAvailable(const HoldRequest& request) {
+  const size_t n = request.best.empty() ? 0 : request.best.front().seats.size();
+  return Status(Code::kConflict, "No " + std::to_string(n) + " adjacent seats of showtime " +
+                                     std::to_string(request.showtime_id) + " are available");
+}
+
+Status SingleSeatGap(const HoldRequest& request, std::vector<std::string> stranded) {
+  std::sort(stranded.begin(), stranded.end());
+  stranded.erase(std::unique(stranded.begin(), stranded.end()), stranded.end());
+  std::string message = "Seats " + JoinSeats(request.seats) + " of showtime " +
+                        std::to_string(request.showtime_id) + " would leave " +
+                        JoinSeats(stranded) + " alone";  // (before stranded is moved)
+  return Status(Code::kSingleSeatGap, std::move(message), std::move(stranded));
+}
+
 Status UnknownSeats(const HoldRequest& request, const std::vector<std::string>& found) {
   std::vector<std::string> unknown;
   for (const auto& s : request.seats) {

@@ -50,7 +50,8 @@ struct NewShowtime {
   std::string hall;
   Instant starts_at;
   std::vector<RowLayout> rows;
-  std::map<std::string, Price> prices;  // by category
+  std::map<std::string, Price> prices;   // by category
+  bool forbid_single_seat_gaps = false;  // API.md "singleSeatGaps": "forbid"
 };
 
 struct Showtime {
@@ -61,6 +62,7 @@ struct Showtime {
   Instant starts_at;
   std::map<std::string, Price> prices;
   int seat_count = 0;
+  bool forbid_single_seat_gaps = false;
 };
 
 // Showtimes with from <= starts_at < to, ordered by (starts_at, id), after the cursor.
@@ -105,13 +107,63 @@ struct SeatOwner {
   int64_t customer_id = 0;
 };
 
+// The single-seat gap rule as a check on one neighbour of a pick (holds/seat_rules.h builds
+// them from the hall's layout, which never changes): `seat`, not in the pick, must not be
+// left alone. The pick would strand it when `seat` is free and `beyond` (the next seat
+// outward in its row, before any aisle) is not, or when `beyond` is empty (an aisle or the
+// row's end, or a seat of the pick itself). Every store, and the Redis gate, apply exactly
+// this rule (CheckPick) on the seats' state inside the step that decides the hold.
+struct SeatGuard {
+  std::string seat;
+  std::string beyond;
+  bool operator==(const SeatGuard&) const = default;
+};
+
+// Seats to hold together (sorted, distinct) and the guards the hold must respect.
+struct SeatPick {
+  std::vector<std::string> seats;
+  std::vector<SeatGuard> guards;
+  bool operator==(const SeatPick&) const = default;
+};
+
 struct HoldRequest {
   std::string hold_id;  // a fresh UUID chosen by the caller
   int64_t showtime_id = 0;
   int64_t customer_id = 0;
-  std::vector<std::string> seats;  // validated, sorted, distinct (core/seats.h)
+  // Picked by hand: validated, sorted, distinct (core/seats.h). Empty for best available.
+  std::vector<std::string> seats;
   Millis ttl{0};
+  // Picked by hand on a showtime that forbids single-seat gaps: the neighbours `seats`
+  // must not strand (kSingleSeatGap naming them otherwise).
+  std::vector<SeatGuard> guards = {};
+  // Best available: the blocks to try, best first, in the same decision; the first whose
+  // seats are all free and whose guards hold is held (kConflict with no seats when none).
+  std::vector<SeatPick> best = {};
+  bool is_best() const { return seats.empty(); }
 };
+
+// How a pick fares on the seats' state at the moment of the decision. `free` says whether
+// a code is a seat of the showtime that nobody holds (an expired hold counting as free) or
+// has booked. taken: the pick's seats that are not free; stranded: the guards' seats it
+// would leave alone (only looked at when nothing is taken). Both in the pick's order.
+struct PickCheck {
+  std::vector<std::string> taken;
+  std::vector<std::string> stranded;
+  bool ok() const { return taken.empty() && stranded.empty(); }
+};
+template <class Free>
+PickCheck CheckPick(const std::vector<std::string>& seats, const std::vector<SeatGuard>& guards,
+                    const Free& free) {
+  PickCheck check;
+  for (const auto& seat : seats) {
+    if (!free(seat)) check.taken.push_back(seat);
+  }
+  if (!check.taken.empty()) return check;
+  for (const auto& g : guards) {
+    if (free(g.seat) && (g.beyond.empty() || !free(g.beyond))) check.stranded.push_back(g.seat);
+  }
+  return check;
+}
 
 enum class HoldState { kHeld, kExpired, kReleased, kBooked };
 const char* HoldStateName(HoldState s);
@@ -266,6 +318,10 @@ Status ShowtimeNotFound(int64_t showtime_id);
 Status HoldNotFound(const std::string& hold_id);
 // kConflict listing `taken`, with the message "Seats [F6, F7] of showtime 42 are not available".
 Status SeatsUnavailable(const HoldRequest& request, std::vector<std::string> taken);
+// kConflict with no seats: best available found no block free.
+Status NoBlockAvailable(const HoldRequest& request);
+// kSingleSeatGap naming the seats the hold would leave alone.
+Status SingleSeatGap(const HoldRequest& request, std::vector<std::string> stranded);
 // kUnknownSeats listing the requested codes missing from `found`.
 Status UnknownSeats(const HoldRequest& request, const std::vector<std::string>& found);
 Status BookingNotFound(int64_t booking_id);

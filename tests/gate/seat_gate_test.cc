@@ -18,10 +18,13 @@
 #include <map>
 #include <mutex>
 #include <random>
+#include <set>
 #include <thread>
 
+#include "core/seats.h"
 #include "holds/hold_service.h"
 #include "store/store_fixture.h"
+#include "support/best_storm.h"
 #include "support/redis_cluster.h"
 #include "support/redis_server.h"
 
@@ -481,6 +484,144 @@ TEST_P(GatedFaults, AClusterMasterKilledMidRunAndItsReplicaPromoted) {
   const int now = cluster.MasterOfSlot(RedisKeySlot("{" + std::to_string(showtime_) + "}"));
   EXPECT_GE(now, 0);
   EXPECT_NE(now, killed) << "a replica was promoted";
+}
+
+// The seat rules' claim (docs/seat-rules.md): picks tried in order in one Lua call, the
+// first whose keys are free and whose guards hold claimed; a single refused pick named.
+TEST(SeatGate, PicksClaimTheFirstThatPassesInOneCall) {
+  START_REDIS(redis);
+  Metrics metrics;
+  auto gate = RedisFixture::Gate(*redis, &metrics);
+  auto decide = [&](const std::vector<SeatPick>& picks, const std::string& hold) {
+    return io::RunSync(gate->AwaitPicks(gate->SendPicks(7, picks, hold, Millis(60'000))));
+  };
+  ASSERT_EQ(gate->Claim(7, {"A1"}, "other", Millis(60'000)).verdict, SeatGate::Verdict::kClaimed);
+  // Row A1..A6, A1 taken. A2A3 strands nothing (A1 is taken); A3A4 would leave A2 alone.
+  const SeatPick a3a4{{"A3", "A4"}, {{"A2", "A1"}, {"A5", "A6"}}};
+  const SeatPick a1a2{{"A1", "A2"}, {{"A3", "A4"}}};
+  const SeatPick a5a6{{"A5", "A6"}, {{"A4", "A3"}}};
+  auto d = decide({a3a4, a1a2, a5a6}, "best");
+  ASSERT_EQ(d.verdict, SeatGate::Verdict::kClaimed);
+  EXPECT_EQ(d.chosen, 3u);
+  EXPECT_EQ(gate->Claim(7, {"A5"}, "x", Millis(60'000)).verdict, SeatGate::Verdict::kTaken);
+  EXPECT_EQ(gate->Claim(7, {"A3"}, "x", Millis(60'000)).verdict, SeatGate::Verdict::kClaimed)
+      << "the picks that failed set no key";
+  gate->Release(7, {"A3"}, "x");
+  // A single pick refused: its taken seats, or else the seats it would strand.
+  auto taken = decide({a1a2}, "hand");
+  EXPECT_EQ(taken.verdict, SeatGate::Verdict::kTaken);
+  EXPECT_EQ(taken.taken, (std::vector<std::string>{"A1"}));
+  auto alone = decide({a3a4}, "hand");
+  EXPECT_EQ(alone.verdict, SeatGate::Verdict::kTaken);
+  EXPECT_TRUE(alone.taken.empty());
+  EXPECT_EQ(alone.stranded, (std::vector<std::string>{"A2"}));
+  // A guard at an aisle or a row's end (no beyond): the neighbour alone is stranded.
+  const SeatPick b2{{"B2"}, {{"B1", ""}, {"B3", "B4"}}};
+  EXPECT_EQ(decide({b2}, "hand").stranded, (std::vector<std::string>{"B1"}));
+  const SeatPick b1b2{{"B1", "B2"}, {{"B3", "B4"}}};
+  EXPECT_EQ(decide({b2, b1b2}, "best").chosen, 2u);
+}
+
+// A showtime that forbids gaps, holds by hand and best available mixed with releases: the
+// same outcomes with and without the gate (its picks decision is never wrong).
+TEST_P(GatedHolds, TheGateNeverChangesWhoWinsUnderTheSeatRules) {
+  START_REDIS(redis);
+  Metrics metrics;
+  auto gate = RedisFixture::Gate(*redis, &metrics);
+  NewShowtime hall = PricedLayout();
+  hall.forbid_single_seat_gaps = true;
+  auto plain_store = std::move(store_);
+  store_ = NewStore();
+  const int64_t gated_st = store_->CreateShowtime(hall).value();
+  std::swap(store_, plain_store);
+  const int64_t plain_st = store_->CreateShowtime(hall).value();
+  ASSERT_EQ(gated_st, plain_st);
+  HoldService plain(store_.get(), HoldPolicy{}, &metrics);
+  HoldService gated(plain_store.get(), HoldPolicy{}, &metrics, gate.get());
+
+  std::mt19937_64 rng(20261202);
+  auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  std::vector<std::pair<Hold, Hold>> live;
+  std::map<Code, int> outcomes;
+  for (int op = 0; op < 500; ++op) {
+    if (!live.empty() && pick(3) == 0) {
+      const size_t i = static_cast<size_t>(pick(static_cast<int>(live.size())));
+      EXPECT_TRUE(plain.ReleaseHold(live[i].first.hold_id, live[i].first.customer_id).ok());
+      EXPECT_TRUE(gated.ReleaseHold(live[i].second.hold_id, live[i].second.customer_id).ok());
+      live.erase(live.begin() + static_cast<long>(i));
+      continue;
+    }
+    const int64_t customer = 1 + pick(40);
+    Result<Hold> a = Status(Code::kInternal, "");
+    Result<Hold> b = Status(Code::kInternal, "");
+    if (pick(3) == 0) {
+      const BestAvailable best{static_cast<size_t>(1 + pick(3)), pick(2) ? "standard" : "premium"};
+      a = plain.HoldBest(plain_st, customer, best);
+      b = gated.HoldBest(gated_st, customer, best);
+    } else {
+      const std::string row = pick(2) ? "E" : "F";
+      const int first = 1 + pick(9);
+      std::vector<std::string> seats = {row + std::to_string(first)};
+      if (pick(2)) seats.push_back(row + std::to_string(first + 1));
+      a = plain.HoldSeats(plain_st, customer, seats);
+      b = gated.HoldSeats(gated_st, customer, seats);
+    }
+    ASSERT_EQ(a.ok(), b.ok()) << "op " << op << ": " << a.status().message() << " / "
+                              << b.status().message();
+    ++outcomes[a.status().code()];
+    if (a.ok()) {
+      EXPECT_EQ(a->seats, b->seats) << "op " << op;
+      live.emplace_back(a.value(), b.value());
+    } else {
+      EXPECT_EQ(a.status().code(), b.status().code()) << "op " << op;
+      EXPECT_EQ(a.status().seats(), b.status().seats()) << "op " << op;
+    }
+  }
+  EXPECT_GT(outcomes[Code::kOk], 50);
+  EXPECT_GT(outcomes[Code::kSingleSeatGap], 10);
+  EXPECT_GT(outcomes[Code::kConflict], 10);
+  const std::string counters = metrics.Render();
+  const std::string series = "boxoffice_gate_total{outcome=\"rejected\"} ";
+  const size_t at = counters.find(series);
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_GT(std::stoi(counters.substr(at + series.size())), 50)
+      << "the gate should have turned most refusals away";
+}
+
+// 64 threads ask "best 2" through the gate on a 300-seat hall (gaps forbidden, then
+// allowed) until each is refused: every seat held once, no win asked after a refusal was
+// answered, no block left that the rules allow, nothing stranded when forbidden.
+TEST_P(GatedHolds, SixtyFourThreadsAskingBestTwoThroughTheGate) {
+  START_REDIS(redis);
+  for (bool forbid : {true, false}) {
+    Metrics metrics;
+    auto gate = RedisFixture::Gate(*redis, &metrics, 16, Millis(5'000));
+    NewShowtime hall = PricedLayout();
+    hall.rows.clear();
+    for (int r = 0; r < 15; ++r) {
+      hall.rows.push_back(
+          RowLayout{std::string(1, static_cast<char>('A' + r)), 20, "standard", {4, 16}});
+    }
+    hall.forbid_single_seat_gaps = forbid;
+    const int64_t st = store_->CreateShowtime(hall).value();
+    HoldService holds(store_.get(), HoldPolicy{}, &metrics, gate.get());
+    auto storm = testing::RunBestStorm(64, [&](int64_t customer) {
+      return holds.HoldBest(st, customer, {2, "standard"});
+    });
+    auto map = store_->GetSeatMap(st);
+    ASSERT_TRUE(map.ok());
+    const size_t left = testing::ExpectBestStormLeftNoBlock(storm, map.value(), forbid, 2);
+    const std::string counters = metrics.Render();
+    const std::string series = "boxoffice_gate_total{outcome=\"rejected\"} ";
+    const size_t at = counters.find(series);
+    ASSERT_NE(at, std::string::npos);
+    std::printf(
+        "[gated best 2 %s, gaps %s] %zu seats held, %zu left, %s refused by the gate\n",
+        EngineName(::testing::TestParamInfo<Engine>(GetParam(), 0)).c_str(),
+        forbid ? "forbidden" : "allowed", storm.owner.size(), left,
+        counters.substr(at + series.size(), counters.find('\n', at) - at - series.size()).c_str());
+    EXPECT_GT(storm.owner.size(), 200u);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, GatedHolds, ::testing::Values(Engine::kSqlite, Engine::kPostgres),
