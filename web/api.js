@@ -76,6 +76,9 @@ export const api = {
   hold: (id, seats, admission) => call('POST', `/showtimes/${id}/holds`, {
     body: { seats }, headers: admission ? { 'X-Admission-Token': admission } : {},
   }),
+  holdBest: (id, count, category, admission) => call('POST', `/showtimes/${id}/holds`, {
+    body: { best: { count, category } }, headers: admission ? { 'X-Admission-Token': admission } : {},
+  }),
   getHold: (holdId) => call('GET', `/holds/${holdId}`),
   release: (holdId) => call('DELETE', `/holds/${holdId}`),
   extend: (holdId) => call('POST', `/holds/${holdId}/extend`),

@@ -146,6 +146,11 @@ async function showtimeView(id, nav) {
   let tick = null;                              // the hold's countdown
   let asking = new Set();                       // seats of the hold request in flight
   let busy = false;                             // a hold, checkout, extend or release in flight
+  let offers = [];                              // blocks offered with the last refusal
+  let bestCount = 2;                            // the best-available form's last choice
+  // The categories that have seats, in hall order (a price alone sells nothing).
+  const seatCategories = [...new Set(first.data.seats.map((seat) => seat.category))];
+  let bestCategory = seatCategories[0];
   const mapBox = el('div', { class: 'map' });
   const panel = el('section', { class: 'panel', 'aria-labelledby': 'panel-title' });
   const room = el('section', { class: 'room', hidden: true, 'aria-live': 'polite' });
@@ -223,7 +228,87 @@ async function showtimeView(id, nav) {
       el('h2', { id: 'panel-title' }, 'Your selection'),
       el('p', {}, chosen.length ? `Seats ${seatList(chosen)} · ${money(total(chosen))}` : `Choose up to ${MAX_SEATS} seats on the map.`),
       el('div', { class: 'actions' }, holdButton,
-        chosen.length ? el('button', { onclick: () => { map.clearSelection(); drawPanel(); } }, 'Clear') : null));
+        chosen.length ? el('button', { onclick: () => { map.clearSelection(); map.markAlone([]); offers = []; drawPanel(); } }, 'Clear') : null),
+      offersBox(),
+      bestForm());
+  }
+
+  // Free blocks the service offered with a refusal: one click holds one.
+  function offersBox() {
+    if (!offers.length) return null;
+    return el('div', { class: 'offers' },
+      el('h3', {}, 'Free seats nearby'),
+      el('ul', { class: 'alternatives' }, ...offers.map((seats) => el('li', {},
+        el('button', { onclick: () => takeOffer(seats), 'data-seats': seats.join(' ') },
+          `Hold ${seatList(seats)} · ${money(total(seats))}`)))));
+  }
+
+  function takeOffer(seats) {
+    if (busy) return;
+    map.clearSelection();
+    for (const c of seats) if (map.seats.has(c)) map.toggle(c);
+    holdSeats();
+  }
+
+  // "Best available": the service chooses and holds the best free block in one step.
+  function bestForm() {
+    const count = el('select', { name: 'count' },
+      ...Array.from({ length: MAX_SEATS }, (_, i) => el('option', { value: String(i + 1), selected: i + 1 === bestCount }, String(i + 1))));
+    const categories = seatCategories;
+    const category = el('select', { name: 'category' },
+      ...categories.map((c) => el('option', { value: c, selected: c === bestCategory }, `${c} (${money(s.prices[c])})`)));
+    const go = () => {
+      bestCount = Number(count.value);
+      bestCategory = category.value;
+      holdBest(bestCount, bestCategory);
+    };
+    return el('div', { class: 'best', role: 'group', 'aria-label': 'Best available' },
+      el('label', {}, 'Seats', count),
+      categories.length > 1 ? el('label', {}, 'Category', category) : null,
+      el('button', { onclick: go, class: 'best-button' }, 'Best available'));
+  }
+
+  async function holdBest(count, category) {
+    if (busy) return;
+    if (Date.now() < retryAt) { say(`Too many attempts. Try again in ${Math.ceil((retryAt - Date.now()) / 1000)} seconds.`); return; }
+    say('');
+    const admission = store.get(`admission.${id}`);
+    busy = true;
+    try {
+      const { data } = await api.holdBest(id, count, category, admission && admission.token);
+      held(data);
+    } catch (e) {
+      if (left(nav)) return;
+      if (e.code === 'SEATS_UNAVAILABLE') {
+        say(`No ${count} seat${count > 1 ? 's' : ''} side by side in ${category} ${count > 1 ? 'are' : 'is'} free any more. Try fewer seats or another category.`, 'info');
+        refresh();
+        return;
+      }
+      refused(e);
+    } finally {
+      busy = false;
+    }
+  }
+
+  function held(data) {
+    map.clearSelection();
+    map.markAlone([]);
+    offers = [];
+    keepHold({ holdId: data.holdId, seats: data.seats, expiresAt: data.expiresAt });
+    drawPanel();
+    announce(`Seats ${seatList(data.seats)} are held for you. Time left: ${clock(new Date(data.expiresAt) - serverNow())}.`);
+    panel.querySelector('button.primary')?.focus();
+  }
+
+  function refused(e) {
+    if (e.code === 'RATE_LIMITED') {
+      retryAt = Date.now() + (e.retryAfter || 60) * 1000;
+    } else if (e.code === 'NOT_ADMITTED') {
+      store.set(`admission.${id}`, null);
+      waitingRoom(true);
+      return;
+    }
+    say(explain(e));
   }
 
   function keepHold(h) {
@@ -280,25 +365,19 @@ async function showtimeView(id, nav) {
     busy = true;
     try {
       const { data } = await api.hold(id, seats, admission && admission.token);
-      map.clearSelection();
-      keepHold({ holdId: data.holdId, seats: data.seats, expiresAt: data.expiresAt });
-      drawPanel();
-      announce(`Seats ${seatList(data.seats)} are held for you. Time left: ${clock(new Date(data.expiresAt) - serverNow())}.`);
-      panel.querySelector('button.primary')?.focus();
+      held(data);
     } catch (e) {
       if (left(nav)) return;
-      if (e.code === 'SEATS_UNAVAILABLE') {
-        map.setStatus(e.body.seats || [], 'HELD');
+      if (e.code === 'SEATS_UNAVAILABLE' || e.code === 'SINGLE_SEAT_GAP') {
+        if (e.code === 'SEATS_UNAVAILABLE') map.setStatus(e.body.seats || [], 'HELD');
+        map.markAlone(e.code === 'SINGLE_SEAT_GAP' ? e.body.seats || [] : []);
+        offers = (e.body.alternatives || []).map((a) => a.seats).filter((a) => Array.isArray(a) && a.length);
         drawPanel();
-        refresh();
-      } else if (e.code === 'RATE_LIMITED') {
-        retryAt = Date.now() + (e.retryAfter || 60) * 1000;
-      } else if (e.code === 'NOT_ADMITTED') {
-        store.set(`admission.${id}`, null);
-        waitingRoom(true);
+        if (e.code === 'SEATS_UNAVAILABLE') refresh();
+        say(explain(e) + (offers.length ? ' Or take one of the free blocks offered below.' : ''), 'info');
         return;
       }
-      say(explain(e));
+      refused(e);
     } finally {
       asking = new Set();
       busy = false;

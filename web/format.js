@@ -57,6 +57,8 @@ export function explain(e) {
     case 'SEATS_UNAVAILABLE':
       return seats ? `Sorry, ${seats} ${b.seats.length > 1 ? 'were' : 'was'} just taken by someone else. The map is updated: choose other seats.`
                    : 'Those seats are no longer available. Choose other seats.';
+    case 'SINGLE_SEAT_GAP':
+      return `Holding these seats would leave ${seats} empty on ${b.seats && b.seats.length > 1 ? 'their' : 'its'} own, and this showtime sells no single seats in between. Include ${b.seats && b.seats.length > 1 ? 'them' : 'it'}, or choose seats next to others.`;
     case 'UNKNOWN_SEATS': return `This showtime has no seat ${seats}. Reload the seat map.`;
     case 'RATE_LIMITED': return `Too many attempts in a short time. Try again in ${e.retryAfter || 60} seconds.`;
     case 'HOLD_LIMIT': return 'You already hold the most seats one customer may hold for this showtime (8). Release a hold or pay for it first.';

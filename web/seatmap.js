@@ -130,6 +130,11 @@ export class SeatMap {
     }
   }
 
+  // Marks seats a refused hold would have left alone (the gap rule), until the next choice.
+  markAlone(codes) {
+    for (const s of this.seats.values()) s.button.classList.toggle('alone', codes.includes(s.code));
+  }
+
   setMine(codes) {
     const before = [...this.mine];
     this.mine = new Set(codes);

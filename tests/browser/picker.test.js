@@ -212,6 +212,34 @@ describe('the seat picker', () => {
     await done(page);
   });
 
+  test('seat rules: best available holds the best block; a seat left alone is shown, and a free block offered is one click away', async () => {
+    // Rows A-C of 8 with an aisle after seat 4; single-seat gaps forbidden.
+    const rows = ['A', 'B', 'C'].map((row) => ({ row, seats: 8, category: 'standard', aisles: [4] }));
+    const id = await svc.createShowtime(rows, prices, { singleSeatGaps: 'forbid' });
+    const page = await customerPage(browser, svc, 211, `/showtimes/${id}`);
+    await seat(page, 'B1').waitFor();
+    await page.getByRole('group', { name: 'Best available' }).getByLabel('Seats').selectOption('2');
+    await page.getByRole('button', { name: 'Best available' }).click();
+    await heldPanel(page).waitFor({ timeout: STEP_MS });
+    assert.match(await page.locator('.panel').textContent(), /B3, B4 · 25\.00 EUR/);
+    assert.equal(await seat(page, 'B3').getAttribute('data-state'), 'mine');
+
+    // Another customer picks B2 alone, which would leave B1 empty between the row's end and B2.
+    const other = await customerPage(browser, svc, 212, `/showtimes/${id}`);
+    await waitStatus(other, 'B3', 'HELD', LIVE_MS);
+    await hold(other, ['B2']);
+    await other.getByText(/would leave B1 empty on its own/).waitFor({ timeout: STEP_MS });
+    assert.match(await seat(other, 'B1').getAttribute('class'), /\balone\b/);
+    const offered = other.locator('.alternatives button');
+    await offered.first().waitFor({ timeout: STEP_MS });
+    assert.equal(await offered.first().getAttribute('data-seats'), 'B5');
+    await offered.first().click();
+    await heldPanel(other).waitFor({ timeout: STEP_MS });
+    assert.match(await other.locator('.panel').textContent(), /B5 · 12\.50 EUR/);
+    assert.doesNotMatch(await seat(other, 'B1').getAttribute('class'), /\balone\b/);
+    await done(page, other);
+  });
+
   test('a browser clock 5 minutes fast: the countdown is the service\'s, and the hold lives on', async () => {
     const id = await svc.createShowtime(smallHall, prices);
     const context = await browser.newContext();
