@@ -185,20 +185,30 @@ io::asio::awaitable<SeatGate::Decision> RedisSeatGate::AwaitClaim(PendingClaim p
   co_return Decide(r, pending.seats);
 }
 
-SeatGate::PendingPicks RedisSeatGate::SendPicks(int64_t showtime_id,
-                                                const std::vector<SeatPick>& picks,
-                                                const std::string& hold_id, Millis ttl) {
-  PendingPicks pending{nullptr, {}, picks.size()};
-  if (Resting() || picks.empty()) return pending;
+std::shared_ptr<const RedisSeatGate::EncodedPicks> RedisSeatGate::Encode(int64_t showtime_id,
+                                                                         const Picks& picks) {
+  const bool kept = picks->size() > 1;  // a pick by hand is its request's own
+  if (kept) {
+    std::lock_guard lock(encoded_mu_);
+    auto it = encoded_.find(picks.get());
+    if (it != encoded_.end() && it->second->of.lock() == picks &&
+        it->second->showtime_id == showtime_id) {
+      return it->second;
+    }
+  }
+  auto encoded = std::make_shared<EncodedPicks>();
+  encoded->of = picks;
+  encoded->showtime_id = showtime_id;
+  std::vector<std::string> codes;
   std::unordered_map<std::string, size_t> place;  // in KEYS, 1-based
   auto at = [&](const std::string& code) {
-    auto [it, added] = place.try_emplace(code, pending.codes.size() + 1);
-    if (added) pending.codes.push_back(code);
+    auto [it, added] = place.try_emplace(code, codes.size() + 1);
+    if (added) codes.push_back(code);
     return std::to_string(it->second);
   };
-  std::vector<std::string> args = {hold_id, std::to_string(ttl.count()),
-                                   std::to_string(picks.size())};
-  for (const SeatPick& pick : picks) {
+  std::vector<std::string>& args = encoded->args;
+  args.push_back(std::to_string(picks->size()));
+  for (const SeatPick& pick : *picks) {
     args.push_back(std::to_string(pick.seats.size()));
     for (const auto& seat : pick.seats) args.push_back(at(seat));
     args.push_back(std::to_string(pick.guards.size()));
@@ -207,7 +217,28 @@ SeatGate::PendingPicks RedisSeatGate::SendPicks(int64_t showtime_id,
       args.push_back(g.beyond.empty() ? "0" : at(g.beyond));
     }
   }
-  pending.call = client_->SendEval(kClaimPicks, Keys(showtime_id, pending.codes), args);
+  encoded->keys = Keys(showtime_id, codes);
+  encoded->codes = std::make_shared<const std::vector<std::string>>(std::move(codes));
+  if (kept) {
+    std::lock_guard lock(encoded_mu_);
+    if (encoded_.size() >= kMaxEncodedPicks) encoded_.clear();
+    encoded_[picks.get()] = encoded;
+  }
+  return encoded;
+}
+
+SeatGate::PendingPicks RedisSeatGate::SendPicks(int64_t showtime_id, Picks picks,
+                                                const std::string& hold_id, Millis ttl) {
+  PendingPicks pending{nullptr, nullptr, picks ? picks->size() : 0};
+  if (Resting() || !picks || picks->empty()) return pending;
+  auto encoded = Encode(showtime_id, picks);
+  pending.codes = encoded->codes;
+  std::vector<std::string> args;
+  args.reserve(2 + encoded->args.size());
+  args.push_back(hold_id);
+  args.push_back(std::to_string(ttl.count()));
+  args.insert(args.end(), encoded->args.begin(), encoded->args.end());
+  pending.call = client_->SendEval(kClaimPicks, encoded->keys, args);
   return pending;
 }
 
@@ -235,8 +266,9 @@ io::asio::awaitable<SeatGate::PicksDecision> RedisSeatGate::AwaitPicks(PendingPi
   auto codes = [&](size_t at, std::vector<std::string>* out) {
     if (at >= e.size()) return;
     for (const auto& place : e[at].elements) {
-      if (place.integer >= 1 && static_cast<size_t>(place.integer) <= pending.codes.size()) {
-        out->push_back(pending.codes[static_cast<size_t>(place.integer) - 1]);
+      if (pending.codes && place.integer >= 1 &&
+          static_cast<size_t>(place.integer) <= pending.codes->size()) {
+        out->push_back((*pending.codes)[static_cast<size_t>(place.integer) - 1]);
       }
     }
   };

@@ -29,8 +29,10 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/metrics.h"
@@ -91,13 +93,15 @@ class SeatGate {
     std::vector<std::string> stranded;
   };
   struct PendingPicks {
-    RedisPending call;               // sent, to be decided (null: the gate was not asked)
-    std::vector<std::string> codes;  // the seats the call's keys are, in its KEYS order
+    RedisPending call;  // sent, to be decided (null: the gate was not asked)
+    // The seats the call's keys are, in its KEYS order.
+    std::shared_ptr<const std::vector<std::string>> codes;
     size_t picks = 0;
   };
   // Sends the picks' claim (so that it leaves with the rate limit); by default not asked.
-  virtual PendingPicks SendPicks(int64_t showtime_id, const std::vector<SeatPick>& picks,
-                                 const std::string& hold_id, Millis ttl) {
+  using Picks = std::shared_ptr<const std::vector<SeatPick>>;
+  virtual PendingPicks SendPicks(int64_t showtime_id, Picks picks, const std::string& hold_id,
+                                 Millis ttl) {
     (void)showtime_id, (void)picks, (void)hold_id, (void)ttl;
     return {};
   }
@@ -171,8 +175,11 @@ class RedisSeatGate final : public SeatGate {
   PendingClaim SendClaim(int64_t showtime_id, const std::vector<std::string>& seats,
                          const std::string& hold_id, Millis ttl) override;
   io::asio::awaitable<Decision> AwaitClaim(PendingClaim pending) override;
-  PendingPicks SendPicks(int64_t showtime_id, const std::vector<SeatPick>& picks,
-                         const std::string& hold_id, Millis ttl) override;
+  PendingPicks SendPicks(int64_t showtime_id, Picks picks, const std::string& hold_id,
+                         Millis ttl) override;
+  // Lists of picks whose encoding is kept (best available's, shared by a layout); then the
+  // table starts afresh.
+  static constexpr size_t kMaxEncodedPicks = 4'096;
   io::asio::awaitable<PicksDecision> AwaitPicks(PendingPicks pending) override;
   void Release(int64_t showtime_id, const std::vector<std::string>& seats,
                const std::string& hold_id) override;
@@ -200,6 +207,18 @@ class RedisSeatGate final : public SeatGate {
   void Tidy(const RedisScript& script, int64_t showtime_id, const std::vector<std::string>& seats,
             const std::vector<std::string>& args, bool even_resting = false);
   Decision Decide(const Result<RedisReply>& r, const std::vector<std::string>& seats);
+  // A list of picks as kClaimPicks takes it: its seats once (codes, keys) and the ARGV that
+  // follow the hold id and TTL. Best available's lists are encoded once and kept.
+  struct EncodedPicks {
+    std::weak_ptr<const std::vector<SeatPick>> of;
+    int64_t showtime_id = 0;
+    std::shared_ptr<const std::vector<std::string>> codes;
+    std::vector<std::string> keys;
+    std::vector<std::string> args;
+  };
+  std::shared_ptr<const EncodedPicks> Encode(int64_t showtime_id, const Picks& picks);
+  std::mutex encoded_mu_;                                                         // a leaf
+  std::unordered_map<const void*, std::shared_ptr<const EncodedPicks>> encoded_;  // encoded_mu_
 
   std::unique_ptr<RedisClient> owned_client_;  // null when the client is shared
   RedisClient* client_;

@@ -122,7 +122,7 @@ io::asio::awaitable<Result<Hold>> HoldService::Decide(int64_t showtime_id, int64
       co_return Status(Code::kInvalid, "showtime " + std::to_string(showtime_id) +
                                            " has no seats of category " + best->category);
     }
-    request.best = layout->BestBlocks(best->count, best->category);
+    request.best = layout->Best(best->count, best->category);
   } else if (layout && sorted.ok()) {
     request.guards = layout->GuardsFor(request.seats);
   }
@@ -144,7 +144,7 @@ io::asio::awaitable<Result<Hold>> HoldService::Decide(int64_t showtime_id, int64
     const Millis claim_ttl = std::min(policy_.gate_claim_ttl, request.ttl);
     if (!ruled) {
       claim = gate_->SendClaim(showtime_id, request.seats, request.hold_id, claim_ttl);
-    } else if (!best || !request.best.empty()) {
+    } else if (!best || !request.picks().empty()) {
       picks = gate_->SendPicks(showtime_id, Picks(request), request.hold_id, claim_ttl);
     }
   }
@@ -177,7 +177,7 @@ io::asio::awaitable<Result<Hold>> HoldService::Decide(int64_t showtime_id, int64
     co_return refused;
   }
   if (!sorted.ok()) co_return sorted.status();
-  if (best && request.best.empty()) {  // no block of that size in the hall at all
+  if (best && request.picks().empty()) {  // no block of that size in the hall at all
     lost_.Inc();
     co_return NoBlockAvailable(request);
   }
@@ -226,20 +226,23 @@ io::asio::awaitable<Result<Hold>> HoldService::Decide(int64_t showtime_id, int64
   co_return result;
 }
 
-std::vector<SeatPick> HoldService::Picks(const HoldRequest& request) {
+std::shared_ptr<const std::vector<SeatPick>> HoldService::Picks(const HoldRequest& request) {
   if (request.is_best()) return request.best;
-  return {SeatPick{request.seats, request.guards}};
+  return std::make_shared<const std::vector<SeatPick>>(
+      std::vector<SeatPick>{SeatPick{request.seats, request.guards}});
 }
 
 std::vector<std::string> HoldService::PicksClaimed(const HoldRequest& request,
                                                    const SeatGate::PicksDecision& gated) {
   std::vector<std::string> seats;
   if (gated.verdict == SeatGate::Verdict::kClaimed) {
-    return request.is_best() ? request.best[gated.chosen - 1].seats : request.seats;
+    return request.is_best() ? request.picks()[gated.chosen - 1].seats : request.seats;
   }
   if (gated.verdict == SeatGate::Verdict::kUncertain) {  // any pick may carry our keys
-    for (const SeatPick& pick : Picks(request))
+    const auto picks = Picks(request);  // (held: a range over *Picks(...) would dangle)
+    for (const SeatPick& pick : *picks) {
       seats.insert(seats.end(), pick.seats.begin(), pick.seats.end());
+    }
     std::sort(seats.begin(), seats.end());
     seats.erase(std::unique(seats.begin(), seats.end()), seats.end());
   }
@@ -256,7 +259,8 @@ bool HoldService::MapAllows(const HoldRequest& request) {
     auto it = free.find(code);
     return it != free.end() && it->second;
   };
-  for (const SeatPick& pick : Picks(request)) {
+  const auto picks = Picks(request);  // (held: a range over *Picks(...) would dangle)
+  for (const SeatPick& pick : *picks) {
     if (CheckPick(pick.seats, pick.guards, is_free).ok()) return true;
   }
   return false;
@@ -270,7 +274,7 @@ io::asio::awaitable<Result<Hold>> HoldService::DecideRuled(
   // The gate claimed a block: the store holds that one (its guards checked again there).
   std::optional<HoldRequest> narrowed;
   if (gated && gated->verdict == SeatGate::Verdict::kClaimed && request.is_best()) {
-    const SeatPick& pick = request.best[gated->chosen - 1];
+    const SeatPick& pick = request.picks()[gated->chosen - 1];
     narrowed = HoldRequest{request.hold_id, showtime_id, request.customer_id,
                            pick.seats,      request.ttl, pick.guards};
   }

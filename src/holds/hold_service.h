@@ -138,7 +138,7 @@ class HoldService {
   io::asio::awaitable<Result<Hold>> DecideRuled(HoldRequest request,
                                                 std::optional<SeatGate::PicksDecision> gated);
   // The request's picks: best available's blocks, or its seats with their guards.
-  static std::vector<SeatPick> Picks(const HoldRequest& request);
+  static std::shared_ptr<const std::vector<SeatPick>> Picks(const HoldRequest& request);
   // The seats whose keys a picks claim may have set to this hold.
   static std::vector<std::string> PicksClaimed(const HoldRequest& request,
                                                const SeatGate::PicksDecision& gated);

@@ -20,6 +20,9 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -37,6 +40,8 @@ struct BestAvailable {
 class HallLayout {
  public:
   HallLayout() = default;
+  HallLayout(const HallLayout&) = delete;  // (shared, as std::shared_ptr<const HallLayout>)
+  HallLayout& operator=(const HallLayout&) = delete;
   // From any seat map of the showtime (only its layout is read: rows, numbers, categories,
   // aisles, wheelchair places; never its statuses).
   HallLayout(const SeatMap& map, bool forbid_single_seat_gaps);
@@ -51,6 +56,9 @@ class HallLayout {
   // Best available: every block of `count` seats of `category`, best first, each with its
   // guards and its seats sorted by code.
   std::vector<SeatPick> BestBlocks(size_t count, const std::string& category) const;
+  // The same, worked out once per count and category and shared (the layout never changes).
+  std::shared_ptr<const std::vector<SeatPick>> Best(size_t count,
+                                                    const std::string& category) const;
   // Alternatives to a refused pick: up to `limit` blocks of as many seats as `near`, of the
   // category of its first seat, that `map` shows free (guards holding on it) and that share
   // no seat with `near`; nearest first: the fewest rows away from near's first seat, then
@@ -84,6 +92,10 @@ class HallLayout {
   std::vector<int> row_size_;  // the highest seat number of each row
   std::unordered_map<std::string, int> index_;
   bool forbid_ = false;
+  mutable std::mutex best_mu_;  // a leaf
+  // by best_mu_: Best's lists, by count and category (at most kMaxSeatsPerHold × categories)
+  mutable std::map<std::pair<size_t, std::string>, std::shared_ptr<const std::vector<SeatPick>>>
+      best_;
 };
 
 }  // namespace boxoffice

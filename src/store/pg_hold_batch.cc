@@ -49,11 +49,11 @@ std::vector<Param> HoldBatchParams(const Param& now, const std::vector<const Hol
     best.push_back(r->is_best() ? "t" : "f");
     first_pick.push_back(static_cast<int64_t>(pick_seat.size()) + 1);
     if (r->is_best()) {
-      BOX_ASSERT(!r->best.empty());
-      const size_t n = r->best.front().seats.size();
+      BOX_ASSERT(!r->picks().empty());
+      const size_t n = r->picks().front().seats.size();
       BOX_ASSERT(n >= 1 && n <= kMaxSeatsPerCustomer);
       counts.push_back(static_cast<int64_t>(n));
-      for (const auto& pick : r->best) {
+      for (const auto& pick : r->picks()) {
         BOX_ASSERT(pick.seats.size() == n);  // the hold's seats are its seat count's
         add_pick(pick.seats, pick.guards);
       }
@@ -105,15 +105,15 @@ Result<std::vector<HoldRow>> ReadHoldRows(const PGresult* r, size_t expected) {
 
 std::optional<Result<Hold>> HoldOutcome(const HoldRequest& req, const HoldRow& row) {
   const int64_t n =
-      static_cast<int64_t>(req.is_best() ? req.best.front().seats.size() : req.seats.size());
+      static_cast<int64_t>(req.is_best() ? req.picks().front().seats.size() : req.seats.size());
   if (row.created) {
-    const size_t picks = req.is_best() ? req.best.size() : 1;
+    const size_t picks = req.is_best() ? req.picks().size() : 1;
     if (row.chosen < 1 || row.chosen > picks) {
       return Result<Hold>(Status(
           Code::kInternal,
           "hold picks chose pick " + std::to_string(row.chosen) + " of " + std::to_string(picks)));
     }
-    const auto& seats = req.is_best() ? req.best[row.chosen - 1].seats : req.seats;
+    const auto& seats = req.is_best() ? req.picks()[row.chosen - 1].seats : req.seats;
     return Result<Hold>(Hold{req.hold_id, req.showtime_id, req.customer_id, seats, HoldState::kHeld,
                              *row.created, row.expires});
   }

@@ -36,7 +36,7 @@ Result<std::vector<std::string>> ApplySeatRules(SqliteConnection& c, const HoldR
     }
   };
   add_pick({}, req.guards);
-  for (const auto& pick : req.best) add_pick(pick.seats, pick.guards);
+  for (const auto& pick : req.picks()) add_pick(pick.seats, pick.guards);
   std::sort(codes.begin(), codes.end());
   codes.erase(std::unique(codes.begin(), codes.end()), codes.end());
   std::unordered_map<std::string, bool> free;
@@ -48,7 +48,7 @@ Result<std::vector<std::string>> ApplySeatRules(SqliteConnection& c, const HoldR
     return it != free.end() && it->second;
   };
   if (req.is_best()) {
-    for (const auto& pick : req.best) {
+    for (const auto& pick : req.picks()) {
       if (CheckPick(pick.seats, pick.guards, is_free).ok()) return pick.seats;
     }
     return NoBlockAvailable(req);
@@ -69,7 +69,7 @@ Result<Hold> DecideHold(SqliteConnection& c, const HoldRequest& req, Instant now
     Query held(c, kCustomerHeld, {req.customer_id, req.showtime_id, ToEpochMs(now)});
     if (!held.Next()) return held.status();
     const int64_t n =
-        static_cast<int64_t>(req.is_best() ? req.best.front().seats.size() : req.seats.size());
+        static_cast<int64_t>(req.is_best() ? req.picks().front().seats.size() : req.seats.size());
     if (held.Int(0) + n > kMaxSeatsPerCustomer) return HoldLimit(req, held.Int(0));
   }
   auto chosen = ApplySeatRules(c, req, now);

@@ -37,7 +37,7 @@ Status SeatsUnavailable(const HoldRequest& request, std::vector<std::string> tak
 }
 
 Status NoBlockAvailable(const HoldRequest& request) {
-  const size_t n = request.best.empty() ? 0 : request.best.front().seats.size();
+  const size_t n = request.picks().empty() ? 0 : request.picks().front().seats.size();
   return Status(Code::kConflict, "No " + std::to_string(n) + " adjacent seats of showtime " +
                                      std::to_string(request.showtime_id) + " are available");
 }

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -138,8 +139,13 @@ struct HoldRequest {
   std::vector<SeatGuard> guards = {};
   // Best available: the blocks to try, best first, in the same decision; the first whose
   // seats are all free and whose guards hold is held (kConflict with no seats when none).
-  std::vector<SeatPick> best = {};
+  // Shared: a layout's ranked blocks are worked out once (HallLayout::Best).
+  std::shared_ptr<const std::vector<SeatPick>> best = nullptr;
   bool is_best() const { return seats.empty(); }
+  const std::vector<SeatPick>& picks() const {
+    static const std::vector<SeatPick> kNone;
+    return best ? *best : kNone;
+  }
 };
 
 // How a pick fares on the seats' state at the moment of the decision. `free` says whether

@@ -493,7 +493,8 @@ TEST(SeatGate, PicksClaimTheFirstThatPassesInOneCall) {
   Metrics metrics;
   auto gate = RedisFixture::Gate(*redis, &metrics);
   auto decide = [&](const std::vector<SeatPick>& picks, const std::string& hold) {
-    return io::RunSync(gate->AwaitPicks(gate->SendPicks(7, picks, hold, Millis(60'000))));
+    auto shared = std::make_shared<const std::vector<SeatPick>>(picks);
+    return io::RunSync(gate->AwaitPicks(gate->SendPicks(7, shared, hold, Millis(60'000))));
   };
   ASSERT_EQ(gate->Claim(7, {"A1"}, "other", Millis(60'000)).verdict, SeatGate::Verdict::kClaimed);
   // Row A1..A6, A1 taken. A2A3 strands nothing (A1 is taken); A3A4 would leave A2 alone.
@@ -586,6 +587,43 @@ TEST_P(GatedHolds, TheGateNeverChangesWhoWinsUnderTheSeatRules) {
   ASSERT_NE(at, std::string::npos);
   EXPECT_GT(std::stoi(counters.substr(at + series.size())), 50)
       << "the gate should have turned most refusals away";
+}
+
+// Keys a lost release left behind (here: set by hand for a hold the store never had) turn
+// away a hold under the seat rules; when this instance's map shows the pick passes, the
+// store is asked, says yes, and the keys are repaired to the new hold. Then the next
+// request the gate refuses at once, and for the best available too.
+TEST_P(GatedHolds, AGateRefusalUnderTheSeatRulesIsDisputedWhenTheMapShowsItWrong) {
+  START_REDIS(redis);
+  Metrics metrics;
+  auto gate = RedisFixture::Gate(*redis, &metrics);
+  NewShowtime hall = PricedLayout();
+  hall.forbid_single_seat_gaps = true;
+  const int64_t st = store_->CreateShowtime(hall).value();
+  HoldService holds(store_.get(), HoldPolicy{}, &metrics, gate.get());
+  holds.SetMapView([&](int64_t showtime) -> std::shared_ptr<const SeatMap> {
+    auto map = store_->GetSeatMap(showtime);
+    return map.ok() ? std::make_shared<const SeatMap>(map.value()) : nullptr;
+  });
+  // Row E: wheelchair places E1-E2, an aisle after E5. A stale key on E7.
+  ASSERT_EQ(gate->Claim(st, {"E7"}, "lost", Millis(60'000)).verdict, SeatGate::Verdict::kClaimed);
+  auto first = holds.HoldSeats(st, 1, {"E6", "E7"});  // the gate: E7 taken; the map: free
+  ASSERT_TRUE(first.ok()) << first.status().message();
+  EXPECT_EQ(gate->Claim(st, {"E6"}, "other", Millis(60'000)).verdict,
+            SeatGate::Verdict::kTaken);  // repaired: the new hold's keys
+  auto again = holds.HoldSeats(st, 2, {"E7"});
+  EXPECT_EQ(again.status().code(), Code::kConflict);  // refused by the gate, not disputed
+  const std::string text = metrics.Render();
+  const std::string series = "\nboxoffice_gate_disputed_total ";
+  EXPECT_EQ(std::stod(text.substr(text.find(series) + series.size())), 1);
+  // Best 2: of the blocks left (E3-E4, E4-E5, E8-E9, E9-E10) only E4-E5 strands no seat,
+  // and a stale key on E5 refuses it at the gate; the map says it passes, so the store
+  // decides, from every block.
+  ASSERT_EQ(gate->Claim(st, {"E5"}, "lost", Millis(60'000)).verdict, SeatGate::Verdict::kClaimed);
+  std::this_thread::sleep_for(HoldService::kDisputeInterval);  // the next dispute may go
+  auto best = holds.HoldBest(st, 3, {2, "standard"});
+  ASSERT_TRUE(best.ok()) << best.status().message();
+  EXPECT_EQ(best->seats, (std::vector<std::string>{"E4", "E5"}));
 }
 
 // 64 threads ask "best 2" through the gate on a 300-seat hall (gaps forbidden, then

@@ -54,7 +54,7 @@ class SeatRules : public StoreContract {
   static HoldRequest Best(int64_t showtime, int64_t customer, const HallLayout& layout,
                           size_t count, Millis ttl = kTtl) {
     HoldRequest r{NewHoldId(showtime), showtime, customer, {}, ttl};
-    r.best = layout.BestBlocks(count, "standard");
+    r.best = layout.Best(count, "standard");
     return r;
   }
   static HoldRequest Pick(int64_t showtime, int64_t customer, const HallLayout& layout,
@@ -220,7 +220,7 @@ TEST_P(SeatRules, BatchedRulesGetTheOutcomesOfTheirSerialOrder) {
     const Result<Hold>& got = outcomes[i];
     if (r.is_best()) {
       const SeatPick* winner = nullptr;
-      for (const auto& pick : r.best) {
+      for (const auto& pick : r.picks()) {
         if (CheckPick(pick.seats, pick.guards, free).ok()) {
           winner = &pick;
           break;
