@@ -4,7 +4,8 @@
 //                       [--rate N] [--host 127.0.0.1] [--threads 2] [--name seatmap]
 //                       [--header 'K: V']...
 //   boxoffice-bench holdstorm --port 8080 --showtime 1 --secret JWT_SECRET --connections 64
-//                       [--showtimes 1] [--seconds 60] [--max-seats 8] [--threads 2]
+//                       [--showtimes 1] [--seconds 60] [--max-seats 8] [--min-seats 1]
+//                       [--best N] [--take-alternatives 1] [--threads 2]
 //                       [--rate ATTEMPTS_PER_S] [--name holdstorm]
 //
 // `get` is closed loop by default: each connection sends a request, reads the whole
@@ -21,6 +22,8 @@
 // until all are sold out or --seconds pass. Every attempt is made by a new
 // customer (a token signed with --secret), so the per-customer limits (rate limit,
 // HOLD_LIMIT) stay out of the measurement; winners keep their seats, so the hall sells out.
+// With --best N every attempt asks the service for the best N seats instead (API.md's best
+// available), and its first 409 ends the showtime (no block of N left).
 // With --rate, attempts are due at that total rate (open loop), and NAME_attempt reports
 // each attempt's latency from when it was due to the hold's answer.
 //
@@ -93,6 +96,15 @@ struct Options {
   std::vector<int64_t> showtime_ids;
   std::string secret;  // holdstorm: signs the customers' tokens
   int max_seats = 8;   // holdstorm, premiere
+  int min_seats = 1;   // holdstorm: a hold by hand asks min_seats … max_seats adjacent seats
+  // holdstorm --best N: every attempt asks "best N" of category standard instead of picking
+  // by hand; a 409 then means no block is left (the storm takes nothing back), so the
+  // showtime counts as sold out for it, whatever single seats stay.
+  int best = 0;
+  // holdstorm --take-alternatives: a hold by hand refused with 409 takes the first block the
+  // service offered (`alternatives`) at once, as the seat picker's one click does; a 409
+  // offering none means no block of that size is left, and the showtime counts as sold out.
+  bool take_alternatives = false;
   // premiere
   unsigned short gateway_port = 0;
   int map_reads = 30;  // seat-map reads per hold attempt
@@ -116,6 +128,7 @@ struct Worker {
   uint64_t errors = 0;
   // holdstorm
   uint64_t seats_won = 0;
+  uint64_t alternatives_taken = 0;  // --take-alternatives: second attempts on an offer
   // premiere: customers whose purchase started, and those whose booking was confirmed
   uint64_t customers = 0;
   uint64_t purchases = 0;
@@ -296,23 +309,41 @@ std::map<std::string, std::vector<int>> FreeSeats(const std::string& body) {
   return free;
 }
 
-// Up to `want` adjacent free seats in a random row with any free seat (fewer if the row
-// has no run that long).
+// Up to `want` adjacent free seats in a random row with a run of at least `at_least` free
+// seats (fewer than `want` if the run is shorter); none when no row has such a run.
 std::vector<std::string> PickSeats(const std::map<std::string, std::vector<int>>& free, int want,
-                                   std::mt19937_64& rng) {
-  if (free.empty()) return {};
-  auto it = free.begin();
-  std::advance(it, std::uniform_int_distribution<size_t>(0, free.size() - 1)(rng));
-  const auto& [row, numbers] = *it;
-  // Runs of consecutive numbers; take a random one, and `want` seats at a random place in it.
-  std::vector<std::pair<size_t, size_t>> runs;  // [first, last] indexes into numbers
-  for (size_t i = 0; i < numbers.size();) {
-    size_t j = i;
-    while (j + 1 < numbers.size() && numbers[j + 1] == numbers[j] + 1) ++j;
-    runs.emplace_back(i, j);
-    i = j + 1;
+                                   std::mt19937_64& rng, size_t at_least = 1) {
+  // Runs of consecutive numbers, of every row: (row, [first, last] indexes into numbers).
+  struct Run {
+    const std::string* row;
+    const std::vector<int>* numbers;
+    size_t first, last;
+  };
+  std::vector<Run> runs;
+  for (const auto& [row, numbers] : free) {
+    for (size_t i = 0; i < numbers.size();) {
+      size_t j = i;
+      while (j + 1 < numbers.size() && numbers[j + 1] == numbers[j] + 1) ++j;
+      if (j - i + 1 >= at_least) runs.push_back(Run{&row, &numbers, i, j});
+      i = j + 1;
+    }
   }
-  const auto [first, last] = runs[std::uniform_int_distribution<size_t>(0, runs.size() - 1)(rng)];
+  if (runs.empty()) return {};
+  // A random row (of those with such a run), then a random run of it.
+  std::vector<const std::string*> rows;
+  for (const auto& r : runs) {
+    if (rows.empty() || rows.back() != r.row) rows.push_back(r.row);
+  }
+  const std::string* pick_row =
+      rows[std::uniform_int_distribution<size_t>(0, rows.size() - 1)(rng)];
+  std::vector<const Run*> in_row;
+  for (const auto& r : runs) {
+    if (r.row == pick_row) in_row.push_back(&r);
+  }
+  const Run& run = *in_row[std::uniform_int_distribution<size_t>(0, in_row.size() - 1)(rng)];
+  const std::string& row = *run.row;
+  const std::vector<int>& numbers = *run.numbers;
+  const size_t first = run.first, last = run.last;
   const size_t length = std::min(last - first + 1, static_cast<size_t>(want));
   const size_t offset =
       first + std::uniform_int_distribution<size_t>(0, last - first + 1 - length)(rng);
@@ -381,24 +412,62 @@ asio::awaitable<void> HoldLoop(Worker& w, const Options& o, int connection, Cloc
       if (g_current.compare_exchange_strong(index, index + 1)) g_sold_out_at[index] = Clock::now();
       continue;
     }
-    const int want = std::uniform_int_distribution<int>(1, o.max_seats)(w.rng);
-    const auto seats = PickSeats(free, want, w.rng);
+    const int want =
+        std::uniform_int_distribution<int>(std::min(o.min_seats, o.max_seats), o.max_seats)(w.rng);
+    auto seats = o.best ? std::vector<std::string>{}
+                        : PickSeats(free, want, w.rng, static_cast<size_t>(o.min_seats));
+    if (!o.best && seats.empty()) {  // no run of min_seats free seats is left
+      if (g_current.compare_exchange_strong(index, index + 1)) g_sold_out_at[index] = Clock::now();
+      continue;
+    }
     std::string json = "{\"seats\": [";
     for (size_t i = 0; i < seats.size(); ++i) json += (i ? ", \"" : "\"") + seats[i] + "\"";
     json += "]}";
+    if (o.best) {
+      json = "{\"best\": {\"count\": " + std::to_string(o.best) + ", \"category\": \"standard\"}}";
+    }
     const std::string token =
         boxoffice::SignJwt(boxoffice::Principal{++customer, false},
                            boxoffice::SystemClock().Now() + std::chrono::hours(1), o.secret);
     t0 = Clock::now();
-    const int status = co_await conn.Exchange(Post(o, hold_path, token, json), nullptr);
+    int status = co_await conn.Exchange(Post(o, hold_path, token, json),
+                                        o.take_alternatives ? &body : nullptr);
     if (status == 0) {
       ++w.errors;
       continue;
     }
     w.latency["hold"].Record(Micros(Clock::now() - t0));
-    if (interval.count() > 0) w.latency["attempt"].Record(Micros(Clock::now() - attempt_due));
     ++w.statuses["hold"][status];
-    if (status == 201) w.seats_won += seats.size();
+    if (status == 409 && o.take_alternatives && !o.best) {
+      const auto refused = nlohmann::json::parse(body, nullptr, false);
+      const auto* offered = refused.is_object() && refused.contains("alternatives")
+                                ? &refused["alternatives"]
+                                : nullptr;
+      if (offered && offered->is_array() && offered->empty()) {  // no block of this size left
+        if (g_current.compare_exchange_strong(index, index + 1))
+          g_sold_out_at[index] = Clock::now();
+        continue;
+      }
+      if (offered && offered->is_array() && offered->front().contains("seats")) {
+        seats.clear();
+        for (const auto& s : offered->front()["seats"]) seats.push_back(s.get<std::string>());
+        json = "{\"seats\": " + offered->front()["seats"].dump() + "}";
+        t0 = Clock::now();
+        status = co_await conn.Exchange(Post(o, hold_path, token, json), nullptr);
+        if (status == 0) {
+          ++w.errors;
+          continue;
+        }
+        w.latency["hold"].Record(Micros(Clock::now() - t0));
+        ++w.statuses["hold"][status];
+        ++w.alternatives_taken;
+      }
+    }
+    if (interval.count() > 0) w.latency["attempt"].Record(Micros(Clock::now() - attempt_due));
+    if (status == 201) w.seats_won += o.best ? static_cast<size_t>(o.best) : seats.size();
+    if (status == 409 && o.best) {  // no block of N left: done with this showtime
+      if (g_current.compare_exchange_strong(index, index + 1)) g_sold_out_at[index] = Clock::now();
+    }
     if (status == 503) co_await RetryAfter(executor);
   }
   conn.Close();
@@ -573,7 +642,9 @@ int Usage() {
       "                           [--name NAME] [--header 'Name: value']...\n"
       "       boxoffice-bench holdstorm --port PORT --showtime ID --secret JWT_SECRET\n"
       "                           [--connections N] [--threads N] [--seconds S]\n"
-      "                           [--showtimes N] [--max-seats N] [--rate N] [--name NAME]\n"
+      "                           [--showtimes N] [--max-seats N] [--min-seats N]\n"
+      "                           [--best N] [--take-alternatives 1] [--rate N]\n"
+      "                           [--name NAME]\n"
       "       boxoffice-bench premiere --port PORT --gateway-port PORT\n"
       "                           --showtime ID | --showtime-ids ID,ID,...\n"
       "                           --secret JWT_SECRET [--showtimes N] [--connections N]\n"
@@ -671,6 +742,12 @@ int main(int argc, char** argv) {
       o.map_reads = std::max(1, std::atoi(value.c_str()));
     } else if (flag == "--max-seats") {
       o.max_seats = std::clamp(std::atoi(value.c_str()), 1, 8);
+    } else if (flag == "--min-seats") {
+      o.min_seats = std::clamp(std::atoi(value.c_str()), 1, 8);
+    } else if (flag == "--take-alternatives") {
+      o.take_alternatives = value == "1" || value == "yes" || value == "true";
+    } else if (flag == "--best") {
+      o.best = std::clamp(std::atoi(value.c_str()), 0, 8);
     } else {
       return Usage();
     }
@@ -721,8 +798,9 @@ int main(int argc, char** argv) {
 
   std::map<std::string, Histogram> latency;
   std::map<std::string, std::map<int, uint64_t>> statuses;
-  uint64_t errors = 0, seats_won = 0, customers = 0, purchases = 0;
+  uint64_t errors = 0, seats_won = 0, customers = 0, purchases = 0, alternatives_taken = 0;
   for (auto& w : workers) {
+    alternatives_taken += w->alternatives_taken;
     customers += w->customers;
     purchases += w->purchases;
     for (auto& [route, h] : w->latency) latency[route].Merge(h);
@@ -779,15 +857,19 @@ int main(int argc, char** argv) {
     total += s;
   }
   // Attempts are the holds the service decided (not the 503s it shed under load).
-  char extra[320];
+  char extra[512];
   std::snprintf(
       extra, sizeof extra,
       " seconds=%.2f attempts_per_s=%.0f won=%llu seats_won=%llu taken=%llu shed=%llu "
-      "showtimes_sold_out=%d/%d sell_out_mean_s=%.3f sell_out_max_s=%.3f connections=%d",
+      "showtimes_sold_out=%d/%d sell_out_mean_s=%.3f sell_out_max_s=%.3f connections=%d "
+      "seats_per_s=%.0f conflicts_per_seat=%.3f alternatives_taken=%llu",
       seconds, static_cast<double>(latency["hold"].total() - count(503)) / seconds,
       static_cast<unsigned long long>(count(201)), static_cast<unsigned long long>(seats_won),
       static_cast<unsigned long long>(count(409)), static_cast<unsigned long long>(count(503)),
-      sold_out, o.showtimes, sold_out ? total / sold_out : 0.0, slowest, o.connections);
+      sold_out, o.showtimes, sold_out ? total / sold_out : 0.0, slowest, o.connections,
+      static_cast<double>(seats_won) / seconds,
+      seats_won ? static_cast<double>(count(409)) / static_cast<double>(seats_won) : 0.0,
+      static_cast<unsigned long long>(alternatives_taken));
   PrintResult(o.name, latency["hold"], seconds, holds, errors, extra);
   PrintResult(o.name + "_seatmap", latency["seatmap"], seconds, statuses["seatmap"], 0, "");
   if (o.rate > 0) {
