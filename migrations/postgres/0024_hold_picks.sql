@@ -73,9 +73,12 @@ BEGIN
   PERFORM 1 FROM show_seat s
     WHERE s.showtime_id = showtime AND s.seat_code = ANY(codes)
     ORDER BY s.seat_code FOR NO KEY UPDATE;
-  -- Under the locks, a new statement reads every named seat's latest committed state.
-  SELECT array_agg(s.status = 'AVAILABLE' OR (s.status = 'HELD' AND s.hold_expires_at < now_ts)
-                   ORDER BY u.ord)
+  -- Under the locks, a new statement reads every named seat's latest committed state (NULL:
+  -- no such seat; a seat whose state cannot be judged counts as taken).
+  SELECT array_agg(CASE WHEN s.seat_code IS NULL THEN NULL
+                        ELSE COALESCE(s.status = 'AVAILABLE'
+                                      OR (s.status = 'HELD' AND s.hold_expires_at < now_ts), false)
+                   END ORDER BY u.ord)
     INTO free
     FROM unnest(codes) WITH ORDINALITY AS u(code, ord)
     LEFT JOIN show_seat s ON s.showtime_id = showtime AND s.seat_code = u.code;

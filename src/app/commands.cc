@@ -43,6 +43,9 @@ constexpr size_t kMinJwtSecretLength = 32;
 constexpr size_t kMinGatewaySecretLength = 16;  // a guessable secret forges payments
 constexpr Millis kSeatMapMaxAge{1'000};   // API.md's Cache-Control max-age; 2 s staleness bound
 constexpr Millis kStatsInterval{10'000};  // how stale /metrics' bookings by status may be
+// The oldest seat map a refused hold's alternatives (and a dispute of the gate's "no" under
+// the seat rules) are taken from; a map read reloads it every second while customers look.
+constexpr Millis kAlternativesMaxAge{10'000};
 
 // A showtime's seat map from the instance's cache (the hold path's source of layouts).
 io::asio::awaitable<Result<std::shared_ptr<const SeatMap>>> CachedMap(api::SeatMapCache* cache,
@@ -424,8 +427,10 @@ int Serve(const ServeFlags& f) {
   holds.SetMapSource(
       [&seat_maps](int64_t showtime_id) { return CachedMap(&seat_maps, showtime_id); });
   holds.SetMapView([&seat_maps](int64_t showtime_id) -> std::shared_ptr<const SeatMap> {
+    // Alternatives are suggestions: from the instance's latest map, but not an old one.
     auto entry = seat_maps.Latest(showtime_id);
-    return entry ? entry->map : nullptr;
+    if (!entry || SystemClock().Now() - entry->loaded_at > kAlternativesMaxAge) return nullptr;
+    return entry->map;
   });
   holds.SetSeatView([&seat_maps](int64_t showtime_id, const std::vector<std::string>& seats) {
     return seat_maps.ShowsAvailable(showtime_id, seats);

@@ -179,7 +179,7 @@ class RedisSeatGate final : public SeatGate {
                          Millis ttl) override;
   // Lists of picks whose encoding is kept (best available's, shared by a layout); then the
   // table starts afresh.
-  static constexpr size_t kMaxEncodedPicks = 4'096;
+  static constexpr size_t kMaxEncodedPicks = 1'024;  // each up to about 40 KB
   io::asio::awaitable<PicksDecision> AwaitPicks(PendingPicks pending) override;
   void Release(int64_t showtime_id, const std::vector<std::string>& seats,
                const std::string& hold_id) override;

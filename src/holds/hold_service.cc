@@ -54,6 +54,18 @@ io::asio::awaitable<Result<Hold>> HoldService::HoldBestAsync(int64_t showtime_id
   co_return co_await Decide(showtime_id, customer_id, {}, std::move(best), admission_token);
 }
 
+Status HoldService::RateLimited(Millis retry_after) const {
+  return Status(Code::kRateLimited,
+                "more than " + std::to_string(per_minute_) + " hold attempts in a minute")
+      .WithRetryAfter(retry_after.count());
+}
+
+std::shared_ptr<const HallLayout> HoldService::KnownLayout(int64_t showtime_id) {
+  std::lock_guard lock(layouts_mu_);
+  auto it = layouts_.find(showtime_id);
+  return it == layouts_.end() ? nullptr : it->second;
+}
+
 io::asio::awaitable<Result<std::shared_ptr<const HallLayout>>> HoldService::LayoutOf(
     int64_t showtime_id) {
   {
@@ -100,16 +112,31 @@ io::asio::awaitable<Result<Hold>> HoldService::Decide(int64_t showtime_id, int64
   auto sorted = best ? Result<std::vector<std::string>>(std::vector<std::string>{})
                      : ValidateHoldSeats(seats);
   // The layout and the gap rule (the store's, read once per showtime and instance). An
-  // unknown showtime is left to the store's answer, as before there were rules.
+  // unknown showtime is left to the store's answer, as before there were rules. A layout
+  // not known yet is read only after the rate limit has let the attempt through, so that
+  // attempts past the limit (or on showtimes that do not exist) never cost a store read.
   std::shared_ptr<const HallLayout> layout;
+  bool limit_checked = false;
   if (sorted.ok()) {
-    auto known = co_await LayoutOf(showtime_id);
-    if (known.ok()) {
-      layout = std::move(known.value());
-    } else if (known.status().code() != Code::kNotFound) {
-      co_return known.status();
-    } else if (best) {
-      co_return ShowtimeNotFound(showtime_id);
+    layout = KnownLayout(showtime_id);
+    if (!layout) {
+      if (limiter_) {
+        auto first = limiter_->Send(customer_id);
+        const auto d = co_await limiter_->Await(std::move(first));
+        if (!d.allowed) {
+          rate_limited_.Inc();
+          co_return RateLimited(d.retry_after);
+        }
+        limit_checked = true;
+      }
+      auto known = co_await LayoutOf(showtime_id);
+      if (known.ok()) {
+        layout = std::move(known.value());
+      } else if (known.status().code() != Code::kNotFound) {
+        co_return known.status();
+      } else if (best) {
+        co_return ShowtimeNotFound(showtime_id);
+      }
     }
   }
   Status token =
@@ -133,7 +160,7 @@ io::asio::awaitable<Result<Hold>> HoldService::Decide(int64_t showtime_id, int64
   };
   // The rate limit and the claim leave in one write.
   std::optional<RateLimiter::Pending> limit;
-  if (limiter_) limit = limiter_->Send(customer_id);
+  if (limiter_ && !limit_checked) limit = limiter_->Send(customer_id);
   std::optional<SeatGate::PendingClaim> claim;
   std::optional<SeatGate::PendingPicks> picks;
   // Holds under the seat rules claim their picks (best available's blocks, or the seats
@@ -156,9 +183,7 @@ io::asio::awaitable<Result<Hold>> HoldService::Decide(int64_t showtime_id, int64
     const auto d = co_await limiter_->Await(std::move(*limit));
     if (!d.allowed) {
       rate_limited_.Inc();
-      refused = Status(Code::kRateLimited,
-                       "more than " + std::to_string(per_minute_) + " hold attempts in a minute")
-                    .WithRetryAfter(d.retry_after.count());
+      refused = RateLimited(d.retry_after);
     }
   }
   if (refused.ok() && !token.ok()) refused = token;
@@ -308,10 +333,16 @@ io::asio::awaitable<Result<Hold>> HoldService::DecideRuled(
       std::set_difference(claimed.begin(), claimed.end(), result->seats.begin(),
                           result->seats.end(), std::back_inserter(stale));
       if (!stale.empty()) gate_->Release(showtime_id, stale, request.hold_id);
-      if (claimed == result->seats) {
+      const bool asked = gated && gated->verdict != SeatGate::Verdict::kSkipped;
+      if (asked && gated->verdict == SeatGate::Verdict::kClaimed && claimed == result->seats) {
         gate_->Rearm(showtime_id, result->seats, request.hold_id, request.ttl);
+      } else if (asked) {
+        // Awaited: the hold is answered once its keys are set, so a release the customer
+        // sends next cannot land before this repair (which would then set a dead hold's
+        // keys again, or overwrite a newer hold's).
+        co_await gate_->RepairNow(showtime_id, result->seats, request.hold_id, request.ttl);
       } else {
-        gate_->Repair(showtime_id, result->seats, request.hold_id, request.ttl);
+        gate_->Repair(showtime_id, result->seats, request.hold_id, request.ttl);  // resting
       }
     }
     SeatsChanged(SeatChange::Type::kHeld, showtime_id, result->seats);

@@ -116,7 +116,8 @@ class HoldService {
       int64_t showtime_id)>;
   void SetMapSource(MapSource source) { map_source_ = std::move(source); }
   // Showtimes whose layout is kept (then the table starts afresh).
-  static constexpr size_t kMaxKnownLayouts = 4'096;
+  // (A layout with its best-available lists is at most about half a megabyte.)
+  static constexpr size_t kMaxKnownLayouts = 1'024;
   static constexpr Millis kDisputeInterval{1'000};
   static constexpr size_t kMaxDisputedShowtimes = 10'000;  // then the table starts afresh
 
@@ -144,6 +145,9 @@ class HoldService {
                                                const SeatGate::PicksDecision& gated);
   // Whether this instance's map shows a pick of the request that passes its rules.
   bool MapAllows(const HoldRequest& request);
+  // The showtime's layout if this instance has it, else null (never reads).
+  std::shared_ptr<const HallLayout> KnownLayout(int64_t showtime_id);
+  Status RateLimited(Millis retry_after) const;
   // The showtime's layout and gap rule, read from the store once (they never change).
   io::asio::awaitable<Result<std::shared_ptr<const HallLayout>>> LayoutOf(int64_t showtime_id);
   // A refusal of seats picked by hand, with the alternatives this instance's map offers.

@@ -258,6 +258,8 @@ class LostAnswers final : public SeatGate {
   explicit LostAnswers(SeatGate* real) : real_(real) {}
   bool lose_releases = false;
   bool late_releases = false;
+  bool late_repairs = false;  // a repair sent aside is still on its way when the test looks
+  bool lost_picks = false;    // a picks claim lost before Redis applied it: uncertain
   Decision Claim(int64_t st, const std::vector<std::string>& seats, const std::string& hold_id,
                  Millis ttl) override {
     real_->Claim(st, seats, hold_id, ttl);
@@ -281,7 +283,19 @@ class LostAnswers final : public SeatGate {
   }
   void Repair(int64_t st, const std::vector<std::string>& seats, const std::string& hold_id,
               Millis ttl) override {
-    real_->Repair(st, seats, hold_id, ttl);
+    if (!late_repairs) real_->Repair(st, seats, hold_id, ttl);
+  }
+  io::asio::awaitable<void> RepairNow(int64_t st, std::vector<std::string> seats,
+                                      std::string hold_id, Millis ttl) override {
+    co_await real_->RepairNow(st, std::move(seats), std::move(hold_id), ttl);
+  }
+  PendingPicks SendPicks(int64_t st, Picks picks, const std::string& hold_id, Millis ttl) override {
+    if (lost_picks) return PendingPicks{nullptr, nullptr, picks ? picks->size() : 0};
+    return real_->SendPicks(st, std::move(picks), hold_id, ttl);
+  }
+  io::asio::awaitable<PicksDecision> AwaitPicks(PendingPicks pending) override {
+    if (lost_picks) co_return PicksDecision{Verdict::kUncertain, 0, {}, {}};
+    co_return co_await real_->AwaitPicks(std::move(pending));
   }
   bool Up() const override { return real_->Up(); }
   Status Ping() override { return real_->Ping(); }
@@ -624,6 +638,57 @@ TEST_P(GatedHolds, AGateRefusalUnderTheSeatRulesIsDisputedWhenTheMapShowsItWrong
   auto best = holds.HoldBest(st, 3, {2, "standard"});
   ASSERT_TRUE(best.ok()) << best.status().message();
   EXPECT_EQ(best->seats, (std::vector<std::string>{"E4", "E5"}));
+}
+
+// A seat map read from the store, counted (the hold path's source of layouts).
+io::asio::awaitable<Result<std::shared_ptr<const SeatMap>>> CountedMap(Store* store,
+                                                                       int64_t showtime_id,
+                                                                       int* reads) {
+  ++*reads;
+  auto map = co_await store->GetSeatMapAsync(showtime_id);
+  if (!map.ok()) co_return map.status();
+  co_return std::make_shared<const SeatMap>(std::move(map.value()));
+}
+
+// A hold under the seat rules that the store gave without the gate's claim (its answer was
+// lost before Redis applied it) is answered once its keys are set: a repair left on its way
+// could land after the customer's release and set a dead hold's keys again.
+TEST_P(GatedHolds, AHoldUnderTheSeatRulesIsAnsweredOnceItsKeysAreSet) {
+  START_REDIS(redis);
+  LossyGate lossy(*redis);
+  lossy.gate.late_repairs = true;
+  lossy.gate.lost_picks = true;
+  NewShowtime hall = PricedLayout();
+  hall.forbid_single_seat_gaps = true;
+  const int64_t st = store_->CreateShowtime(hall).value();
+  HoldService holds(store_.get(), HoldPolicy{}, &lossy.metrics, &lossy.gate);
+  auto hand = holds.HoldSeats(st, 1, {"E6", "E7"});
+  ASSERT_TRUE(hand.ok()) << hand.status().message();
+  EXPECT_EQ(lossy.real->Claim(st, {"E6"}, "other", Millis(60'000)).verdict,
+            SeatGate::Verdict::kTaken);
+  auto best = holds.HoldBest(st, 2, {2, "premium"});
+  ASSERT_TRUE(best.ok()) << best.status().message();
+  EXPECT_EQ(lossy.real->Claim(st, {best->seats[0]}, "other", Millis(60'000)).verdict,
+            SeatGate::Verdict::kTaken);
+}
+
+// The first hold of a showtime on an instance reads its layout only once the rate limit
+// has let the attempt through: attempts past the limit cost the store nothing.
+TEST_P(GatedHolds, AttemptsPastTheRateLimitNeverReadALayout) {
+  Metrics metrics;
+  InProcessRateLimiter limiter(1, &clock_);
+  const int64_t st = MakePricedShowtime();
+  int reads = 0;
+  HoldService holds(store_.get(), HoldPolicy{}, &metrics);
+  holds.SetRateLimiter(&limiter, 1);
+  holds.SetMapSource([&](int64_t id) { return CountedMap(store_.get(), id, &reads); });
+  ASSERT_TRUE(holds.HoldSeats(st + 1'000, 7, {"E5"}).status().code() == Code::kNotFound);
+  EXPECT_EQ(reads, 0) << "an unknown showtime has no map to read";
+  auto limited = holds.HoldSeats(st, 7, {"E5"});
+  EXPECT_EQ(limited.status().code(), Code::kRateLimited);
+  EXPECT_EQ(reads, 0) << "the attempt past the limit read the layout";
+  EXPECT_TRUE(holds.HoldSeats(st, 8, {"E5"}).ok());
+  EXPECT_EQ(reads, 1);
 }
 
 // 64 threads ask "best 2" through the gate on a 300-seat hall (gaps forbidden, then
