@@ -57,22 +57,14 @@ std::vector<std::string> HallLayout::Codes(const std::vector<int>& block) const 
 std::vector<SeatGuard> HallLayout::Guards(std::vector<int> picked) const {
   std::vector<SeatGuard> guards;
   if (!forbid_) return guards;
-  // By section, then place: the pick's runs of seats side by side.
-  std::sort(picked.begin(), picked.end(), [&](int a, int b) {
-    const Seat& x = seats_[static_cast<size_t>(a)];
-    const Seat& y = seats_[static_cast<size_t>(b)];
-    return std::tie(x.section, x.pos) < std::tie(y.section, y.pos);
-  });
+  // Seats are indexed in hall order, so index order is section-then-place order: sorted,
+  // the pick's runs of seats side by side are runs of indices.
+  std::sort(picked.begin(), picked.end());
   picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
   auto is_picked = [&](int section, int pos) {
     const auto& seats = sections_[static_cast<size_t>(section)].seats;
     if (pos < 0 || pos >= static_cast<int>(seats.size())) return false;
-    return std::binary_search(picked.begin(), picked.end(), seats[static_cast<size_t>(pos)],
-                              [&](int a, int b) {
-                                const Seat& x = seats_[static_cast<size_t>(a)];
-                                const Seat& y = seats_[static_cast<size_t>(b)];
-                                return std::tie(x.section, x.pos) < std::tie(y.section, y.pos);
-                              });
+    return std::binary_search(picked.begin(), picked.end(), seats[static_cast<size_t>(pos)]);
   };
   // The neighbour at `pos` (outside the pick) of a run, looking outward by `step`.
   auto guard = [&](int section, int pos, int step) {
