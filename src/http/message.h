@@ -41,9 +41,16 @@ struct Request {
   std::optional<std::string> QueryParam(std::string_view name) const;
   // Whether every query parameter's name and value decode to valid UTF-8 without U+0000.
   bool QueryIsClean() const;
-  // Sets path and query from a request target ("/showtimes?cinema=Odeon").
-  void SetTarget(std::string_view target);
+  // Sets path and query from a request target in origin form ("/showtimes?cinema=Odeon")
+  // or absolute form ("http://host:8080/showtimes?cinema=Odeon", RFC 9112 3.2.2, whose
+  // authority then stands for Host). False, and nothing set, for any other form.
+  bool SetTarget(std::string_view target);
 };
+
+// Whether text is a Host header's value: uri-host [":" port] (RFC 9110 7.2, RFC 3986
+// 3.2.2): a registered name, an IPv4 address, or an IPv6 literal in brackets, and a port
+// of at most 65535. An empty value is not.
+bool IsValidHost(std::string_view text);
 
 // Why a request's head breaks RFC 9110/9112 in a way API.md refuses with 400 (no or two
 // Host headers, a Transfer-Encoding other than chunked alone, both Transfer-Encoding and

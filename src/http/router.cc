@@ -101,6 +101,9 @@ void ForEachListItem(std::string_view list, F f) {
 std::string NonconformingHead(const Headers& headers, bool http_1_0) {
   const size_t hosts = headers.Count("Host");
   if (hosts > 1 || (hosts == 0 && !http_1_0)) return "a request needs exactly one Host header";
+  if (hosts == 1 && !IsValidHost(*headers.Find("Host"))) {
+    return "Host must be a host name or address with an optional port";
+  }
   for (const char* single : {"Authorization", "Idempotency-Key", "X-Admission-Token"}) {
     if (headers.Count(single) > 1) return std::string("header ") + single + " was sent twice";
   }
@@ -139,10 +142,108 @@ bool IfNoneMatchHits(std::string_view if_none_match, std::string_view etag) {
   return hit;
 }
 
-void Request::SetTarget(std::string_view target) {
+namespace {
+
+bool IsUnreservedOrSubDelim(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         std::string_view("-._~!$&'()*+,;=").find(c) != std::string_view::npos;
+}
+
+// RFC 3986 reg-name: unreserved, pct-encoded and sub-delims (IPv4 addresses are of it too).
+bool IsRegName(std::string_view name) {
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (name[i] == '%') {
+      if (i + 2 >= name.size() || HexValue(name[i + 1]) < 0 || HexValue(name[i + 2]) < 0) {
+        return false;
+      }
+      i += 2;
+    } else if (!IsUnreservedOrSubDelim(name[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// "[" IPv6address or IPvFuture "]": hex digits, colons and dots (an embedded IPv4), or
+// "v" HEXDIG "." and more; checked by its alphabet, which is all a Host header needs.
+bool IsIpLiteral(std::string_view text) {
+  if (text.size() < 3 || text.front() != '[' || text.back() != ']') return false;
+  const std::string_view inner = text.substr(1, text.size() - 2);
+  if (inner[0] == 'v' || inner[0] == 'V') {
+    const size_t dot = inner.find('.');
+    if (dot == std::string_view::npos || dot < 2 || dot + 1 == inner.size()) return false;
+    for (char c : inner.substr(1, dot - 1)) {
+      if (HexValue(c) < 0) return false;
+    }
+    for (char c : inner.substr(dot + 1)) {
+      if (c != ':' && !IsUnreservedOrSubDelim(c)) return false;
+    }
+    return true;
+  }
+  bool colon = false;
+  for (char c : inner) {
+    if (c == ':') {
+      colon = true;
+    } else if (c != '.' && HexValue(c) < 0) {
+      return false;
+    }
+  }
+  return colon;
+}
+
+}  // namespace
+
+bool IsValidHost(std::string_view text) {
+  std::string_view host = text;
+  std::string_view port;
+  if (!text.empty() && text.front() == '[') {
+    const size_t close = text.find(']');
+    if (close == std::string_view::npos) return false;
+    host = text.substr(0, close + 1);
+    if (close + 1 < text.size()) {
+      if (text[close + 1] != ':') return false;
+      port = text.substr(close + 2);
+    }
+    if (!IsIpLiteral(host)) return false;
+  } else {
+    const size_t colon = text.find(':');
+    if (colon != std::string_view::npos) {
+      host = text.substr(0, colon);
+      port = text.substr(colon + 1);
+    }
+    if (host.empty() || !IsRegName(host)) return false;
+  }
+  if (port.size() > 5) return false;
+  int value = 0;
+  for (char c : port) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + (c - '0');
+  }
+  return value <= 65535;
+}
+
+bool Request::SetTarget(std::string_view target) {
+  if (target.empty()) return false;
+  if (target.front() != '/') {
+    // Absolute form: the scheme (http or https, in any case), "//", the authority, then the
+    // path, which may be empty ("/" then).
+    const size_t scheme_end = target.find("://");
+    if (scheme_end == std::string_view::npos) return false;
+    const std::string_view scheme = target.substr(0, scheme_end);
+    if (!EqualsNoCase(scheme, "http") && !EqualsNoCase(scheme, "https")) return false;
+    std::string_view rest = target.substr(scheme_end + 3);
+    const size_t path_start = rest.find_first_of("/?");
+    const std::string_view authority = rest.substr(0, path_start);
+    if (!IsValidHost(authority)) return false;
+    rest = path_start == std::string_view::npos ? std::string_view() : rest.substr(path_start);
+    std::string origin_form = rest.empty() || rest.front() == '?' ? "/" : "";
+    origin_form.append(rest);
+    return SetTarget(origin_form);
+  }
   const size_t q = target.find('?');
   path = std::string(target.substr(0, q));
   query = q == std::string_view::npos ? "" : std::string(target.substr(q + 1));
+  return true;
 }
 
 bool Request::QueryIsClean() const {

@@ -58,6 +58,7 @@ struct Server::Impl {
   std::vector<std::thread> threads;
   Counter& rejected_connections;
   Counter& overloaded;
+  Counter& connection_errors;
   io::BlockingPool workers;
   std::unique_ptr<tcp::acceptor> acceptor;
   std::atomic<size_t> next_context{0};
@@ -76,6 +77,9 @@ struct Server::Impl {
                                            "Connections closed at once: max_connections reached.")),
         overloaded(m->GetCounter("boxoffice_http_overloaded_total",
                                  "Requests answered 503: the worker queue was full.")),
+        connection_errors(m->GetCounter(
+            "boxoffice_http_connection_errors_total",
+            "Connections ended by an exception inside the server (logged; the process lives).")),
         workers(options.worker_threads, options.max_pending_jobs, &overloaded) {
     const size_t n = std::min(io::Loop::kMaxLoops, std::max<size_t>(1, options.io_threads));
     for (size_t i = 0; i < n; ++i) {
@@ -130,7 +134,15 @@ struct Server::Impl {
   }
 
   asio::awaitable<void> Accept();
+  // One connection: Serve's requests, and whatever it throws caught, answered when no
+  // answer has begun, logged and counted: a throw ends its connection, never the process.
   asio::awaitable<void> Session(beast::tcp_stream stream);
+  // What the session has sent of the request in hand, for the answer to a throw.
+  struct Progress {
+    bool answering = false;  // bytes of a response (or a 100 Continue) may have gone out
+    std::string request_id;
+  };
+  asio::awaitable<void> Serve(beast::tcp_stream& stream, Progress& progress);
   // Sends response's body stream until it ends; the connection closes after it.
   asio::awaitable<void> Stream(beast::tcp_stream& stream, Response& response,
                                const std::string& request_id);
@@ -144,6 +156,44 @@ namespace {
 // A connection closed on a refused request is drained for at most this long and this much.
 constexpr std::chrono::milliseconds kLingerTimeout{1'000};
 constexpr size_t kLingerBytes = 256 * 1024;
+// API.md: a request target longer than this is 414.
+constexpr size_t kMaxTargetBytes = 8 * 1024;
+// The read buffer holds at most the header limit and this much more. The parser consumes a
+// body as it comes, so only a chunk's size line or a chunked trailer, which Beast parses
+// whole, ever fills it: a trailer (which counts toward the header limit) cannot make the
+// buffer grow past it, nor reach Beast's field size, which it enforces by throwing.
+constexpr size_t kReadBufferSlack = 4 * 1024;
+
+// Counts a request as in flight for as long as it lives (a throw included).
+class RequestInFlight {
+ public:
+  explicit RequestInFlight(std::atomic<size_t>* count) : count_(count) { count_->fetch_add(1); }
+  ~RequestInFlight() { count_->fetch_sub(1); }
+  RequestInFlight(const RequestInFlight&) = delete;
+  RequestInFlight& operator=(const RequestInFlight&) = delete;
+
+ private:
+  std::atomic<size_t>* count_;
+};
+
+// Whether a head the parser refused as too large was too large in its request line: 414
+// rather than 431 when its target alone passes kMaxTargetBytes. The parser takes the
+// request line first: a head refused before it was taken is a line longer than the limit.
+bool TargetTooLong(const bhttp::request_parser<bhttp::string_body>& parser) {
+  const auto target = parser.get().target();
+  return target.empty() || target.size() > kMaxTargetBytes;
+}
+
+// The bytes a request's trailer fields take (name, value, ": " and CRLF each): the fields
+// after the header's first `header_fields`.
+size_t TrailerBytes(const bhttp::request<bhttp::string_body>& req, size_t header_fields) {
+  size_t n = 0;
+  size_t i = 0;
+  for (const auto& field : req) {
+    if (i++ >= header_fields) n += field.name_string().size() + field.value().size() + 4;
+  }
+  return n;
+}
 
 asio::awaitable<Response> InvokeAsync(const Route& route, Request& request) {
   std::string error;
@@ -151,6 +201,8 @@ asio::awaitable<Response> InvokeAsync(const Route& route, Request& request) {
     co_return co_await route.async(request);
   } catch (const std::exception& e) {
     error = e.what();
+  } catch (...) {
+    error = "an exception of unknown type";
   }
   LogError("handler threw",
            {{"route", route.pattern}, {"error", error}, {"requestId", request.request_id}});
@@ -163,8 +215,12 @@ Response Invoke(const Route& route, Request& request) {
   } catch (const std::exception& e) {
     LogError("handler threw",
              {{"route", route.pattern}, {"error", e.what()}, {"requestId", request.request_id}});
-    return ErrorResponse(500, "INTERNAL", "internal error");
+  } catch (...) {
+    LogError("handler threw", {{"route", route.pattern},
+                               {"error", "an exception of unknown type"},
+                               {"requestId", request.request_id}});
   }
+  return ErrorResponse(500, "INTERNAL", "internal error");
 }
 
 // Metric labels must come from a bounded set: any method outside it is "OTHER".
@@ -205,6 +261,8 @@ asio::awaitable<Response> Server::Impl::Dispatch(Request& request, std::string* 
       if (auto answer = route.fast(request)) co_return std::move(*answer);
     } catch (const std::exception& e) {
       LogError("fast path threw", {{"route", route.pattern}, {"error", e.what()}});
+    } catch (...) {
+      LogError("fast path threw", {{"route", route.pattern}});
     }
   }
   if (route.async) co_return co_await InvokeAsync(route, request);
@@ -224,11 +282,44 @@ asio::awaitable<Response> Server::Impl::Dispatch(Request& request, std::string* 
 }
 
 asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
-  beast::flat_buffer buffer;
+  Progress progress;
+  std::string error;
+  try {
+    co_await Serve(stream, progress);
+  } catch (const std::exception& e) {
+    error = e.what();
+  } catch (...) {
+    error = "an exception of unknown type";
+  }
+  if (!error.empty()) {
+    connection_errors.Inc();
+    LogError("connection ended by an exception",
+             {{"error", error}, {"requestId", progress.request_id}});
+    beast::error_code ec;
+    if (!progress.answering && stream.socket().is_open()) {
+      // Nothing of an answer went out: the client learns the request failed.
+      std::string body = ErrorResponse(500, "INTERNAL", "internal error").body;
+      std::string answer =
+          "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"
+          "X-Content-Type-Options: nosniff\r\nConnection: close\r\nContent-Length: " +
+          std::to_string(body.size()) + "\r\n\r\n" + body;
+      stream.expires_after(options.read_timeout);
+      co_await asio::async_write(stream, asio::buffer(answer),
+                                 asio::redirect_error(asio::use_awaitable, ec));
+    }
+    stream.socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream.socket().close(ec);
+  }
+  connections.fetch_sub(1);
+}
+
+asio::awaitable<void> Server::Impl::Serve(beast::tcp_stream& stream, Progress& progress) {
+  beast::flat_buffer buffer(options.header_limit_bytes + kReadBufferSlack);
   beast::error_code ec;
   bool first = true;
   bool linger = false;  // closing on a request whose body may be unread
   while (!stopping.load()) {
+    progress = Progress{};
     // Wait for the next request's first bytes (idle), then for its header (header timeout).
     if (buffer.size() == 0) {
       stream.expires_after(first ? options.header_timeout : options.idle_timeout);
@@ -242,31 +333,51 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
     parser.header_limit(static_cast<uint32_t>(options.header_limit_bytes));
     parser.body_limit(options.body_limit_bytes);
     stream.expires_after(options.header_timeout);
-    co_await bhttp::async_read_header(stream, buffer, parser,
-                                      asio::redirect_error(asio::use_awaitable, ec));
+    const size_t header_bytes = co_await bhttp::async_read_header(
+        stream, buffer, parser, asio::redirect_error(asio::use_awaitable, ec));
     const auto started = std::chrono::steady_clock::now();
     Response response;
     std::string route_label;
     Request request;
     bool refused = false;  // answered from the head alone; the connection closes after
+    size_t header_fields = 0;
     if (!ec) {
       // The head as plain values, checked before any body byte is read.
       auto& req = parser.get();
       request.method = std::string(req.method_string());
-      request.SetTarget(std::string_view(req.target().data(), req.target().size()));
-      for (const auto& field : req)
+      for (const auto& field : req) {
         request.headers.Add(std::string(field.name_string()), std::string(field.value()));
+        ++header_fields;
+      }
       request.request_id = RequestIdFor(request.headers);
-      if (std::string why = NonconformingHead(request.headers, req.version() == 10);
-          !why.empty()) {
-        response = ErrorResponse(400, "VALIDATION_FAILED", why);
-        route_label = "bad_request";
+      progress.request_id = request.request_id;
+      const std::string_view target(req.target().data(), req.target().size());
+      auto refuse = [&](int status, std::string_view why, const char* label) {
+        response = ErrorResponse(status, "VALIDATION_FAILED", why);
+        route_label = label;
         refused = true;
+      };
+      if (target.size() > kMaxTargetBytes) {
+        refuse(414, "request target longer than " + std::to_string(kMaxTargetBytes) + " bytes",
+               "uri_too_long");
+      } else if (std::string why = NonconformingHead(request.headers, req.version() == 10);
+                 !why.empty()) {
+        refuse(400, why, "bad_request");
+      } else if (target == "*") {
+        // RFC 9110 9.3.7: the asterisk form asks about the server, and only OPTIONS may.
+        if (request.method == "OPTIONS") {
+          response = Response{};
+          response.status = 204;
+          response.Header("Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS");
+          route_label = "options";
+          refused = true;
+        } else {
+          refuse(400, "the target * is only for OPTIONS", "bad_request");
+        }
+      } else if (!request.SetTarget(target)) {
+        refuse(400, "request target must be a path or an http(s) URL", "bad_request");
       } else if (!request.QueryIsClean()) {
-        response = ErrorResponse(400, "VALIDATION_FAILED",
-                                 "query parameters must be valid UTF-8 without U+0000");
-        route_label = "bad_request";
-        refused = true;
+        refuse(400, "query parameters must be valid UTF-8 without U+0000", "bad_request");
       } else if (const std::string* expect = request.headers.Find("Expect")) {
         if (!EqualsNoCase(*expect, "100-continue")) {
           response = ErrorResponse(417, "VALIDATION_FAILED", "only Expect: 100-continue is known");
@@ -276,6 +387,7 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
           // The client waits for this before sending the body (RFC 9110 10.1.1).
           static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
           stream.expires_after(options.read_timeout);
+          progress.answering = true;
           co_await asio::async_write(stream, asio::buffer(kContinue.data(), kContinue.size()),
                                      asio::redirect_error(asio::use_awaitable, ec));
           if (ec) break;
@@ -286,9 +398,14 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
         co_await bhttp::async_read(stream, buffer, parser,
                                    asio::redirect_error(asio::use_awaitable, ec));
       }
+      // Chunked trailers count toward the header limit.
+      if (!refused && !ec && parser.chunked() &&
+          header_bytes + TrailerBytes(parser.get(), header_fields) > options.header_limit_bytes) {
+        ec = bhttp::error::header_limit;
+      }
     }
     bool keep_alive = false;
-    bool counted = false;  // whether this request is in active_requests
+    std::optional<RequestInFlight> in_flight;  // while this request is handled and answered
     if (refused) {
       linger = true;  // response is set; the connection closes (keep_alive stays false)
     } else if (ec == bhttp::error::body_limit) {
@@ -297,8 +414,16 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
           413, "PAYLOAD_TOO_LARGE",
           "request body exceeds " + std::to_string(options.body_limit_bytes) + " bytes");
       route_label = "payload_too_large";
-    } else if (ec == bhttp::error::header_limit) {
-      response = ErrorResponse(431, "VALIDATION_FAILED", "request header too large");
+    } else if (ec == bhttp::error::header_limit && request.method.empty() &&
+               TargetTooLong(parser)) {
+      linger = true;
+      response = ErrorResponse(
+          414, "VALIDATION_FAILED",
+          "request target longer than " + std::to_string(kMaxTargetBytes) + " bytes");
+      route_label = "uri_too_long";
+    } else if (ec == bhttp::error::header_limit || ec == bhttp::error::buffer_overflow) {
+      linger = true;
+      response = ErrorResponse(431, "VALIDATION_FAILED", "request header or trailer too large");
       route_label = "header_too_large";
     } else if (ec == beast::error::timeout || ec == bhttp::error::end_of_stream ||
                ec == asio::error::eof || ec == asio::error::connection_reset ||
@@ -312,17 +437,17 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
       auto& req = parser.get();
       request.body = std::move(req.body());
       keep_alive = req.keep_alive();
-      active_requests.fetch_add(1);
-      counted = true;
+      in_flight.emplace(&active_requests);
       response = co_await Dispatch(request, &route_label);
     }
     if (request.request_id.empty()) request.request_id = NewFastUuid();
+    progress.request_id = request.request_id;
     const bool head = request.method == "HEAD";
     if (response.stream && !head) {
       Record(route_label, MethodLabel(request.method), response.status,
              std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+      progress.answering = true;
       co_await Stream(stream, response, request.request_id);
-      if (counted) active_requests.fetch_sub(1);
       break;
     }
 
@@ -335,11 +460,13 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
     }
     for (auto& [name, value] : response.headers) res.set(name, value);
     res.set("X-Request-Id", request.request_id);
+    res.set("X-Content-Type-Options", "nosniff");
     const std::string& body = response.shared_body ? *response.shared_body : response.body;
     res.body() = beast::span<const char>(body.data(), body.size());
     res.keep_alive(keep_alive && !stopping.load() && !response.stream);
     res.prepare_payload();
     stream.expires_after(options.read_timeout);
+    progress.answering = true;
     if (head) {
       // The head a GET would send, Content-Length included, and no body.
       bhttp::response_serializer<bhttp::span_body<const char>> serializer(res);
@@ -348,7 +475,7 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
     } else {
       co_await bhttp::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
     }
-    if (counted) active_requests.fetch_sub(1);
+    in_flight.reset();
     Record(route_label, MethodLabel(request.method), response.status,
            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     if (response.status >= 500) {
@@ -372,7 +499,6 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
       if (ec) break;
     }
   }
-  connections.fetch_sub(1);
 }
 
 asio::awaitable<void> Server::Impl::Stream(beast::tcp_stream& stream, Response& response,
@@ -384,6 +510,7 @@ asio::awaitable<void> Server::Impl::Stream(beast::tcp_stream& stream, Response& 
   res.set(bhttp::field::content_type, response.content_type);
   for (auto& [name, value] : response.headers) res.set(name, value);
   res.set("X-Request-Id", request_id);
+  res.set("X-Content-Type-Options", "nosniff");
   res.keep_alive(false);
   res.chunked(true);
   bhttp::response_serializer<bhttp::empty_body> header(res);

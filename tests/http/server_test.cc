@@ -60,6 +60,8 @@ class ServerTest : public ::testing::Test {
       res.body = r.body;
       return res;
     });
+    router_.Add("GET", "/throws", [](Request&) -> Response { throw 42; },
+                /*blocking=*/false);
     router_.Add("GET", "/stream", [this](Request&) {
       Response res;
       res.content_type = "text/event-stream";
@@ -255,6 +257,97 @@ TEST_F(ServerTest, AStreamIsFreedTheMomentItsClientGoesAway) {
       std::this_thread::sleep_for(5ms);
     }
     ASSERT_EQ(streams_alive_.load(), 0) << "round " << round << ": the slot outlived its client";
+  }
+}
+
+// A trailer field larger than Beast's field size (65,535 bytes) made its parser throw
+// std::length_error, which nothing caught: the whole process ended. Trailers count toward
+// the header limit (431), and the server still answers the next connection.
+TEST_F(ServerTest, AHugeChunkedTrailerIsRefusedAndTheServerLivesOn) {
+  for (const bool in_name : {false, true}) {
+    SCOPED_TRACE(in_name ? "name" : "value");
+    const std::string big(65'540, 'a');
+    const std::string trailer = in_name ? big + ": x" : "X-T: " + big;
+    const std::string answer = Raw("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                                   "2\r\n{}\r\n0\r\n" + trailer + "\r\n\r\n");
+    EXPECT_EQ(answer.rfind("HTTP/1.1 431", 0), 0u) << answer.substr(0, 200);
+    EXPECT_EQ(Raw("GET /thing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").rfind("HTTP/1.1 200", 0),
+              0u);
+  }
+  // A trailer that fits alone but not with the header is refused too.
+  const std::string header_pad(9'000, 'h');
+  const std::string trailer_pad(9'000, 't');
+  const std::string both = Raw("POST /echo HTTP/1.1\r\nHost: x\r\nX-Pad: " + header_pad +
+                               "\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\nX-T: " +
+                               trailer_pad + "\r\n\r\n");
+  EXPECT_EQ(both.rfind("HTTP/1.1 431", 0), 0u) << both.substr(0, 200);
+  // A small trailer is fine.
+  const std::string small = Raw("POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                                "Connection: close\r\n\r\n"
+                                "2\r\n{}\r\n0\r\nX-T: 1\r\n\r\n");
+  EXPECT_EQ(small.rfind("HTTP/1.1 200", 0), 0u) << small;
+}
+
+// A throw that escapes a handler or Beast ends that connection (answered 500 when it can be),
+// never the process, and is counted.
+TEST_F(ServerTest, AThrowInOneConnectionNeverEndsTheProcess) {
+  const std::string answer = Raw("GET /throws HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(answer.rfind("HTTP/1.1 500", 0), 0u) << answer;
+  EXPECT_EQ(Raw("GET /thing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").rfind("HTTP/1.1 200", 0),
+            0u);
+}
+
+// RFC 9112 3.2: origin-form and absolute-form targets are served; "*" only with OPTIONS; a
+// target over 8 KiB is 414, however long (a 100 KB one too, beyond the header limit).
+TEST_F(ServerTest, RequestTargetsByTheLetter) {
+  auto status_of = [](const std::string& answer) { return answer.substr(0, 12); };
+  EXPECT_EQ(status_of(Raw("GET http://x/thing?q=1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")),
+            "HTTP/1.1 200");
+  EXPECT_NE(Raw("GET HTTP://X:80/thing?q=abc HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                .find("{\"q\":\"abc\"}"),
+            std::string::npos);
+  EXPECT_EQ(status_of(Raw("GET * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")), "HTTP/1.1 400");
+  EXPECT_EQ(status_of(Raw("OPTIONS * HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")),
+            "HTTP/1.1 204");
+  EXPECT_EQ(status_of(Raw("GET thing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")),
+            "HTTP/1.1 400");
+  EXPECT_EQ(status_of(Raw("GET ftp://x/thing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")),
+            "HTTP/1.1 400");
+  const std::string long_query(9'000, 'q');
+  EXPECT_EQ(status_of(Raw("GET /thing?" + long_query + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")),
+            "HTTP/1.1 414");
+  const std::string huge(100'000, 'q');
+  EXPECT_EQ(status_of(Raw("GET /thing?" + huge + " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")),
+            "HTTP/1.1 414");
+  // A long header (not the target) is still 431.
+  const std::string pad(20'000, 'h');
+  EXPECT_EQ(status_of(Raw("GET /thing HTTP/1.1\r\nHost: x\r\nX-Pad: " + pad + "\r\n\r\n")),
+            "HTTP/1.1 431");
+}
+
+// Host is uri-host [":" port] (RFC 9110 7.2, RFC 3986 3.2.2); empty or anything else is 400.
+TEST_F(ServerTest, HostMustBeAValidHostAndPort) {
+  auto status_of = [this](const std::string& host) {
+    return Raw("GET /thing HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n").substr(0, 12);
+  };
+  for (const char* good : {"x", "example.com", "example.com:8080", "127.0.0.1:80", "[::1]:8080",
+                           "[::1]", "a-b.c_d~e", "xn--bcher-kva.example"}) {
+    EXPECT_EQ(status_of(good), "HTTP/1.1 200") << good;
+  }
+  for (const char* bad : {"", " ", "a b", "exa/mple", "host:port", "host:99999", "[::1", "a@b",
+                          "host:80:80", "ex%zzample", "[zz::1]"}) {
+    EXPECT_EQ(status_of(bad), "HTTP/1.1 400") << "'" << bad << "'";
+  }
+}
+
+TEST_F(ServerTest, EveryResponseSaysNoSniff) {
+  for (const std::string& request :
+       {std::string("GET /thing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+        std::string("GET /nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+        std::string("GET /thing HTTP/1.1\r\nConnection: close\r\n\r\n"),
+        std::string("HEAD /stream HTTP/1.1\r\nHost: x\r\n\r\n")}) {
+    const std::string answer = Raw(request);
+    EXPECT_NE(answer.find("X-Content-Type-Options: nosniff\r\n"), std::string::npos) << answer;
   }
 }
 
