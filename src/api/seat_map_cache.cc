@@ -7,7 +7,7 @@
 namespace boxoffice::api {
 
 SeatMapCache::SeatMapCache(Loader loader, const Clock* clock, Millis max_age, Metrics* metrics,
-                           AsyncLoader async_loader)
+                           AsyncLoader async_loader, size_t max_bytes)
     : loader_(std::move(loader)),
       async_loader_(std::move(async_loader)),
       clock_(clock),
@@ -24,22 +24,130 @@ SeatMapCache::SeatMapCache(Loader loader, const Clock* clock, Millis max_age, Me
                                  "Seat map reads by how the cache served them.",
                                  "outcome=\"stale_while_loading\"")),
       applied_(metrics->GetCounter("boxoffice_seatmap_changes_applied_total",
-                                   "This instance's seat changes applied to cached maps.")) {}
+                                   "This instance's seat changes applied to cached maps.")),
+      evictions_(metrics->GetCounter(
+          "boxoffice_seatmap_cache_evictions_total",
+          "Showtimes dropped from the seat map cache, least recently used first, to keep it "
+          "within its bytes.")),
+      max_bytes_(max_bytes),
+      sizes_(std::make_shared<Sizes>()) {
+  metrics->AddGauge("boxoffice_seatmap_cache_bytes",
+                    "Bytes of seat maps (bodies, tags, parsed maps) the cache keeps.",
+                    [sizes = sizes_] { return static_cast<double>(sizes->bytes.load()); });
+  metrics->AddGauge("boxoffice_seatmap_cache_entries", "Showtimes the seat map cache keeps.",
+                    [sizes = sizes_] { return static_cast<double>(sizes->entries.load()); });
+}
+
+SeatMapCache::~SeatMapCache() {
+  sizes_->bytes = 0;
+  sizes_->entries = 0;
+}
+
+size_t SeatMapCache::bytes() {
+  std::lock_guard lock(mu_);
+  return bytes_;
+}
+
+size_t SeatMapCache::entries() {
+  std::lock_guard lock(mu_);
+  return slots_.size();
+}
 
 std::shared_ptr<SeatMapCache::Slot> SeatMapCache::SlotFor(int64_t showtime_id) {
+  std::vector<std::shared_ptr<Slot>> evicted;  // destroyed after mu_ is released
   std::lock_guard lock(mu_);
   auto it = slots_.find(showtime_id);
-  if (it != slots_.end()) return it->second;
-  if (slots_.size() >= kMaxEntries) {
-    const Instant now = clock_->Now();
-    for (auto i = slots_.begin(); i != slots_.end();) {
-      std::unique_lock slot_lock(i->second->mu, std::try_to_lock);
-      const bool old = slot_lock.owns_lock() && !i->second->loading &&
-                       (!i->second->entry || now - i->second->entry->loaded_at >= max_age_);
-      i = old ? slots_.erase(i) : std::next(i);
-    }
+  if (it != slots_.end()) {
+    Touch(it->second);
+    return it->second.slot;
   }
-  return slots_.emplace(showtime_id, std::make_shared<Slot>()).first->second;
+  // Held here before Evict, so the new slot is in use and stays.
+  auto slot = std::make_shared<Slot>(showtime_id);
+  lru_.push_front(showtime_id);
+  slots_.emplace(showtime_id, Node{slot, lru_.begin(), 0});
+  bytes_ += SlotBytes();
+  Evict(&evicted);
+  PublishLocked();
+  return slot;
+}
+
+std::shared_ptr<SeatMapCache::Slot> SeatMapCache::Existing(int64_t showtime_id, Recency recency) {
+  std::lock_guard lock(mu_);
+  auto it = slots_.find(showtime_id);
+  if (it == slots_.end()) return nullptr;
+  if (recency == Recency::kUse) Touch(it->second);
+  return it->second.slot;
+}
+
+void SeatMapCache::Touch(Node& node) { lru_.splice(lru_.begin(), lru_, node.lru); }
+
+void SeatMapCache::Account(const Slot& slot) {
+  const size_t entry_bytes = slot.entry ? slot.entry->bytes : 0;
+  std::vector<std::shared_ptr<Slot>> evicted;  // destroyed after mu_ is released
+  std::lock_guard lock(mu_);                   // Lock order: slot.mu (the caller's), then mu_.
+  auto it = slots_.find(slot.showtime_id);
+  // Its caller holds it, so it was not evicted.
+  BOX_ASSERT(it != slots_.end() && it->second.slot.get() == &slot);
+  BOX_ASSERT(bytes_ >= it->second.entry_bytes);
+  bytes_ = bytes_ - it->second.entry_bytes + entry_bytes;
+  it->second.entry_bytes = entry_bytes;
+  Evict(&evicted);
+  PublishLocked();
+}
+
+void SeatMapCache::Evict(std::vector<std::shared_ptr<Slot>>* evicted) {
+  // Each showtime is looked at once at most. One in use (its slot has references besides
+  // this map's: every reader, loader and waiter holds one while it uses the slot, and new
+  // ones are only taken from the map under mu_) is being read or loaded now: it moves to
+  // the hot end and goes later, once unused.
+  for (size_t left = lru_.size(); bytes_ > max_bytes_ && left > 0; --left) {
+    auto it = slots_.find(lru_.back());
+    BOX_ASSERT(it != slots_.end());
+    if (it->second.slot.use_count() > 1) {
+      lru_.splice(lru_.begin(), lru_, std::prev(lru_.end()));
+      continue;
+    }
+    const size_t freed = SlotBytes() + it->second.entry_bytes;
+    BOX_ASSERT(bytes_ >= freed);
+    bytes_ -= freed;
+    evicted->push_back(std::move(it->second.slot));
+    slots_.erase(it);
+    lru_.pop_back();
+    evictions_.Inc();
+  }
+}
+
+void SeatMapCache::PublishLocked() {
+  sizes_->bytes.store(bytes_, std::memory_order_relaxed);
+  sizes_->entries.store(slots_.size(), std::memory_order_relaxed);
+}
+
+size_t SeatMapCache::SlotBytes() {
+  // The slot and its control block, its node in slots_ (with its next pointer and a
+  // bucket) and its node in lru_ (two pointers and the id). The load's transient lists
+  // (waiters, changes during a load) are not counted.
+  return kSharedBlockBytes + sizeof(Slot) + sizeof(std::pair<const int64_t, Node>) +
+         2 * sizeof(void*) + 2 * sizeof(void*) + sizeof(int64_t);
+}
+
+size_t SeatMapCache::StringHeapBytes(const std::string& s) {
+  static const size_t kInPlace = std::string().capacity();  // short strings stay inside
+  return s.capacity() > kInPlace ? s.capacity() + 1 : 0;
+}
+
+size_t SeatMapCache::EntryBytes(const std::string& body, const std::string& etag,
+                                const SeatMap& map) {
+  // Three shared allocations (the entry with its tag, the body, the map) and what they
+  // point to: the body's text, the tag's, the seats and their strings. The allocator's own
+  // overhead (a few allocations per map) is not counted.
+  size_t bytes = kSharedBlockBytes + sizeof(Entry) + StringHeapBytes(etag) + kSharedBlockBytes +
+                 sizeof(std::string) + StringHeapBytes(body) + kSharedBlockBytes + sizeof(SeatMap) +
+                 map.seats.capacity() * sizeof(SeatView);
+  for (const SeatView& seat : map.seats) {
+    bytes +=
+        StringHeapBytes(seat.code) + StringHeapBytes(seat.row) + StringHeapBytes(seat.category);
+  }
+  return bytes;
 }
 
 bool SeatMapCache::Fresh(const Slot& slot) const {
@@ -66,14 +174,14 @@ std::shared_ptr<const SeatMapCache::Entry> SeatMapCache::Servable(const Slot& sl
 }
 
 std::shared_ptr<const SeatMapCache::Entry> SeatMapCache::Peek(int64_t showtime_id) {
-  std::shared_ptr<Slot> slot = Existing(showtime_id);
+  std::shared_ptr<Slot> slot = Existing(showtime_id, Recency::kUse);
   if (!slot) return nullptr;
   std::lock_guard lock(slot->mu);
   return Servable(*slot);
 }
 
 std::shared_ptr<const SeatMapCache::Entry> SeatMapCache::Latest(int64_t showtime_id) {
-  std::shared_ptr<Slot> slot = Existing(showtime_id);
+  std::shared_ptr<Slot> slot = Existing(showtime_id, Recency::kUse);
   if (!slot) return nullptr;
   std::lock_guard lock(slot->mu);
   return slot->entry;
@@ -210,6 +318,7 @@ Result<std::shared_ptr<const SeatMapCache::Entry>> SeatMapCache::FinishLoad(
   loads_.Inc();
   if (map.ok()) {
     slot.entry = entry;
+    Account(slot);
     slot.last_error = Status::Ok();
     // Invalidated while loading: what was loaded may predate the change.
     slot.stale = slot.generation != load.generation || !complete;
@@ -231,9 +340,11 @@ Result<std::shared_ptr<const SeatMapCache::Entry>> SeatMapCache::FinishLoad(
 
 std::shared_ptr<const SeatMapCache::Entry> SeatMapCache::MakeEntry(SeatMap map, Instant loaded_at) {
   auto shared = std::make_shared<const SeatMap>(std::move(map));
+  auto body = std::make_shared<const std::string>(SeatMapJson(*shared));
+  std::string etag = SeatMapEtag(*shared);
+  const size_t bytes = EntryBytes(*body, etag, *shared);
   return std::make_shared<const Entry>(
-      Entry{std::make_shared<const std::string>(SeatMapJson(*shared)), SeatMapEtag(*shared),
-            loaded_at, shared});
+      Entry{std::move(body), std::move(etag), loaded_at, std::move(shared), bytes});
 }
 
 void SeatMapCache::Hear(const SeatChange& change) {
@@ -249,7 +360,7 @@ void SeatMapCache::Hear(const SeatChange& change) {
 
 void SeatMapCache::Apply(int64_t showtime_id, const std::vector<std::string>& seats,
                          SeatStatus status) {
-  std::shared_ptr<Slot> slot = Existing(showtime_id);
+  std::shared_ptr<Slot> slot = Existing(showtime_id, Recency::kUse);
   if (!slot) return;
   std::unique_lock lock(slot->mu);
   // A load in flight may have taken its snapshot before this change: the load applies it
@@ -279,6 +390,7 @@ void SeatMapCache::Apply(int64_t showtime_id, const std::vector<std::string>& se
     lock.lock();
     if (slot->entry == base) {
       slot->entry = std::move(entry);
+      Account(*slot);
       applied_.Inc();
       return;
     }
@@ -293,14 +405,8 @@ void SeatMapCache::Patch(SeatMap& map, const std::vector<std::string>& seats, Se
   }
 }
 
-std::shared_ptr<SeatMapCache::Slot> SeatMapCache::Existing(int64_t showtime_id) {
-  std::lock_guard lock(mu_);
-  auto it = slots_.find(showtime_id);
-  return it == slots_.end() ? nullptr : it->second;
-}
-
 void SeatMapCache::Invalidate(int64_t showtime_id) {
-  std::shared_ptr<Slot> slot = Existing(showtime_id);
+  std::shared_ptr<Slot> slot = Existing(showtime_id, Recency::kKeep);
   if (!slot) return;
   std::lock_guard lock(slot->mu);
   ++slot->generation;
@@ -308,7 +414,7 @@ void SeatMapCache::Invalidate(int64_t showtime_id) {
 }
 
 void SeatMapCache::InvalidateRemote(int64_t showtime_id) {
-  std::shared_ptr<Slot> slot = Existing(showtime_id);
+  std::shared_ptr<Slot> slot = Existing(showtime_id, Recency::kKeep);
   if (!slot) return;
   std::lock_guard lock(slot->mu);
   slot->remote_stale = true;

@@ -22,11 +22,22 @@
 //   kStaleLimit × max_age old; so a map read never queues behind the store. An entry a
 //   change of this instance made stale is never served.
 // * A hold that expires shows as AVAILABLE within max_age (lazy expiry applies on load).
-// * At most kMaxEntries showtimes are kept; beyond that, entries older than max_age go.
+// * The cache is bounded in bytes (max_bytes): each showtime counts its body, its tag, its
+//   parsed map (the seats and their strings) and its slot's bookkeeping. Past the bound the
+//   least recently used showtimes go first. Get, GetAsync, Peek, Latest, ShowsAvailable and
+//   Apply use a showtime (it moves to the hot end, O(1) under mu_); an invalidation does
+//   not. A showtime in use (being loaded, waited for, or read right now) is never evicted:
+//   it moves to the hot end and goes later. So a map larger than the whole bound is still
+//   served to the readers of its load, then kept alone until another showtime's read makes
+//   room; the total exceeds the bound only by the showtimes in use when it was checked.
+//   An evicted showtime is loaded afresh by its next reader.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
+#include <cstddef>
 #include <functional>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -44,7 +55,10 @@ namespace boxoffice::api {
 
 class SeatMapCache {
  public:
-  static constexpr size_t kMaxEntries = 4096;
+  // 32 MiB: about 800 maps of a 200-seat hall (~40 KB each) or 170 of a 1,000-seat one,
+  // far more than are read within a max-age at a premiere; a crawl of every showtime cycles
+  // through it instead of growing the process.
+  static constexpr size_t kDefaultMaxBytes = size_t{32} << 20;
   using Loader = std::function<Result<SeatMap>(int64_t showtime_id)>;
   using AsyncLoader = std::function<io::asio::awaitable<Result<SeatMap>>(int64_t showtime_id)>;
   // A reader waits this long for another's load at most (the store's own timeouts end a
@@ -56,12 +70,21 @@ class SeatMapCache {
     std::string etag;
     Instant loaded_at;
     std::shared_ptr<const SeatMap> map;  // what body says, for Apply
+    size_t bytes = 0;  // the memory the entry holds (body, tag, map), as the cache counts it
   };
 
   // async_loader: the same load, awaited on a loop; by default loader on the loop's
-  // blocking pool (io::Offload).
+  // blocking pool (io::Offload). max_bytes: the bound on what the cache keeps (0 keeps only
+  // the showtimes in use).
   SeatMapCache(Loader loader, const Clock* clock, Millis max_age, Metrics* metrics,
-               AsyncLoader async_loader = nullptr);
+               AsyncLoader async_loader = nullptr, size_t max_bytes = kDefaultMaxBytes);
+  ~SeatMapCache();
+  SeatMapCache(const SeatMapCache&) = delete;
+  SeatMapCache& operator=(const SeatMapCache&) = delete;
+
+  // What the cache keeps now: the bytes it counts, and its showtimes.
+  size_t bytes();
+  size_t entries();
 
   // Blocks while another reader loads the entry, or while this one does.
   Result<std::shared_ptr<const Entry>> Get(int64_t showtime_id);
@@ -99,6 +122,8 @@ class SeatMapCache {
 
  private:
   struct Slot {
+    explicit Slot(int64_t id) : showtime_id(id) {}
+    const int64_t showtime_id;
     std::mutex mu;
     std::condition_variable loaded;
     std::shared_ptr<const Entry> entry;
@@ -135,9 +160,19 @@ class SeatMapCache {
   struct LoadGuard;  // ends a load begun on a loop whatever becomes of its coroutine
   // slot.mu held: what a reader that waited for a load finished since `round` gets.
   Result<std::shared_ptr<const Entry>> Shared(const Slot& slot);
+  // The showtime's slot, made if there is none (then what no longer fits is evicted).
   std::shared_ptr<Slot> SlotFor(int64_t showtime_id);
-  std::shared_ptr<Slot> Existing(int64_t showtime_id);
+  // The showtime's slot, or null. kUse moves it to the hot end (a read or this instance's
+  // change); kKeep does not (an invalidation).
+  enum class Recency { kUse, kKeep };
+  std::shared_ptr<Slot> Existing(int64_t showtime_id, Recency recency);
   static std::shared_ptr<const Entry> MakeEntry(SeatMap map, Instant loaded_at);
+  static size_t EntryBytes(const std::string& body, const std::string& etag, const SeatMap& map);
+  static size_t StringHeapBytes(const std::string& s);
+  static size_t SlotBytes();
+  // slot.mu held, slot in use: counts the slot's entry as it is now, then evicts what no
+  // longer fits. Lock order: a slot's mu, then mu_.
+  void Account(const Slot& slot);
   static void Patch(SeatMap& map, const std::vector<std::string>& seats, SeatStatus status);
   bool Fresh(const Slot& slot) const;                 // slot.mu held
   bool ServableWhileLoading(const Slot& slot) const;  // slot.mu held
@@ -153,8 +188,37 @@ class SeatMapCache {
   Counter& loads_;
   Counter& stale_;
   Counter& applied_;
+  Counter& evictions_;
+  const size_t max_bytes_;
+
+  // A showtime kept: its slot, its place in lru_, and its entry's bytes as last counted.
+  struct Node {
+    std::shared_ptr<Slot> slot;
+    std::list<int64_t>::iterator lru;
+    size_t entry_bytes = 0;
+  };
+  // A make_shared allocation's control block (vtable pointer, two counts).
+  static constexpr size_t kSharedBlockBytes = 16;
+  // mu_ held: moves the node to the hot end.
+  void Touch(Node& node);
+  // mu_ held: evicts showtimes not in use, coldest first, until bytes_ fits max_bytes_ (or
+  // every showtime left is in use); the slots go to `evicted`, destroyed once mu_ is released.
+  void Evict(std::vector<std::shared_ptr<Slot>>* evicted);
+  void PublishLocked();  // mu_ held: the gauges' values
+
+  // The gauges' values, shared with their readers (which the registry may call after the
+  // cache is gone).
+  struct Sizes {
+    std::atomic<uint64_t> bytes{0};
+    std::atomic<uint64_t> entries{0};
+  };
+  std::shared_ptr<Sizes> sizes_;
+  // Lock order: a slot's mu, then mu_ (Account). Under mu_ no slot's mu is ever taken, not
+  // even tried: whether a slot is in use is told by its reference count (Evict).
   std::mutex mu_;
-  std::unordered_map<int64_t, std::shared_ptr<Slot>> slots_;
+  std::unordered_map<int64_t, Node> slots_;  // guarded by mu_
+  std::list<int64_t> lru_;                   // guarded by mu_; most recently used first
+  size_t bytes_ = 0;                         // guarded by mu_: the sum over slots_
 };
 
 }  // namespace boxoffice::api

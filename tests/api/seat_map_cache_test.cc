@@ -1,6 +1,9 @@
 // The seat-map cache over a real store (SQLite and PostgreSQL): single flight for a cold
 // showtime, at most one load per max-age, invalidation by this instance's own changes,
-// lazy expiry within the max-age, errors shared with the readers that waited.
+// lazy expiry within the max-age, errors shared with the readers that waited. Its bound in
+// bytes, over maps made in memory: the least recently used showtimes go first and load
+// again when read, a showtime being loaded is never evicted, and a bound that fits twenty
+// thousand showtimes keeps them all however old, with every byte accounted.
 #include "api/seat_map_cache.h"
 
 #include <gtest/gtest.h>
@@ -8,8 +11,10 @@
 #include <atomic>
 #include <barrier>
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "api/json_io.h"
@@ -21,14 +26,14 @@ namespace {
 
 class SeatMapCacheTest : public StoreContract {
  protected:
-  api::SeatMapCache MakeCache() {
+  api::SeatMapCache MakeCache(size_t max_bytes = api::SeatMapCache::kDefaultMaxBytes) {
     return api::SeatMapCache(
         [this](int64_t id) {
           ++loads_;
           std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a slow query
           return store_->GetSeatMap(id);
         },
-        &clock_, Millis(1'000), &metrics_);
+        &clock_, Millis(1'000), &metrics_, nullptr, max_bytes);
   }
   std::string StatusOf(const api::SeatMapCache::Entry& e, size_t seat) {
     return nlohmann::json::parse(*e.body)["seats"][seat]["status"];
@@ -393,6 +398,239 @@ TEST_P(SeatMapCacheTest, ALoadAbandonedWithItsLoopLeavesNoReaderWaiting) {
   auto after = cache.Get(st);
   ASSERT_TRUE(after.ok()) << after.status().message();
   EXPECT_EQ(loads_.load(), 2);
+}
+
+// A showtime read long ago goes to make room for others, and its next read loads it afresh
+// (a hold made elsewhere meanwhile shows, though the max-age has not passed); changes heard
+// for it while it is gone are no-ops.
+TEST_P(SeatMapCacheTest, AnEvictedShowtimeLoadsAgainOnItsNextRead) {
+  const int64_t a = MakeShowtime({{"A", 10}});
+  const int64_t b = MakeShowtime({{"A", 10}});
+  const int64_t c = MakeShowtime({{"A", 10}});
+  size_t per_showtime = 0;
+  {
+    auto probe = MakeCache();
+    ASSERT_TRUE(probe.Get(a).ok());
+    per_showtime = probe.bytes();
+  }
+  loads_ = 0;
+  auto cache = MakeCache(2 * per_showtime + per_showtime / 2);  // room for two showtimes
+  ASSERT_TRUE(cache.Get(a).ok());
+  ASSERT_TRUE(TryHold(a, 1, {"A1"}).ok());  // made elsewhere: the cached map does not show it
+  EXPECT_EQ(StatusOf(*cache.Get(a).value(), 0), "AVAILABLE");
+  ASSERT_TRUE(cache.Get(b).ok());
+  ASSERT_TRUE(cache.Get(c).ok());
+  EXPECT_EQ(cache.Latest(a), nullptr) << "the least recently used showtime went";
+  EXPECT_EQ(cache.entries(), 2u);
+  cache.Apply(a, {"A2"}, SeatStatus::kHeld);
+  cache.Invalidate(a);
+  cache.InvalidateRemote(a);
+  EXPECT_EQ(cache.entries(), 2u) << "a change to a showtime not kept keeps nothing";
+  EXPECT_EQ(loads_.load(), 3);
+
+  auto again = cache.Get(a);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(loads_.load(), 4);
+  EXPECT_EQ(StatusOf(*again.value(), 0), "HELD") << "loaded afresh, within the max-age";
+  EXPECT_EQ(StatusOf(*again.value(), 1), "AVAILABLE");
+  EXPECT_EQ(cache.Get(a).value(), again.value()) << "and kept: the next read is a hit";
+  EXPECT_EQ(loads_.load(), 4);
+  EXPECT_EQ(cache.Latest(b), nullptr) << "b, now the least recently used, made room";
+  EXPECT_NE(cache.Latest(c), nullptr);
+  EXPECT_LE(cache.bytes(), 2 * per_showtime + per_showtime / 2);
+}
+
+// A map made in memory: `seats` seats in rows of ten; its body ends with its showtime's id.
+SeatMap InMemorySeatMap(int64_t showtime_id, int seats) {
+  SeatMap map{showtime_id, kStart, {}};
+  for (int i = 0; i < seats; ++i) {
+    const std::string row(1, static_cast<char>('A' + i / 10));
+    map.seats.push_back(
+        {row + std::to_string(i % 10 + 1), row, i % 10 + 1, "standard", SeatStatus::kAvailable});
+  }
+  return map;
+}
+
+// The cache's bound in bytes, over maps made in memory (no store: what is measured is the
+// cache alone). The loader counts loads by showtime and holds back the showtimes blocked.
+class SeatMapCacheBoundTest : public ::testing::Test {
+ protected:
+  static constexpr int kSeats = 100;
+
+  api::SeatMapCache MakeCache(size_t max_bytes, int seats = kSeats) {
+    return api::SeatMapCache(
+        [this, seats](int64_t id) -> Result<SeatMap> {
+          std::unique_lock lock(mu_);
+          ++loads_[id];
+          cv_.notify_all();
+          cv_.wait(lock, [&] { return !blocked_.contains(id); });
+          return InMemorySeatMap(id, seats);
+        },
+        &clock_, Millis(1'000), &metrics_, nullptr, max_bytes);
+  }
+  // What one showtime of `seats` seats costs the cache: its entry and its slot, and its
+  // slot alone.
+  struct Cost {
+    size_t showtime;
+    size_t slot;
+  };
+  static Cost CostOf(int seats) {
+    ManualClock clock(kStart);
+    Metrics metrics;
+    api::SeatMapCache probe(
+        [seats](int64_t id) -> Result<SeatMap> { return InMemorySeatMap(id, seats); }, &clock,
+        Millis(1'000), &metrics);
+    auto entry = probe.Get(1);
+    EXPECT_TRUE(entry.ok());
+    return Cost{probe.bytes(), probe.bytes() - entry.value()->bytes};
+  }
+  int Loads(int64_t id) {
+    std::lock_guard lock(mu_);
+    auto it = loads_.find(id);
+    return it == loads_.end() ? 0 : it->second;
+  }
+  void Block(int64_t id) {
+    std::lock_guard lock(mu_);
+    blocked_.insert(id);
+  }
+  void Release(int64_t id) {
+    {
+      std::lock_guard lock(mu_);
+      blocked_.erase(id);
+    }
+    cv_.notify_all();
+  }
+  void WaitForLoad(int64_t id) {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return loads_.contains(id); });
+  }
+  bool Rendered(const std::string& series) {
+    return metrics_.Render().find("\n" + series + "\n") != std::string::npos;
+  }
+
+  ManualClock clock_{kStart};
+  Metrics metrics_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<int64_t, int> loads_;  // guarded by mu_
+  std::set<int64_t> blocked_;     // guarded by mu_
+};
+
+// A crawl of forty showtimes through a cache with room for four: the accounted bytes never
+// pass the bound, and the showtimes read least recently go first, so one read all along
+// (a premiere's) is never loaded again.
+TEST_F(SeatMapCacheBoundTest, TheLeastRecentlyUsedGoFirstAndTheBytesStayWithinTheBound) {
+  const Cost cost = CostOf(kSeats);
+  const size_t budget = 4 * cost.showtime + cost.showtime / 2;
+  auto cache = MakeCache(budget);
+  for (int64_t id = 1; id <= 4; ++id) ASSERT_TRUE(cache.Get(id).ok());
+  EXPECT_EQ(cache.entries(), 4u);
+  // What an entry counts is at least its body and its seats.
+  auto first = cache.Latest(1);
+  ASSERT_TRUE(first);
+  EXPECT_GE(first->bytes, first->body->size() + kSeats * sizeof(SeatView));
+
+  ASSERT_TRUE(cache.Get(1).ok());  // 1 is now the most recently used, 2 the least
+  ASSERT_TRUE(cache.Get(5).ok());
+  EXPECT_EQ(cache.entries(), 4u);
+  EXPECT_LE(cache.bytes(), budget);
+  EXPECT_EQ(cache.Latest(2), nullptr) << "the least recently used went";
+  EXPECT_NE(cache.Latest(1), nullptr);
+
+  for (int64_t id = 6; id <= 40; ++id) {
+    ASSERT_TRUE(cache.Get(id).ok());
+    ASSERT_TRUE(cache.Peek(1)) << "read all along, so never evicted";
+    EXPECT_LE(cache.bytes(), budget) << "showtime " << id;
+    EXPECT_LE(cache.entries(), 4u) << "showtime " << id;
+  }
+  EXPECT_EQ(Loads(1), 1);
+  for (int64_t id = 2; id <= 37; ++id) EXPECT_EQ(cache.Latest(id), nullptr) << id;
+  for (int64_t id : {38, 39, 40}) EXPECT_NE(cache.Latest(id), nullptr) << id;
+  EXPECT_TRUE(Rendered("boxoffice_seatmap_cache_evictions_total 36")) << metrics_.Render();
+  EXPECT_TRUE(Rendered("boxoffice_seatmap_cache_entries 4")) << metrics_.Render();
+  EXPECT_TRUE(Rendered("boxoffice_seatmap_cache_bytes " + std::to_string(cache.bytes())))
+      << metrics_.Render();
+}
+
+// A showtime whose first load is in flight (its reader, and one waiting for that load,
+// hold it) stays while twenty others pass through a cache with room for two; its load's
+// result is kept and served, and once unused it goes like any other.
+TEST_F(SeatMapCacheBoundTest, AShowtimeBeingLoadedIsNeverEvicted) {
+  const Cost cost = CostOf(kSeats);
+  const size_t budget = 2 * cost.showtime + cost.showtime / 2;
+  auto cache = MakeCache(budget);
+  Block(1);
+  std::shared_ptr<const api::SeatMapCache::Entry> loaded, waited;
+  std::thread loader([&] {
+    auto r = cache.Get(1);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    loaded = r.value();
+  });
+  WaitForLoad(1);
+  std::thread waiter([&] {
+    auto r = cache.Get(1);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    waited = r.value();
+  });
+  for (int64_t id = 2; id <= 21; ++id) {
+    EXPECT_TRUE(cache.Get(id).ok());  // (no ASSERT before the threads are joined)
+    EXPECT_LE(cache.bytes(), budget) << "showtime " << id;
+  }
+  EXPECT_EQ(cache.Latest(2), nullptr) << "the others were evicted";
+  Release(1);
+  loader.join();
+  waiter.join();
+  EXPECT_EQ(Loads(1), 1) << "one load, shared: the slot stayed while it was loaded";
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(waited, loaded);
+  EXPECT_EQ(cache.Peek(1), loaded) << "its result was kept";
+  EXPECT_TRUE(loaded->body->ends_with("\"showtimeId\":1}"));
+  EXPECT_LE(cache.bytes(), budget);
+  // Unused now: three newer showtimes push it out.
+  for (int64_t id = 22; id <= 24; ++id) ASSERT_TRUE(cache.Get(id).ok());
+  EXPECT_EQ(cache.Latest(1), nullptr);
+  EXPECT_LE(cache.bytes(), budget);
+}
+
+// Twenty thousand showtimes under a bound that fits them all: every one is kept however
+// old (Latest answers for each, none loaded twice, none evicted), and the accounted bytes
+// are exactly their entries' and slots', through loads and applied changes alike.
+TEST_F(SeatMapCacheBoundTest, TwentyThousandShowtimesWithinTheBoundAreAllKept) {
+  constexpr int64_t kShowtimes = 20'000;
+  constexpr int kFew = 4;  // seats a showtime
+  const Cost cost = CostOf(kFew);
+  auto cache = MakeCache(size_t{1} << 30, kFew);
+  for (int64_t id = 1; id <= kShowtimes; ++id) {
+    ASSERT_TRUE(cache.Get(id).ok());
+    if (id % 1'000 == 0) clock_.Advance(Millis(1'000));  // the early ones age past max-age
+  }
+  EXPECT_EQ(cache.entries(), static_cast<size_t>(kShowtimes));
+  auto accounted = [&] {
+    size_t sum = 0;
+    for (int64_t id = 1; id <= kShowtimes; ++id) {
+      auto entry = cache.Latest(id);
+      if (!entry) {
+        ADD_FAILURE() << "showtime " << id << " was dropped";
+        continue;
+      }
+      EXPECT_TRUE(entry->body->ends_with("\"showtimeId\":" + std::to_string(id) + "}")) << id;
+      sum += entry->bytes;
+    }
+    return sum + kShowtimes * cost.slot;
+  };
+  EXPECT_EQ(cache.bytes(), accounted());
+  for (int64_t id = 1; id <= kShowtimes; id += 97) {
+    cache.Apply(id, {"A1", "A2"}, SeatStatus::kBooked);
+  }
+  EXPECT_EQ(cache.bytes(), accounted()) << "a patched entry replaces what the old one counted";
+  EXPECT_EQ(cache.entries(), static_cast<size_t>(kShowtimes));
+  {
+    std::lock_guard lock(mu_);
+    EXPECT_EQ(loads_.size(), static_cast<size_t>(kShowtimes));
+    for (const auto& [id, loads] : loads_) EXPECT_EQ(loads, 1) << "showtime " << id;
+  }
+  EXPECT_TRUE(Rendered("boxoffice_seatmap_cache_evictions_total 0")) << metrics_.Render();
+  EXPECT_TRUE(Rendered("boxoffice_seatmap_cache_entries 20000")) << metrics_.Render();
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, SeatMapCacheTest,
