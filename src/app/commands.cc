@@ -278,7 +278,8 @@ HoldEngines OpenHoldEngines(const ServeFlags& f, const std::optional<RedisOption
   if (redis) {
     e.redis = std::make_unique<RedisClient>(*redis);
     e.gate = std::make_unique<RedisSeatGate>(e.redis.get(), RedisGateOptions{}, metrics);
-    e.limiter = std::make_unique<RedisRateLimiter>(f.holds_per_minute, e.redis.get(), metrics);
+    e.limiter =
+        std::make_unique<RedisRateLimiter>(f.holds_per_minute, e.redis.get(), clock, metrics);
     e.seat_events = std::make_unique<RedisSeatEvents>(*redis, metrics);
     e.room = std::make_unique<RedisWaitingRoom>(e.redis.get());
   } else {

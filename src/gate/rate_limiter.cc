@@ -39,11 +39,14 @@ RateLimiter::Decision InProcessRateLimiter::Allow(int64_t customer_id) {
   return Decision{true, Millis(0)};
 }
 
-RedisRateLimiter::RedisRateLimiter(int per_minute, RedisClient* client, Metrics* metrics)
+RedisRateLimiter::RedisRateLimiter(int per_minute, RedisClient* client, const Clock* clock,
+                                   Metrics* metrics)
     : per_minute_(per_minute),
       client_(client),
-      errors_(metrics->GetCounter("boxoffice_rate_limit_errors_total",
-                                  "Rate-limit checks Redis did not answer (attempts passed).")) {}
+      fallback_(per_minute, clock),
+      errors_(metrics->GetCounter(
+          "boxoffice_rate_limit_errors_total",
+          "Rate-limit checks Redis did not answer, decided by this instance's own limit.")) {}
 
 RateLimiter::Decision RedisRateLimiter::Allow(int64_t customer_id) {
   return io::RunSync(Await(Send(customer_id)));
@@ -73,7 +76,7 @@ RateLimiter::Pending RedisRateLimiter::Send(int64_t customer_id) {
 io::asio::awaitable<RateLimiter::Decision> RedisRateLimiter::Await(Pending pending) {
   if (pending.decided) co_return *pending.decided;
   auto reply = co_await client_->Await(std::move(pending.call));
-  const Decision d = Decide(reply);
+  const Decision d = Decide(reply, pending.customer_id);
   if (!d.allowed) {
     Refused* refused =
         refused_.Get([](io::asio::io_context&) { return std::make_unique<Refused>(); });
@@ -85,10 +88,12 @@ io::asio::awaitable<RateLimiter::Decision> RedisRateLimiter::Await(Pending pendi
   co_return d;
 }
 
-RateLimiter::Decision RedisRateLimiter::Decide(const Result<RedisReply>& r) {
+RateLimiter::Decision RedisRateLimiter::Decide(const Result<RedisReply>& r, int64_t customer_id) {
   if (!r.ok() || r->type != RedisReply::Type::kArray || r->elements.size() != 2) {
+    // No answer, an error, or not the script's answer: this instance decides on its own
+    // (never "allow everything").
     errors_.Inc();
-    return Decision{true, Millis(0)};
+    return fallback_.Allow(customer_id);
   }
   if (r->elements[0].integer == 1) return Decision{true, Millis(0)};
   return Decision{false, Millis(r->elements[1].integer)};

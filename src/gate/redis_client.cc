@@ -6,7 +6,9 @@
 #include <netdb.h>
 #include <openssl/sha.h>
 
+#include <algorithm>
 #include <charconv>
+#include <exception>
 
 namespace boxoffice {
 
@@ -24,30 +26,48 @@ class RedisConnection {
   redisContext* c_;
 };
 
+// The loops' resolver: a thread of the client's, started by the first name a loop must
+// resolve, that runs the blocking resolve and hands the answer back to the loop that
+// asked. One thread serves every loop: names are few (the node given and the cluster's
+// nodes), each resolved once per loop and again only after its addresses failed.
+// Destroying it abandons the resolves not started and waits for the one running.
+class RedisResolver {
+ public:
+  using Done = std::function<void(Result<std::vector<std::string>>)>;
+  explicit RedisResolver(RedisResolve resolve) : resolve_(std::move(resolve)) {}
+
+  // From a loop: resolves `host` off it, then calls done(addresses) on that loop (never,
+  // if the loop has ended by then).
+  void Resolve(std::string host, std::shared_ptr<io::LoopHandle> loop, Done done);
+
+ private:
+  const RedisResolve resolve_;
+  std::mutex mu_;  // a leaf: guards the thread's start
+  std::unique_ptr<io::asio::thread_pool> thread_;
+};
+
 namespace {
 
-// The host as a numeric address, resolved here (off the loops) when it is a name: hiredis
-// resolves a name synchronously on every connect, which on a loop would stall every
-// request of it. A name that does not resolve now is kept (and resolved at connect).
-std::string NumericHost(const std::string& host) {
-  // IPv4 first, as hiredis itself tries it, then any.
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  if (getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0 || !found) {
-    hints.ai_family = AF_UNSPEC;
-    found = nullptr;
-    if (getaddrinfo(host.c_str(), nullptr, &hints, &found) != 0 || !found) return host;
+// Whether `host` is an address already (IPv4 or IPv6): then no resolver is asked.
+bool IsNumericHost(const std::string& host) {
+  unsigned char buf[sizeof(in6_addr)];
+  return inet_pton(AF_INET, host.c_str(), buf) == 1 || inet_pton(AF_INET6, host.c_str(), buf) == 1;
+}
+
+// The addresses to connect to for `host`: itself when numeric, else what `resolve` says.
+// Blocks for a name: off the loops only.
+Result<std::vector<std::string>> AddressesOf(const RedisResolve& resolve, const std::string& host) {
+  if (IsNumericHost(host)) return std::vector<std::string>{host};
+  Result<std::vector<std::string>> found = std::vector<std::string>{};
+  try {
+    found = resolve(host);
+  } catch (const std::exception& e) {  // a resolver's failure is the node's, never the loop's
+    found = Status(Code::kUnavailable, "redis: cannot resolve " + host + ": " + e.what());
   }
-  char text[INET6_ADDRSTRLEN] = {};
-  const void* addr =
-      found->ai_family == AF_INET
-          ? static_cast<const void*>(&reinterpret_cast<sockaddr_in*>(found->ai_addr)->sin_addr)
-          : static_cast<const void*>(&reinterpret_cast<sockaddr_in6*>(found->ai_addr)->sin6_addr);
-  const bool ok = inet_ntop(found->ai_family, addr, text, sizeof text) != nullptr;
-  freeaddrinfo(found);
-  return ok ? std::string(text) : host;
+  if (found.ok() && found->empty())
+    return Status(Code::kUnavailable, "redis: no address for " + host);
+  if (found.ok() && found->size() > kMaxRedisAddresses) found->resize(kMaxRedisAddresses);
+  return found;
 }
 
 timeval ToTimeval(Millis ms) {
@@ -79,6 +99,52 @@ RedisReply Convert(const redisReply* r) {
 
 }  // namespace
 
+void RedisResolver::Resolve(std::string host, std::shared_ptr<io::LoopHandle> loop, Done done) {
+  io::asio::thread_pool* thread = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    if (!thread_) thread_ = std::make_unique<io::asio::thread_pool>(1);
+    thread = thread_.get();
+  }
+  io::asio::post(*thread, [resolve = resolve_, host = std::move(host), loop = std::move(loop),
+                           done = std::move(done)]() mutable {
+    auto found = AddressesOf(resolve, host);
+    loop->Post(
+        [done = std::move(done), found = std::move(found)]() mutable { done(std::move(found)); });
+  });
+}
+
+Result<std::vector<std::string>> ResolveRedisHost(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &found); rc != 0 || !found) {
+    return Status(Code::kUnavailable, "redis: cannot resolve " + host + ": " +
+                                          (rc != 0 ? gai_strerror(rc) : "no address"));
+  }
+  std::vector<std::string> v4, v6;
+  for (const addrinfo* a = found; a; a = a->ai_next) {
+    char text[INET6_ADDRSTRLEN] = {};
+    const void* addr = nullptr;
+    if (a->ai_family == AF_INET) {
+      addr = &reinterpret_cast<const sockaddr_in*>(a->ai_addr)->sin_addr;
+    } else if (a->ai_family == AF_INET6) {
+      addr = &reinterpret_cast<const sockaddr_in6*>(a->ai_addr)->sin6_addr;
+    } else {
+      continue;
+    }
+    if (!inet_ntop(a->ai_family, addr, text, sizeof text)) continue;
+    std::vector<std::string>& list = a->ai_family == AF_INET ? v4 : v6;
+    if (std::find(list.begin(), list.end(), text) == list.end()) list.emplace_back(text);
+  }
+  freeaddrinfo(found);
+  v4.insert(v4.end(), v6.begin(), v6.end());
+  if (v4.empty()) return Status(Code::kUnavailable, "redis: no address for " + host);
+  if (v4.size() > kMaxRedisAddresses) v4.resize(kMaxRedisAddresses);
+  return v4;
+}
+
 std::optional<RedisOptions> ParseRedisUrl(const std::string& url) {
   constexpr std::string_view kScheme = "redis://";
   if (url.rfind(kScheme, 0) != 0) return std::nullopt;
@@ -108,8 +174,10 @@ RedisScript::RedisScript(std::string text) : body(std::move(text)) {
   }
 }
 
-RedisClient::RedisClient(RedisOptions options)
-    : options_(std::move(options)), seed_{NumericHost(options_.host), options_.port} {
+RedisClient::RedisClient(RedisOptions options) : options_(std::move(options)) {
+  if (!options_.resolve) options_.resolve = ResolveRedisHost;
+  seed_ = RedisEndpoint{options_.host, options_.port};
+  resolver_ = std::make_unique<RedisResolver>(options_.resolve);
   // A cluster node answers CLUSTER SLOTS; a lone Redis refuses it. A node that does not
   // answer now is taken for a lone Redis until one answers MOVED.
   auto slots = CommandOn(seed_, {"CLUSTER", "SLOTS"}, false);
@@ -164,20 +232,33 @@ Pool<RedisConnection>& RedisClient::PoolFor(const RedisEndpoint& node) {
   std::lock_guard lock(mu_);
   std::unique_ptr<Pool<RedisConnection>>& pool = pools_[node.Name()];
   if (!pool) {
-    pool = std::make_unique<Pool<RedisConnection>>(
-        options_.pool_size, options_.acquire_timeout,
-        [this, node]() -> Result<std::unique_ptr<RedisConnection>> {
-          redisContext* c = redisConnectWithTimeout(node.host.c_str(), node.port,
-                                                    ToTimeval(options_.connect_timeout));
-          auto conn = std::make_unique<RedisConnection>(c);
-          if (!c) return Status(Code::kUnavailable, "redis: out of memory");
-          if (c->err) return Status(Code::kUnavailable, std::string("redis: ") + c->errstr);
-          if (redisSetTimeout(c, ToTimeval(options_.command_timeout)) != REDIS_OK)
-            return Status(Code::kUnavailable, "redis: cannot set timeout");
-          return conn;
-        });
+    pool = std::make_unique<Pool<RedisConnection>>(options_.pool_size, options_.acquire_timeout,
+                                                   [this, node] { return ConnectBlocking(node); });
   }
   return *pool;
+}
+
+Result<std::unique_ptr<RedisConnection>> RedisClient::ConnectBlocking(const RedisEndpoint& node) {
+  // Off the loops (jobs, tests, the refresher, the blocking pool): a name is resolved
+  // inline, through the same resolve function as the loops use.
+  auto addresses = AddressesOf(options_.resolve, node.host);
+  if (!addresses.ok()) return addresses.status();
+  Status last(Code::kUnavailable, "redis: no address for " + node.host);
+  for (const std::string& address : addresses.value()) {
+    // Numeric: hiredis asks no resolver.
+    redisContext* c =
+        redisConnectWithTimeout(address.c_str(), node.port, ToTimeval(options_.connect_timeout));
+    auto conn = std::make_unique<RedisConnection>(c);
+    if (!c) return Status(Code::kUnavailable, "redis: out of memory");
+    if (c->err) {
+      last = Status(Code::kUnavailable, std::string("redis: ") + c->errstr);
+      continue;
+    }
+    if (redisSetTimeout(c, ToTimeval(options_.command_timeout)) != REDIS_OK)
+      return Status(Code::kUnavailable, "redis: cannot set timeout");
+    return conn;
+  }
+  return last;
 }
 
 Result<RedisReply> RedisClient::CommandOn(const RedisEndpoint& node,
@@ -342,22 +423,75 @@ namespace boxoffice {
 // is released in the cleanup hook, which hiredis calls before freeing the context, on
 // every path (an error it read, a failed connect, our Drop). Each context gets a new
 // generation, so a wait armed for a context that is gone does nothing when it fires.
+//
+// hiredis is only ever handed a numeric address. The node's name, if it has one, is
+// resolved by the client's resolver thread (RedisResolver); calls sent meanwhile wait in
+// `waiting_`, in order, and leave together once the connection opens. Answers of the
+// resolver and the deadline's timer come back as loop callbacks that check `alive_`, so
+// they do nothing once the connection is gone (the loop ended).
+// Answers a call with an error. Out of line: inlined into a loop, GCC 12 takes the
+// Result's empty RedisReply for uninitialized (-Wmaybe-uninitialized).
+[[gnu::noinline]] void FailCall(const RedisPending& call, const Status& why) {
+  call->reply.Set(Result<RedisReply>(why));
+}
+
 class RedisLoopConnection {
  public:
-  RedisLoopConnection(io::asio::io_context& context, const RedisOptions& options)
-      : context_(context), options_(options) {}
-  ~RedisLoopConnection() { Drop(generation_); }
+  // Calls held while the node's name resolves; past that, kUnavailable at once. A loop
+  // sends a few calls per request, and they wait at most the connect timeout.
+  static constexpr size_t kMaxWaiting = 10'000;
+
+  RedisLoopConnection(io::asio::io_context& context, const RedisOptions& options,
+                      RedisResolver* resolver, std::shared_ptr<io::LoopHandle> loop)
+      : context_(context),
+        options_(options),
+        resolver_(resolver),
+        loop_(std::move(loop)),
+        numeric_(IsNumericHost(options.host)),
+        deadline_(context) {
+    if (numeric_) addresses_ = {options_.host};
+  }
+  ~RedisLoopConnection() {
+    FailWaiting("redis: connection closed");
+    Drop(generation_);
+  }
   RedisLoopConnection(const RedisLoopConnection&) = delete;
   RedisLoopConnection& operator=(const RedisLoopConnection&) = delete;
 
   io::asio::io_context& context() { return context_; }
 
-  // Queues the call on the connection (opening one if needed); its reply completes it.
+  // Queues the call on the connection (opening one if needed, after resolving the node's
+  // name if it has one); its reply completes it.
   void Send(const RedisPending& call) {
-    if (!ac_ && !Connect()) {
-      call->reply.Set(Status(Code::kUnavailable, "redis: cannot connect: " + last_error_));
-      return;
+    if (!ac_) {
+      // A refused connect (or a name that did not resolve) is retried no sooner than the
+      // connect timeout, not on every call.
+      if (std::chrono::steady_clock::now() < retry_at_) {
+        call->reply.Set(Status(Code::kUnavailable, "redis: cannot connect: " + last_error_));
+        return;
+      }
+      if (addresses_.empty()) {  // a name, not resolved yet: the call waits for its address
+        Wait(call);
+        return;
+      }
+      BOX_ASSERT(waiting_.empty());  // they left when the addresses came
+      if (!Connect()) {
+        call->reply.Set(Status(Code::kUnavailable, "redis: cannot connect: " + last_error_));
+        return;
+      }
     }
+    Write(call);
+  }
+
+  // Drops the context that carried `generation`, if it is still the current one: every
+  // call on it fails with kUnavailable.
+  void Drop(uint64_t generation) {
+    if (ac_ && generation == generation_) redisAsyncFree(ac_);  // calls Cleanup
+  }
+
+ private:
+  void Write(const RedisPending& call) {
+    BOX_ASSERT(ac_ != nullptr);
     std::vector<const char*> args;
     std::vector<size_t> lengths;
     args.reserve(call->argv.size());
@@ -377,22 +511,92 @@ class RedisLoopConnection {
     }
   }
 
-  // Drops the context that carried `generation`, if it is still the current one: every
-  // call on it fails with kUnavailable.
-  void Drop(uint64_t generation) {
-    if (ac_ && generation == generation_) redisAsyncFree(ac_);  // calls Cleanup
+  // Holds the call until the node's name resolves (starting the resolve if none runs),
+  // for at most the connect timeout.
+  void Wait(const RedisPending& call) {
+    if (waiting_.size() >= kMaxWaiting) {
+      call->reply.Set(
+          Status(Code::kUnavailable, "redis: too many calls wait for " + options_.host));
+      return;
+    }
+    call->connection = this;
+    call->generation = generation_;  // no context: a Drop for it does nothing
+    waiting_.push_back(call);
+    if (waiting_.size() == 1) ArmDeadline();
+    if (resolving_) return;
+    resolving_ = true;
+    resolver_->Resolve(
+        options_.host, loop_,
+        [this, alive = std::weak_ptr<char>(alive_)](Result<std::vector<std::string>> found) {
+          if (alive.expired()) return;  // the connection is gone
+          Resolved(std::move(found));
+        });
   }
 
- private:
+  void ArmDeadline() {
+    deadline_.expires_after(options_.connect_timeout);
+    deadline_.async_wait([this, alive = std::weak_ptr<char>(alive_),
+                          epoch = ++deadline_epoch_](const boost::system::error_code&) {
+      if (alive.expired() || epoch != deadline_epoch_) return;
+      // The name did not resolve within the connect timeout: what waits for it fails, and
+      // calls fail at once for another connect timeout. The resolve goes on; its answer
+      // serves the next connect.
+      last_error_ = "resolving " + options_.host + " takes longer than " +
+                    std::to_string(options_.connect_timeout.count()) + " ms";
+      retry_at_ = std::chrono::steady_clock::now() + options_.connect_timeout;
+      FailWaiting("redis: cannot connect: " + last_error_);
+    });
+  }
+
+  void Resolved(Result<std::vector<std::string>> found) {
+    resolving_ = false;
+    BOX_ASSERT(ac_ == nullptr && addresses_.empty());  // only a connection with neither asks
+    if (found.ok()) {
+      addresses_ = std::move(found.value());
+      next_address_ = 0;
+    } else {
+      last_error_ = found.status().message();
+      retry_at_ = std::chrono::steady_clock::now() + options_.connect_timeout;
+    }
+    ++deadline_epoch_;
+    deadline_.cancel();
+    if (waiting_.empty()) return;  // their deadline passed: the address is kept for the next
+    if (addresses_.empty() || !Connect()) {
+      FailWaiting("redis: cannot connect: " + last_error_);
+      return;
+    }
+    std::vector<RedisPending> waiting = std::exchange(waiting_, {});
+    for (const RedisPending& call : waiting) {
+      // A call whose caller stopped waiting (Await timed out) is never sent.
+      if (!call->reply.done()) Write(call);
+    }
+  }
+
+  void FailWaiting(const std::string& why) {
+    std::vector<RedisPending> waiting = std::exchange(waiting_, {});
+    const Status failed(Code::kUnavailable, why);
+    for (const RedisPending& call : waiting) FailCall(call, failed);
+  }
+
+  // A connect that failed: the next one, no sooner than the connect timeout, tries the
+  // name's next address; when all have failed, the name is resolved again (it may have
+  // moved to another address).
+  void ConnectFailed() {
+    retry_at_ = std::chrono::steady_clock::now() + options_.connect_timeout;
+    if (!numeric_ && ++next_address_ >= addresses_.size()) {
+      addresses_.clear();
+      next_address_ = 0;
+    }
+  }
+
   bool Connect() {
-    // A refused connect is retried no sooner than the connect timeout, not on every call.
-    const auto now = std::chrono::steady_clock::now();
-    if (now < retry_at_) return false;
-    redisAsyncContext* ac = redisAsyncConnect(options_.host.c_str(), options_.port);
+    BOX_ASSERT(ac_ == nullptr && next_address_ < addresses_.size());
+    // A numeric address: hiredis asks no resolver, so nothing here waits on one.
+    redisAsyncContext* ac = redisAsyncConnect(addresses_[next_address_].c_str(), options_.port);
     if (!ac || ac->err) {
       last_error_ = ac ? ac->errstr : "out of memory";
       if (ac) redisAsyncFree(ac);
-      retry_at_ = now + options_.connect_timeout;
+      ConnectFailed();
       return false;
     }
     ++generation_;
@@ -411,7 +615,7 @@ class RedisLoopConnection {
       auto* self = static_cast<RedisLoopConnection*>(c->ev.data);
       if (status != REDIS_OK) {
         self->last_error_ = c->errstr;
-        self->retry_at_ = std::chrono::steady_clock::now() + self->options_.connect_timeout;
+        self->ConnectFailed();
       }
     });
     descriptor_ = std::make_unique<io::asio::posix::stream_descriptor>(context_, ac->c.fd);
@@ -469,6 +673,9 @@ class RedisLoopConnection {
 
   io::asio::io_context& context_;
   const RedisOptions options_;
+  RedisResolver* resolver_;               // the client's; outlives the loops
+  std::shared_ptr<io::LoopHandle> loop_;  // where the resolver answers
+  const bool numeric_;                    // the host is an address: never resolved
   redisAsyncContext* ac_ = nullptr;
   std::unique_ptr<io::asio::posix::stream_descriptor> descriptor_;
   uint64_t generation_ = 0;
@@ -478,25 +685,37 @@ class RedisLoopConnection {
   bool write_armed_ = false;
   std::chrono::steady_clock::time_point retry_at_{};
   std::string last_error_;
+  // Numeric addresses to connect to: the host itself when numeric, else what the resolver
+  // said (emptied when all of them failed, so the name is resolved again).
+  std::vector<std::string> addresses_;
+  size_t next_address_ = 0;            // the one the next connect tries
+  bool resolving_ = false;             // a resolve of the host is under way
+  std::vector<RedisPending> waiting_;  // calls sent while resolving, in order
+  io::asio::steady_timer deadline_;    // the first waiting call's connect timeout
+  uint64_t deadline_epoch_ = 0;        // a deadline armed for an earlier wait is void
+  std::shared_ptr<char> alive_ = std::make_shared<char>();  // expires with the connection
 };
 
 // A loop's connections, one per node it has sent to. Bounded by the cluster's size: nodes
 // come from CLUSTER SLOTS and redirects, never from requests.
 struct RedisLoopConnections {
-  RedisLoopConnections(io::asio::io_context& context, const RedisOptions& options)
-      : context(context), options(options) {}
+  RedisLoopConnections(io::asio::io_context& context, const RedisOptions& options,
+                       RedisResolver* resolver, std::shared_ptr<io::LoopHandle> loop)
+      : context(context), options(options), resolver(resolver), loop(std::move(loop)) {}
   RedisLoopConnection* For(const RedisEndpoint& node) {
     std::unique_ptr<RedisLoopConnection>& c = by_node[node.Name()];
     if (!c) {
       RedisOptions o = options;
       o.host = node.host;
       o.port = node.port;
-      c = std::make_unique<RedisLoopConnection>(context, o);
+      c = std::make_unique<RedisLoopConnection>(context, o, resolver, loop);
     }
     return c.get();
   }
   io::asio::io_context& context;
   const RedisOptions options;
+  RedisResolver* resolver;
+  std::shared_ptr<io::LoopHandle> loop;
   std::map<std::string, std::unique_ptr<RedisLoopConnection>> by_node;
 };
 
@@ -509,7 +728,8 @@ RedisPending RedisClient::SendTo(const RedisEndpoint& node, std::vector<std::str
   call->asking = asking;
   call->redirects = redirects;
   RedisLoopConnections* loop = loop_connections_.Get([this](io::asio::io_context& context) {
-    return std::make_unique<RedisLoopConnections>(context, options_);
+    return std::make_unique<RedisLoopConnections>(context, options_, resolver_.get(),
+                                                  io::Loop::Current()->handle());
   });
   if (loop) {
     RedisLoopConnection* connection = loop->For(node);
@@ -544,7 +764,10 @@ RedisPending RedisClient::SendEval(const RedisScript& script, const std::vector<
 io::asio::awaitable<Result<RedisReply>> RedisClient::Await(RedisPending call) {
   auto reply = co_await call->reply.Wait(options_.command_timeout);
   if (!reply) {
-    // No answer in time: the connection's state is unknown, so it is never used again.
+    // No answer in time: the call counts as answered (if it still waits for its node's
+    // address, it is never sent), and the connection's state is unknown, so it is never
+    // used again.
+    call->reply.Set(Status(Code::kUnavailable, "redis: the caller stopped waiting"));
     if (call->connection) call->connection->Drop(call->generation);
     if (cluster()) RequestRefresh();
     co_return Status(

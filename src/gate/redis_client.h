@@ -14,6 +14,17 @@
 // that failed or let a call time out is dropped, failing what it carried with
 // kUnavailable, and a fresh one is opened by the next call.
 //
+// Host names: no loop ever resolves one. hiredis resolves a name given to redisAsyncConnect
+// synchronously (getaddrinfo), which on a loop would stall every request of it for as long
+// as the resolver takes; so a loop's connection is only ever handed a numeric address. A
+// name (the node given, a node CLUSTER SLOTS or a MOVED/ASK names) is resolved by the
+// client's resolver thread, and the calls sent meanwhile wait in their connection, in
+// order, for at most the connect timeout (then kUnavailable; the resolve goes on, and its
+// answer serves the next connect). A numeric address is used as it is, without asking any
+// resolver. A failed connect tries the name's next address; when all have failed the name
+// is resolved again, so a node whose name moves is followed. The blocking transport runs
+// off the loops and resolves inline, through the same resolve function.
+//
 // Redis Cluster: when the node given answers CLUSTER SLOTS (or any node answers MOVED),
 // the client routes each call to the master of its key's slot (gate/redis_cluster.h),
 // with a connection per master in each transport. MOVED sends the call on to the node it
@@ -45,6 +56,9 @@ struct redisContext;
 
 namespace boxoffice {
 
+// Blocking: the numeric addresses of a host name, IPv4 first (as hiredis tries them).
+using RedisResolve = std::function<Result<std::vector<std::string>>(const std::string& host)>;
+
 struct RedisOptions {
   std::string host = "127.0.0.1";
   int port = 6379;
@@ -52,10 +66,19 @@ struct RedisOptions {
   Millis command_timeout{50};
   size_t pool_size = 8;
   Millis acquire_timeout{50};
+  // How a name becomes addresses, in both transports; never called for a numeric address,
+  // never on a loop thread, possibly from several threads at once. Empty:
+  // ResolveRedisHost. Tests swap in a slow or failing one.
+  RedisResolve resolve;
 };
 
 // redis://HOST:PORT (no credentials, no database number).
 std::optional<RedisOptions> ParseRedisUrl(const std::string& url);
+
+// getaddrinfo: at most kMaxRedisAddresses addresses of `host`, IPv4 first, then IPv6;
+// kUnavailable when it has none. Blocks: call it off the loops.
+constexpr size_t kMaxRedisAddresses = 4;  // tried in turn, each within the connect timeout
+Result<std::vector<std::string>> ResolveRedisHost(const std::string& host);
 
 // A reply, reduced to what the scripts return: integers, strings, nil and arrays of them.
 struct RedisReply {
@@ -77,6 +100,7 @@ struct RedisScript {
 class RedisConnection;
 class RedisLoopConnection;
 struct RedisLoopConnections;
+class RedisResolver;
 
 // A call sent and not yet awaited.
 struct RedisCall {
@@ -108,8 +132,8 @@ class RedisClient {
   RedisPending SendEval(const RedisScript& script, const std::vector<std::string>& keys,
                         const std::vector<std::string>& args);
   // The answer of a sent call, within the command timeout (then kUnavailable, and the
-  // connection is dropped: its state is unknown). A script Redis lost is loaded and run
-  // again.
+  // connection is dropped: its state is unknown; a call still waiting for its node's
+  // address is then never sent). A script Redis lost is loaded and run again.
   io::asio::awaitable<Result<RedisReply>> Await(RedisPending call);
   // Awaits a sent call on the side and hands its answer to `done` (on a loop, from a
   // detached coroutine of that loop; off the loops, at once). For the calls that only tidy
@@ -146,14 +170,17 @@ class RedisClient {
   Result<RedisReply> CommandOn(const RedisEndpoint& node, const std::vector<std::string>& argv,
                                bool asking);
   Pool<RedisConnection>& PoolFor(const RedisEndpoint& node);
+  // Blocking (off the loops): one connection to `node`, trying each of its addresses.
+  Result<std::unique_ptr<RedisConnection>> ConnectBlocking(const RedisEndpoint& node);
   RedisEndpoint NodeFor(const std::vector<std::string>& argv) const;
   std::shared_ptr<const RedisSlotMap> Slots() const;
   // A MOVED or a node that failed: the map is read again soon (starts the refresher).
   void RequestRefresh();
   void RefreshLoop();
 
-  RedisOptions options_;
-  RedisEndpoint seed_;  // the node given, its host resolved once: loops never resolve a name
+  RedisOptions options_;  // its resolve is never empty (ResolveRedisHost by default)
+  RedisEndpoint seed_;    // the node given, as given: a name is resolved at each connect
+  std::unique_ptr<RedisResolver> resolver_;  // the loops' names, resolved off the loops
 
   mutable std::mutex mu_;                      // guards the two below; a leaf
   std::shared_ptr<const RedisSlotMap> slots_;  // null: standalone

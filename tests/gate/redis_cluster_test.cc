@@ -1,7 +1,8 @@
 // The Redis Cluster client: the routing rules on their own (slots, hash tags, redirects,
 // the slot map), then against a real cluster of 3 masters: calls reach the master of
 // their key's slot in both transports, a slot migrated by hand is followed through ASK
-// (while it moves) and MOVED (after), and the seat gate keeps one winner per seat.
+// (while it moves) and MOVED (after), nodes that CLUSTER SLOTS and MOVED name by host
+// name are resolved off the loops, and the seat gate keeps one winner per seat.
 #include "gate/redis_cluster.h"
 
 #include <gtest/gtest.h>
@@ -192,6 +193,91 @@ TEST_F(RedisClusterClient, AMigratingSlotIsFollowedThroughAskThenMoved) {
   for (int i = 0; i < 10; ++i) ASSERT_TRUE(client_->Command({"GET", key}).ok());
   const bool learned = gets_on(from) == before;
   EXPECT_TRUE(learned) << "the old master is no longer asked";
+}
+
+// Nodes that announce a host name (cluster-announce-hostname, with the preferred endpoint
+// type "hostname"): CLUSTER SLOTS and MOVED then say "localhost:PORT". A loop reaches each
+// slot's master through those names and follows a MOVED to one, the names resolved on the
+// client's resolver thread, never on the loop (which hiredis would do, given the name).
+TEST_F(RedisClusterClient, NodesNamedByHostNameAreResolvedOffTheLoop) {
+  for (int node = 0; node < 3; ++node) {
+    ASSERT_EQ(cluster_->Cli(node, "CONFIG SET cluster-announce-hostname localhost"), "OK\n");
+    ASSERT_EQ(cluster_->Cli(node, "CONFIG SET cluster-preferred-endpoint-type hostname"), "OK\n");
+  }
+  // The names travel with the cluster bus's pings: wait until every node names every
+  // master by it (a master whose name a node has not heard yet shows as "?").
+  auto named_everywhere = [&] {
+    for (int node = 0; node < 3; ++node) {
+      const std::string slots = "\n" + cluster_->Cli(node, "CLUSTER SLOTS");
+      if (slots.find("\nlocalhost\n") == std::string::npos ||
+          slots.find("\n?\n") != std::string::npos)
+        return false;
+    }
+    return true;
+  };
+  for (int i = 0; i < 400 && !named_everywhere(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  ASSERT_TRUE(named_everywhere());
+  std::atomic<int> resolved{0};
+  std::atomic<bool> on_a_loop{false};
+  RedisOptions o = *ParseRedisUrl(cluster_->url());  // the node given by its address
+  o.command_timeout = o.connect_timeout = o.acquire_timeout = Millis(2'000);
+  o.resolve = [&](const std::string& host) {
+    ++resolved;
+    if (io::Loop::Current()) on_a_loop = true;
+    return ResolveRedisHost(host);
+  };
+  RedisClient client(o);
+  ASSERT_TRUE(client.cluster());
+  const std::vector<RedisEndpoint> nodes = client.Nodes();  // the one given, then the masters
+  ASSERT_EQ(nodes.size(), 4u);
+  for (size_t i = 1; i < nodes.size(); ++i) EXPECT_EQ(nodes[i].host, "localhost");
+  {
+    testing::LoopThread loop;
+    auto on_loop = [&]() -> io::asio::awaitable<int> {
+      std::vector<RedisPending> calls;
+      for (int i = 0; i < 30; ++i)
+        calls.push_back(client.Send({"SET", "named:{" + std::to_string(i) + "}", "z"}));
+      int ok = 0;
+      for (auto& c : calls) ok += (co_await client.Await(c)).ok();
+      co_return ok;
+    };
+    EXPECT_EQ(loop.Run(on_loop()), 30);
+  }
+  for (int i = 0; i < 30; ++i) {
+    const std::string key = "named:{" + std::to_string(i) + "}";
+    const int master = cluster_->MasterOfSlot(RedisKeySlot(key));
+    EXPECT_EQ(cluster_->Cli(master, "EXISTS " + key), "1\n") << key;
+  }
+  EXPECT_GT(resolved.load(), 0);
+  // A slot handed to another master behind the client's back: a fresh loop asks the old
+  // master, which answers MOVED SLOT localhost:PORT (unless the map was read again first).
+  const std::string key = "seat:{9}:A1";
+  const int slot = RedisKeySlot(key);
+  const int from = cluster_->MasterOfSlot(slot);
+  ASSERT_GE(from, 0);
+  const int to = (from + 1) % 3;
+  ASSERT_TRUE(client.Command({"SET", key, "before"}).ok());
+  const std::string s = std::to_string(slot);
+  ASSERT_EQ(cluster_->Cli(to, "CLUSTER SETSLOT " + s + " IMPORTING " + cluster_->NodeId(from)),
+            "OK\n");
+  ASSERT_EQ(cluster_->Cli(from, "CLUSTER SETSLOT " + s + " MIGRATING " + cluster_->NodeId(to)),
+            "OK\n");
+  const std::string port = std::to_string(cluster_->port(to));
+  ASSERT_EQ(cluster_->Cli(from, "MIGRATE 127.0.0.1 " + port + " " + key + " 0 5000"), "OK\n");
+  for (int node = 0; node < 3; ++node)
+    cluster_->Cli(node, "CLUSTER SETSLOT " + s + " NODE " + cluster_->NodeId(to));
+  EXPECT_NE(cluster_->Cli(from, "GET " + key).find("MOVED " + s + " localhost:" + port),
+            std::string::npos);
+  testing::LoopThread fresh;
+  auto get = [&]() -> io::asio::awaitable<Result<RedisReply>> {
+    auto call = client.Send({"GET", key});
+    co_return co_await client.Await(call);
+  };
+  auto got = fresh.Run(get());
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(got->text, "before");
+  EXPECT_FALSE(on_a_loop.load()) << "a name was resolved on a loop";
 }
 
 TEST_F(RedisClusterClient, TheGateKeepsOneWinnerPerSeatAndAMultiSeatClaimWhole) {
