@@ -74,13 +74,18 @@ Response BadBody(const ParseError& e) {
   return ErrorResponse(400, e.bad_json ? "BAD_JSON" : "VALIDATION_FAILED", e.message);
 }
 
-// A positive decimal id without sign or leading zero; anything else is no id.
-std::optional<int64_t> ParseId(const std::string& text) {
-  if (text.empty() || text[0] == '0' || text.size() > 19) return std::nullopt;
-  int64_t v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v <= 0) return std::nullopt;
-  return v;
+// An id in a path or query (API.md Conventions); anything else names nothing (404).
+std::optional<int64_t> ParseId(const std::string& text) { return ParseDecimalId(text); }
+
+// A hold id in a path, in the lower case the service writes (API.md: hold ids compare
+// case-insensitively), or nullopt when it is no UUID (404).
+std::optional<std::string> HoldIdOf(const std::string& text) {
+  std::string id = text;
+  for (char& c : id) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  if (!IsUuid(id)) return std::nullopt;
+  return id;
 }
 
 class Api {
@@ -277,9 +282,10 @@ class Api {
   std::variant<std::pair<int64_t, std::string>, Response> HoldOf(Request& req) {
     auto auth = Authenticate(req);
     if (auto* denied = std::get_if<Response>(&auth)) return std::move(*denied);
-    const std::string& hold_id = req.params["holdId"];
-    if (!IsUuid(hold_id)) return ErrorResponse(404, "NOT_FOUND", "hold not found");
-    return std::pair<int64_t, std::string>(std::get<Principal>(auth).customer_id, hold_id);
+    auto hold_id = HoldIdOf(req.params["holdId"]);
+    if (!hold_id) return ErrorResponse(404, "NOT_FOUND", "hold not found");
+    return std::pair<int64_t, std::string>(std::get<Principal>(auth).customer_id,
+                                           std::move(*hold_id));
   }
 
   // On the I/O thread: one statement each, awaited (on PostgreSQL the loop's pipeline).
@@ -317,8 +323,8 @@ class Api {
   io::asio::awaitable<Response> Checkout(Request& req) {
     auto auth = Authenticate(req);
     if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
-    const std::string& hold_id = req.params["holdId"];
-    if (!IsUuid(hold_id)) co_return ErrorResponse(404, "NOT_FOUND", "hold not found");
+    auto hold_id = HoldIdOf(req.params["holdId"]);
+    if (!hold_id) co_return ErrorResponse(404, "NOT_FOUND", "hold not found");
     const std::string* key = req.headers.Find("Idempotency-Key");
     if (!key || key->empty()) {
       co_return ErrorResponse(400, "IDEMPOTENCY_KEY_REQUIRED",
@@ -330,7 +336,7 @@ class Api {
     }
     if (auto e = ParseEmptyObject(req.body)) co_return BadBody(*e);
     auto r =
-        co_await d_.checkout->CheckoutAsync(std::get<Principal>(auth).customer_id, *key, hold_id);
+        co_await d_.checkout->CheckoutAsync(std::get<Principal>(auth).customer_id, *key, *hold_id);
     if (!r.ok()) co_return StatusResponse(r.status());
     Response response = Json(r->status, r->body);
     if (r->replayed) response.Header("Idempotent-Replayed", "true");

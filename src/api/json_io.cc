@@ -7,6 +7,7 @@
 
 #include "core/crypto.h"
 #include "core/seats.h"
+#include "core/strict_json.h"
 #include "core/text.h"
 #include "core/time_format.h"
 
@@ -55,16 +56,14 @@ bool HasNul(const json& root) {
   return false;
 }
 
-// API.md: a body is exactly one JSON value and nothing else (BAD_JSON), and its strings are
-// valid UTF-8 (the parser checks) without U+0000 (VALIDATION_FAILED). A NUL byte is refused
-// before parsing: nlohmann's lexer takes it for the end of input, and would accept
-// `{"seats":["E1"]}\0garbage`.
+// API.md: a body is exactly one JSON value and nothing else (BAD_JSON: a NUL byte, a
+// byte-order mark, bytes after it, a key named twice; see ParseStrictJson), and its strings
+// are valid UTF-8 (the parser checks) without U+0000 (VALIDATION_FAILED).
 std::optional<ParseError> ParseBody(const std::string& body, json* out) {
-  if (body.find('\0') != std::string::npos) {
-    return ParseError{true, "request body must be exactly one JSON value (it holds a NUL byte)"};
-  }
-  *out = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (out->is_discarded()) return ParseError{true, "request body is not valid JSON"};
+  std::string why;
+  auto parsed = ParseStrictJson(body, &why);
+  if (!parsed) return ParseError{true, "request body: " + why};
+  *out = std::move(*parsed);
   if (HasNul(*out)) return Invalid("strings must not contain U+0000");
   return std::nullopt;
 }

@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/crypto.h"
+#include "core/strict_json.h"
+#include "core/text.h"
 
 namespace boxoffice {
 namespace {
@@ -13,8 +15,10 @@ Status Bad(const char* why) { return Status(Code::kInvalid, why); }
 std::optional<nlohmann::json> DecodePart(std::string_view part) {
   auto raw = Base64UrlDecode(part);
   if (!raw) return std::nullopt;
-  auto j = nlohmann::json::parse(*raw, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  // Strict: a header or claims set naming a key twice is refused (RFC 7515 4, RFC 7519 4).
+  std::string why;
+  auto j = ParseStrictJson(*raw, &why);
+  if (!j || !j->is_object()) return std::nullopt;
   return j;
 }
 
@@ -80,14 +84,9 @@ Result<Principal> VerifyJwt(std::string_view token, std::string_view secret, Ins
   }
   const auto sub = claims->find("sub");
   if (sub == claims->end() || !sub->is_string()) return Bad("token has no sub");
-  const std::string sub_text = sub->get<std::string>();
-  int64_t customer = 0;
-  auto [end, ec] = std::from_chars(sub_text.data(), sub_text.data() + sub_text.size(), customer);
-  if (ec != std::errc() || end != sub_text.data() + sub_text.size() || customer <= 0 ||
-      sub_text[0] == '0') {
-    return Bad("token sub is not a customer id");
-  }
-  Principal who{customer, false};
+  const std::optional<int64_t> customer = ParseDecimalId(sub->get_ref<const std::string&>());
+  if (!customer) return Bad("token sub is not a customer id");
+  Principal who{*customer, false};
   if (auto scope = claims->find("scope"); scope != claims->end()) who.admin = ScopeHasAdmin(*scope);
   return who;
 }

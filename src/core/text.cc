@@ -93,4 +93,19 @@ bool EqualsNoCase(std::string_view a, std::string_view b) {
   return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
 }
 
+std::optional<int64_t> ParseDecimalId(std::string_view text) {
+  constexpr size_t kMaxDigits = 19;  // 2^63 - 1 has 19
+  if (text.empty() || text.size() > kMaxDigits || text[0] < '1' || text[0] > '9') {
+    return std::nullopt;
+  }
+  int64_t value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    const int digit = c - '0';
+    if (value > (INT64_MAX - digit) / 10) return std::nullopt;
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
 }  // namespace boxoffice

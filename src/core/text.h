@@ -4,6 +4,8 @@
 // told which field is wrong, instead of in a store.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,5 +26,11 @@ void AppendJsonString(std::string* out, std::string_view text);
 
 // ASCII case-insensitive equality (HTTP header names and tokens).
 bool EqualsNoCase(std::string_view a, std::string_view b);
+
+// The one spelling of an id that comes from outside (API.md Conventions): a positive
+// decimal with no sign, no leading zero and at most 19 digits that fits in 64 bits. Ids in
+// paths, payment references and token subjects are read with it, so one id has one
+// spelling ("07" and "7" never name the same booking); anything else is no id.
+std::optional<int64_t> ParseDecimalId(std::string_view text);
 
 }  // namespace boxoffice

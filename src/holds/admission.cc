@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/crypto.h"
+#include "core/text.h"
 #include "core/log.h"
 
 namespace boxoffice {
@@ -24,13 +25,7 @@ std::vector<std::string_view> Split(std::string_view text, size_t max) {
   return parts;
 }
 
-std::optional<int64_t> Number(std::string_view text) {
-  int64_t v = 0;
-  if (text.empty() || text.size() > 19) return std::nullopt;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v <= 0) return std::nullopt;
-  return v;
-}
+std::optional<int64_t> Number(std::string_view text) { return ParseDecimalId(text); }
 
 constexpr size_t kMaxTokenLength = 128;
 

@@ -20,9 +20,16 @@ void PaymentService::Settled(const PaymentReport& report, Settlement outcome,
                              std::string_view request_id) {
   settled_[static_cast<size_t>(outcome)]->Inc();
   if (outcome == Settlement::kConfirmed && on_confirmed_) {
-    // A confirmation names its booking: the store found it by this reference.
-    BOX_ASSERT(confirmed.id > 0 && std::to_string(confirmed.id) == report.reference);
-    on_confirmed_(confirmed);
+    // The store found the booking by this reference, whose one spelling is its id
+    // (ParseDecimalId). This runs after the commit: a confirmation without its booking is
+    // logged, and its follow-up (the gate, the maps, the waiting room) left to their own
+    // expiry, rather than ending the process with the payment already recorded.
+    if (confirmed.id > 0 && std::to_string(confirmed.id) == report.reference) {
+      on_confirmed_(confirmed);
+    } else {
+      LogError("a confirmation came back without its booking",
+               {{"reference", report.reference}, {"bookingId", confirmed.id}});
+    }
   }
   LogInfo("payment settled", {{"paymentId", report.payment_id},
                               {"reference", report.reference},

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "core/crypto.h"
+#include "core/text.h"
 #include "store/shards.h"
 
 namespace boxoffice {
@@ -54,12 +55,7 @@ Status WriteRefund(MoneyTx& tx, const PaymentReport& report, int64_t booking_id,
 
 }  // namespace
 
-std::optional<int64_t> ParseReference(const std::string& text) {
-  int64_t id = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-  if (ec != std::errc() || end != text.data() + text.size() || id <= 0) return std::nullopt;
-  return id;
-}
+std::optional<int64_t> ParseReference(const std::string& text) { return ParseDecimalId(text); }
 
 Result<Hold> ExtendHoldIn(MoneyTx& tx, const std::string& hold_id, int64_t customer_id, Millis ttl,
                           Millis max_lifetime) {

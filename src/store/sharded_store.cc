@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/log.h"
+#include "core/text.h"
 #include "store/shards.h"
 
 namespace boxoffice {
@@ -12,13 +13,6 @@ namespace {
 
 Status NotMigrated() {
   return Status(Code::kUnavailable, "the shards are not migrated and numbered yet");
-}
-
-std::optional<int64_t> ParseBookingReference(const std::string& text) {
-  int64_t id = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
-  if (ec != std::errc() || end != text.data() + text.size() || id <= 0) return std::nullopt;
-  return id;
 }
 
 // HOST:PORT/DB of a store's URL, without its user, password or parameters.
@@ -128,15 +122,14 @@ PgStore* ShardedStore::ForUuid(const std::string& uuid) const {
 
 Result<PgStore*> ShardedStore::ForPayment(const PaymentReport& report) const {
   if (shards_.empty()) return NotMigrated();
-  if (auto id = ParseBookingReference(report.reference)) {
+  if (auto id = ParseDecimalId(report.reference)) {
     if (PgStore* shard = ForBooking(*id)) return shard;
-    const int number = *ShardOfId(*id);
-    if (number < kMaxShards) {
+    if (const std::optional<int> number = ShardOfId(*id)) {
       // A shard this instance does not know (one just added, its --db not given here yet):
       // recorded as unknown it would be refunded while its own shard confirms it. 503,
       // so the gateway delivers it again, to an instance that knows the shard.
       return Status(Code::kUnavailable, "booking " + report.reference + " is on shard " +
-                                            std::to_string(number) +
+                                            std::to_string(*number) +
                                             ", which is not among this instance's --db");
     }
   }

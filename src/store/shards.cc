@@ -9,7 +9,11 @@ namespace boxoffice {
 
 std::optional<int> ShardOfId(int64_t id) {
   if (id <= 0) return std::nullopt;
-  return static_cast<int>(id >> kShardIdBits);
+  const int64_t shard = id >> kShardIdBits;
+  // Ids from 2^53 up are issued by no shard: they come only from outside (a path, a
+  // reference), and name nothing.
+  if (shard >= kMaxShards) return std::nullopt;
+  return static_cast<int>(shard);
 }
 
 int64_t FirstIdOfShard(int shard) {

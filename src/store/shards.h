@@ -24,7 +24,8 @@ constexpr int kShardIdBits = 40;
 constexpr int64_t kShardIdSpan = int64_t{1} << kShardIdBits;
 constexpr int kMaxShards = 8192;  // 8192 · 2^40 = 2^53
 
-// The shard of a showtime or booking id; nullopt for ids no shard issues (≤ 0).
+// The shard of a showtime or booking id; nullopt for ids no shard issues (≤ 0, or 2^53
+// and above).
 std::optional<int> ShardOfId(int64_t id);
 // The smallest and largest id shard k issues.
 int64_t FirstIdOfShard(int shard);

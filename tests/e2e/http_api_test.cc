@@ -783,6 +783,111 @@ TEST_F(SqliteLocked, SigtermLetsInFlightRequestsFinish) {
   sqlite3_finalize(stmt);
 }
 
+// Ids in paths (API.md Conventions): one spelling each, and any that names nothing is 404
+// whatever its size. Ids from 2^53 up once reached an assertion on the hold path
+// (NewHoldId's shard) and ended the process: one request took down the instance.
+TEST_P(HttpApi, IdsOfAnySizeThatNameNothingAre404AndTheServiceLivesOn) {
+  const std::string tok = Token(11);
+  for (const char* id : {"9007199254740992", "9007199254740993", "9223372036854775807",
+                         "4611686018427387904", "8796093022208"}) {
+    SCOPED_TRACE(id);
+    const std::string base = std::string("/showtimes/") + id;
+    ExpectError(Call("POST", base + "/holds", R"({"seats":["A1"]})", {Bearer(tok)}), 404,
+                "NOT_FOUND");
+    ExpectError(Call("POST", base + "/holds", R"({"best":{"count":1,"category":"standard"}})",
+                     {Bearer(tok)}),
+                404, "NOT_FOUND");
+    ExpectError(Call("GET", base), 404, "NOT_FOUND");
+    ExpectError(Call("GET", base + "/seats"), 404, "NOT_FOUND");
+    ExpectError(Call("POST", base + "/queue", "", {Bearer(tok)}), 404, "NOT_FOUND");
+    ExpectError(Call("GET", std::string("/bookings/") + id, "", {Bearer(tok)}), 404, "NOT_FOUND");
+  }
+  // Not one spelling of an id: a sign, a leading zero, 20 digits, past 2^63 - 1.
+  for (const char* id : {"+1", "-1", "01", "0", "00000000000000000001", "9223372036854775808",
+                         "18446744073709551616", "1e3", "0x10"}) {
+    SCOPED_TRACE(id);
+    ExpectError(Call("GET", std::string("/showtimes/") + id), 404, "NOT_FOUND");
+    ExpectError(Call("POST", std::string("/showtimes/") + id + "/holds", R"({"seats":["E1"]})",
+                     {Bearer(tok)}),
+                404, "NOT_FOUND");
+  }
+  EXPECT_EQ(Call("GET", "/healthz").status, 200);
+  EXPECT_EQ(Hold(11, R"(["E1"])").status, 201);
+}
+
+// Hold ids compare case-insensitively: the upper-case spelling of a hold id finds it.
+TEST_P(HttpApi, AnUpperCaseHoldIdFindsTheHold) {
+  auto hold = Hold(12, R"(["E2"])");
+  ASSERT_EQ(hold.status, 201);
+  std::string id = json::parse(hold.body)["holdId"];
+  for (char& c : id) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  auto got = Call("GET", "/holds/" + id, "", {Bearer(Token(12))});
+  ASSERT_EQ(got.status, 200) << got.body;
+  EXPECT_EQ(json::parse(got.body)["holdId"], json::parse(hold.body)["holdId"]);
+  EXPECT_EQ(Call("POST", "/holds/" + id + "/extend", "", {Bearer(Token(12))}).status, 200);
+  EXPECT_EQ(Call("DELETE", "/holds/" + id, "", {Bearer(Token(12))}).status, 204);
+  EXPECT_EQ(json::parse(Call("GET", Seats()).body)["seats"][1]["status"], "AVAILABLE");
+}
+
+// A body is exactly one JSON value: a byte-order mark before it, or an object naming a key
+// twice (the last one used to win), is BAD_JSON and changes nothing; a token whose claims
+// name `sub` twice is refused (it acted as the second).
+TEST_P(HttpApi, DuplicateKeysAndByteOrderMarksAreRefused) {
+  const std::string before = SeatState();
+  const std::string tok = Token(13);
+  ExpectError(Call("POST", Holds(), "\xEF\xBB\xBF" R"({"seats":["E1"]})", {Bearer(tok)}), 400,
+              "BAD_JSON");
+  ExpectError(Call("POST", Holds(), R"({"seats":["E1"],"seats":["E2"]})", {Bearer(tok)}), 400,
+              "BAD_JSON");
+  ExpectError(Call("POST", Holds(), R"({"best":{"count":1,"count":2,"category":"standard"}})",
+                   {Bearer(tok)}),
+              400, "BAD_JSON");
+  EXPECT_EQ(SeatState(), before);
+  const std::string header = Base64UrlEncode(R"({"alg":"HS256","typ":"JWT"})");
+  const std::string claims =
+      Base64UrlEncode(R"({"sub":"13","sub":"14","exp":)" +
+                      std::to_string(ToEpochMs(SystemClock().Now()) / 1000 + 600) + "}");
+  const std::string input = header + "." + claims;
+  const std::string two_subs = input + "." + Base64UrlEncode(HmacSha256(kSecret, input));
+  ExpectError(Call("POST", Holds(), R"({"seats":["E1"]})", {Bearer(two_subs)}), 401,
+              "UNAUTHENTICATED");
+  EXPECT_EQ(SeatState(), before);
+}
+
+// Every response says nosniff: answers, refusals, the page, errors of the head.
+TEST_P(HttpApi, EveryResponseCarriesNoSniff) {
+  for (const auto& [method, target] : std::vector<std::pair<std::string, std::string>>{
+           {"GET", "/healthz"}, {"GET", "/"}, {"GET", "/nowhere"}, {"POST", "/healthz"},
+           {"GET", Seats()}, {"POST", Holds()}, {"GET", "/metrics"}}) {
+    auto r = Call(method, target);
+    EXPECT_EQ(r.Header("x-content-type-options"), "nosniff") << method << " " << target;
+  }
+}
+
+// A payment reference has one spelling: "07" names no booking. Such a callback once
+// confirmed booking 7 and then stopped the process on an assertion after the commit. It is
+// recorded and refunded like any unknown reference, and the booking stays payable.
+TEST_P(PaymentCallbacks, AReferenceWithALeadingZeroNamesNoBooking) {
+  auto hold = Hold(23, R"(["E3"])");
+  ASSERT_EQ(hold.status, 201);
+  auto store = Direct();
+  auto booking = store->StartCheckout(json::parse(hold.body)["holdId"], 23, Millis(600'000),
+                                      Millis(1'200'000));
+  ASSERT_TRUE(booking.ok()) << booking.status().message();
+  json report = json::parse(Report("pay_zero", booking->id, 1250));
+  report["reference"] = "0" + std::to_string(booking->id);
+  auto answer = Signed(report.dump());
+  ASSERT_EQ(answer.status, 200) << answer.body;
+  EXPECT_NE(json::parse(answer.body)["outcome"], "confirmed") << answer.body;
+  EXPECT_EQ(Call("GET", "/healthz").status, 200) << "the service lives";
+  const std::string path = "/bookings/" + std::to_string(booking->id);
+  EXPECT_EQ(json::parse(Call("GET", path, "", {Bearer(Token(23))}).body)["status"], "PENDING");
+  // Its own reference still confirms it.
+  auto own = Signed(Report("pay_own", booking->id, 1250));
+  ASSERT_EQ(own.status, 200) << own.body;
+  EXPECT_EQ(json::parse(own.body)["outcome"], "confirmed") << own.body;
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, HttpApi, AllEngines(), EngineName);
 
 }  // namespace
