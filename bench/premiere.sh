@@ -28,7 +28,7 @@ gateway_port=$(free_port)
 build/boxoffice fake-gateway --listen "127.0.0.1:$gateway_port" --secret "$gateway_secret" \
   2>"$tmp/gateway.log" &
 gateway_pid=$!
-wait_http "http://127.0.0.1:$gateway_port/v1/sessions?reference=0"
+wait_http "http://127.0.0.1:$gateway_port/healthz"
 
 redis-cli -u "$BOXOFFICE_REDIS" FLUSHALL >/dev/null
 # Every customer holds once, so the per-customer rate limit never bites; it is raised only

@@ -24,7 +24,7 @@ run() {
   build/boxoffice fake-gateway --listen "127.0.0.1:$gateway_port" --secret "$gateway_secret" \
     --answer-delay "$delay" 2>"$tmp/gateway.log" &
   gateway_pid=$!
-  wait_http "http://127.0.0.1:$gateway_port/v1/sessions?reference=0"
+  wait_http "http://127.0.0.1:$gateway_port/healthz"
   redis-cli -u "$BOXOFFICE_REDIS" FLUSHALL >/dev/null
   start_serve --db "$BOXOFFICE_TEST_PG_URL" --redis "$BOXOFFICE_REDIS" \
     --gateway-url "http://127.0.0.1:$gateway_port" --gateway-secret "$gateway_secret" \

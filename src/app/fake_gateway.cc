@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -56,6 +57,30 @@ std::string HtmlEscape(std::string_view text) {
     }
   }
   return out;
+}
+
+// The origin of an absolute http URL, "http://host:port" with the host lower-cased and the
+// port explicit (80 by default), or nullopt. The authority ends where a browser ends it, at
+// the first '/', '?', '#' or '\', and must be a plain host[:port] (no user info): so
+// "http://evil.example?@127.0.0.1:8080/" is evil.example's, as a browser reads it.
+std::optional<std::string> OriginOf(std::string_view url) {
+  constexpr std::string_view kScheme = "http://";
+  if (url.substr(0, kScheme.size()) != kScheme) return std::nullopt;
+  const std::string_view rest = url.substr(kScheme.size());
+  const std::string_view authority = rest.substr(0, rest.find_first_of("/?#\\"));
+  if (authority.empty() || !http::IsValidHost(authority)) return std::nullopt;
+  // IsValidHost: "[v6]" or a name without ':', then ":digits" or nothing.
+  const size_t host_end =
+      authority.front() == '[' ? authority.find(']') + 1 : authority.find(':');
+  std::string host(authority.substr(0, host_end));
+  std::transform(host.begin(), host.end(), host.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  int port = 80;
+  if (host_end < authority.size() && host_end + 1 < authority.size()) {
+    port = 0;
+    for (char c : authority.substr(host_end + 1)) port = port * 10 + (c - '0');
+  }
+  return std::string(kScheme) + host + ":" + std::to_string(port);
 }
 
 // 2500 EUR → "25.00 EUR" (every currency the tests use has two decimals).
@@ -115,6 +140,16 @@ struct Session {
   std::string payment_id;
 };
 
+// Test control (POST /v1/test/foreign-session): the next session opened is one as if
+// another user of the same gateway account had opened it first under the same idempotency
+// key, with these fields in place of the request's.
+struct ForeignSession {
+  std::optional<int64_t> amount;
+  std::optional<std::string> currency;
+  std::optional<std::string> reference;
+  bool expired = false;
+};
+
 struct RefundRecord {
   std::string refund_id;
   std::string payment_id;
@@ -131,12 +166,36 @@ struct FakeGateway::State {
   std::map<std::string, std::string> session_by_key;  // Idempotency-Key → session id
   std::map<std::string, RefundRecord> refund_by_key;  // Idempotency-Key → refund
   std::map<std::string, std::string> paid_sessions;   // payment id → session id
+  std::optional<ForeignSession> foreign_next;         // test control, for the next session
   std::condition_variable idle;
   size_t deliveries = 0;
   bool stopping = false;
 
   std::string StatusOf(const Session& s) const {
     return s.status == "OPEN" && s.expires_at < clock->Now() ? "EXPIRED" : s.status;
+  }
+
+  // A session as a real gateway describes it (the answer to opening one, and to asking
+  // about one): what it is for and where it stands, so the caller can check it got the
+  // session it asked for.
+  json SessionJson(const Session& s) const {
+    json body = {{"sessionId", s.id},
+                 {"url", options.public_url + "/pay/" + s.id},
+                 {"amount", s.amount},
+                 {"currency", s.currency},
+                 {"reference", s.reference},
+                 {"status", StatusOf(s)},
+                 {"expiresAt", FormatRfc3339(s.expires_at)}};
+    if (!s.payment_id.empty()) body["paymentId"] = s.payment_id;
+    return body;
+  }
+
+  // Whether the request carries the gateway's secret (Authorization: Bearer <secret>), as
+  // the calls that reveal or rig other people's sessions require.
+  bool Authorized(const Request& req) const {
+    const std::string* header = req.headers.Find("Authorization");
+    return header && !options.secret.empty() &&
+           ConstantTimeEquals(*header, "Bearer " + options.secret);
   }
 
   // One keep-alive pool per receiver (callback host and port), made on first use and kept
@@ -237,31 +296,77 @@ struct FakeGateway::State {
       return ErrorResponse(400, "VALIDATION_FAILED",
                            "amount, currency, reference, callbackUrl, expiresAt required");
     }
-    // returnUrl goes into a Location header and a link: printable ASCII without spaces.
+    // returnUrl goes into a Location header and a link: printable ASCII without spaces. It
+    // may only lead back to the service that opened the session, the origin its callbacks
+    // go to: the pay page is never a redirect to anywhere else (an open redirect).
     const bool printable = std::all_of(s.return_url.begin(), s.return_url.end(),
                                        [](char c) { return c > 0x20 && c < 0x7f; });
     if (s.amount < 0 || !http::ParseHttpUrl(s.callback_url) ||
         (!s.return_url.empty() && (!printable || !http::ParseHttpUrl(s.return_url)))) {
       return ErrorResponse(400, "VALIDATION_FAILED", "bad amount, callbackUrl or returnUrl");
     }
+    if (!s.return_url.empty()) {
+      const auto service = OriginOf(s.callback_url);
+      if (!service || OriginOf(s.return_url) != service) {
+        return ErrorResponse(400, "VALIDATION_FAILED",
+                             "returnUrl must lead to the callbackUrl's origin");
+      }
+    }
     const std::string* key = req.headers.Find("Idempotency-Key");
     std::lock_guard lock(mu);
     if (key) {
+      // Whoever asks: the session opened under this key, as it stands now.
       if (auto it = session_by_key.find(*key); it != session_by_key.end()) {
-        return Json(
-            201, {{"sessionId", it->second}, {"url", options.public_url + "/pay/" + it->second}});
+        return Json(201, SessionJson(sessions.at(it->second)));
       }
     }
     if (sessions.size() >= kMaxSessions)
       return ErrorResponse(503, "UNAVAILABLE", "too many sessions");
+    if (foreign_next) {
+      if (foreign_next->amount) s.amount = *foreign_next->amount;
+      if (foreign_next->currency) s.currency = *foreign_next->currency;
+      if (foreign_next->reference) s.reference = *foreign_next->reference;
+      if (foreign_next->expired) s.expires_at = clock->Now() - Millis(60'000);
+      foreign_next.reset();
+    }
     s.id = "ses_" + NewUuid();
     sessions[s.id] = s;
     if (key) session_by_key[*key] = s.id;
-    return Json(201, {{"sessionId", s.id}, {"url", options.public_url + "/pay/" + s.id}});
+    return Json(201, SessionJson(s));
   }
 
-  // Test control: the sessions opened for a reference (a booking id), to count them.
+  // Test control, with the gateway's secret: the next session opened is rigged as
+  // ForeignSession says; body {"amount"?, "currency"?, "reference"?, "status"?: "OPEN" or
+  // "EXPIRED"}.
+  Response RigNextSession(Request& req) {
+    if (!Authorized(req)) {
+      return ErrorResponse(401, "UNAUTHENTICATED", "the gateway secret is required");
+    }
+    const json j = json::parse(req.body.empty() ? "{}" : req.body, nullptr, false);
+    if (!j.is_object()) return ErrorResponse(400, "BAD_JSON", "body must be a JSON object");
+    ForeignSession rigged;
+    try {
+      if (j.contains("amount")) rigged.amount = j.at("amount").get<int64_t>();
+      if (j.contains("currency")) rigged.currency = j.at("currency").get<std::string>();
+      if (j.contains("reference")) rigged.reference = j.at("reference").get<std::string>();
+      const std::string status = j.value("status", "OPEN");
+      if (status != "OPEN" && status != "EXPIRED") throw std::invalid_argument("status");
+      rigged.expired = status == "EXPIRED";
+    } catch (const std::exception&) {
+      return ErrorResponse(400, "VALIDATION_FAILED",
+                           "amount (integer), currency, reference (strings), status OPEN|EXPIRED");
+    }
+    std::lock_guard lock(mu);
+    foreign_next = rigged;
+    return Json(200, {{"rigged", true}});
+  }
+
+  // The sessions opened for a reference (a booking id), for tests to count them; with the
+  // gateway's secret, as they are other people's.
   Response ListSessions(Request& req) {
+    if (!Authorized(req)) {
+      return ErrorResponse(401, "UNAUTHENTICATED", "the gateway secret is required");
+    }
     const auto reference = req.QueryParam("reference");
     json list = json::array();
     std::lock_guard lock(mu);
@@ -280,9 +385,7 @@ struct FakeGateway::State {
     std::lock_guard lock(mu);
     auto it = sessions.find(req.params["sessionId"]);
     if (it == sessions.end()) return ErrorResponse(404, "NOT_FOUND", "no such session");
-    json body = {{"sessionId", it->second.id}, {"status", StatusOf(it->second)}};
-    if (!it->second.payment_id.empty()) body["paymentId"] = it->second.payment_id;
-    return Json(200, body);
+    return Json(200, SessionJson(it->second));
   }
 
   // Test control: settle a session and deliver its callback as asked, from this loop once
@@ -446,6 +549,7 @@ void FakeGateway::Register(http::Router* router) {
   };
   router->Add("POST", "/v1/sessions", slow(&State::CreateSession));
   router->Add("GET", "/v1/sessions", bind(&State::ListSessions));
+  router->Add("POST", "/v1/test/foreign-session", bind(&State::RigNextSession));
   router->Add("GET", "/v1/sessions/{sessionId}", bind(&State::GetSession));
   router->AddAsync("POST", "/v1/sessions/{sessionId}/pay",
                    [s](Request& r) { return s->Pay(r); });

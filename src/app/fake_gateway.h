@@ -1,7 +1,13 @@
 // FakeGateway: `boxoffice fake-gateway`, a stand-in for the external payment gateway that
-// behaves like a real one (API.md "Fake payment gateway"): sessions with expiry, a status
-// query, idempotent refunds, and signed callbacks delivered normally, twice, never or late,
-// retried with backoff while the receiver answers non-2xx. State lives in memory.
+// behaves like a real one (API.md "Fake payment gateway"): sessions with expiry, described
+// (amount, currency, reference, status, end) when opened or asked about, a key seen before
+// answered with the session opened under it; idempotent refunds; and signed callbacks
+// delivered normally, twice, never or late, retried with backoff while the receiver answers
+// non-2xx. State lives in memory.
+//
+// It is no open redirect: a session's returnUrl must have its callbackUrl's origin, the
+// service that opened it. What shows or rigs other people's sessions (the session list, the
+// foreign-session test control) needs `Authorization: Bearer <secret>`.
 //
 // Callbacks are delivered by coroutines on the loop that took the pay, over keep-alive
 // connections to each receiver (at most kMaxDeliveriesInFlight pays wait for delivery; a

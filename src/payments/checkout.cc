@@ -24,6 +24,31 @@ std::string CheckoutJson(const Booking& b, const GatewaySession& session, Instan
 
 }  // namespace
 
+std::string GatewaySessionKey(const std::string& installation_id, int64_t booking_id) {
+  return installation_id + ":" + std::to_string(booking_id);
+}
+
+std::string SessionMismatch(const GatewaySession& session, int64_t amount,
+                            const std::string& currency, const std::string& reference,
+                            Instant expires_at) {
+  if (!session.amount || *session.amount != amount) {
+    return "amount " + (session.amount ? std::to_string(*session.amount) : "missing") +
+           ", asked " + std::to_string(amount);
+  }
+  if (session.currency != currency) {
+    return "currency '" + session.currency + "', asked '" + currency + "'";
+  }
+  if (session.reference != reference) {
+    return "reference '" + session.reference + "', asked '" + reference + "'";
+  }
+  if (session.status != "OPEN") return "status '" + session.status + "', not OPEN";
+  if (session.expires_at && *session.expires_at > expires_at + kSessionExpirySlack) {
+    return "ends " + FormatRfc3339(*session.expires_at) + ", asked " +
+           FormatRfc3339(expires_at);
+  }
+  return "";
+}
+
 bool IsValidIdempotencyKey(const std::string& key) {
   if (key.empty() || key.size() > 255) return false;
   for (unsigned char c : key) {
@@ -41,7 +66,7 @@ CheckoutService::CheckoutService(Store* store, Gateway* gateway, CheckoutOptions
       gate_(gate),
       public_url_(options_.public_url) {
   for (const char* outcome : {"created", "replayed", "refused", "in_progress", "too_late",
-                              "gateway_unavailable", "error"}) {
+                              "gateway_unavailable", "gateway_mismatch", "error"}) {
     outcomes_[outcome] = &metrics_->GetCounter("boxoffice_checkouts_total",
                                                "Checkout requests by outcome.",
                                                std::string("outcome=\"") + outcome + "\"");
@@ -64,6 +89,25 @@ std::pair<std::string, std::string> CheckoutService::PublicUrls(
     const std::string& reference) const {
   std::lock_guard lock(public_url_mu_);
   return {public_url_ + "/payments/callback", public_url_ + "/#/bookings/" + reference};
+}
+
+io::asio::awaitable<Result<std::string>> CheckoutService::InstallationId(int64_t booking_id) {
+  // Each database keeps its own id; a booking id says its database (its shard). Booking
+  // ids come from the store, so they always name a shard.
+  const std::optional<int> shard = ShardOfId(booking_id);
+  BOX_ASSERT(shard.has_value() && *shard < kMaxShards);
+  std::atomic<const std::string*>& slot = installation_ids_[static_cast<size_t>(*shard)];
+  if (const std::string* known = slot.load(std::memory_order_acquire)) co_return *known;
+  auto read = [this, booking_id] { return store_->InstallationId(booking_id); };
+  auto id = co_await io::Offload(std::move(read));
+  if (!id.ok()) co_return id.status();
+  if (id->empty()) co_return Status(Code::kInternal, "the database has no installation id");
+  std::lock_guard lock(installation_mu_);
+  if (!slot.load(std::memory_order_relaxed)) {
+    installation_owned_.push_back(std::make_unique<const std::string>(id.value()));
+    slot.store(installation_owned_.back().get(), std::memory_order_release);
+  }
+  co_return id.value();
 }
 
 void CheckoutService::MaybeCrash(const char* point) const {
@@ -165,10 +209,20 @@ io::asio::awaitable<Result<CheckoutResponse>> CheckoutService::CheckoutAsync(
                      "the hold ends too soon to pay for it: hold the seats again");
   }
 
-  // Phase 3: the gateway session, outside any transaction. The booking id as idempotency
-  // key makes a retry after a crash find the session the first attempt opened.
+  // Phase 3: the gateway session, outside any transaction. The installation id and the
+  // booking id as idempotency key make a retry after a crash find the session the first
+  // attempt opened, and never a session another deployment opened for its own booking of
+  // the same id.
+  auto installation = co_await InstallationId(booking->id);
+  if (!installation.ok()) {
+    LogWarn("installation id not read; checkout undone",
+            {{"bookingId", booking->id}, {"error", installation.status().message()}});
+    co_await Abort(lock, booking->id);
+    Count("error");
+    co_return installation.status();
+  }
   std::string reference = std::to_string(booking->id);
-  std::string session_key = "checkout-" + reference;
+  std::string session_key = GatewaySessionKey(installation.value(), booking->id);
   auto [callback_url, return_url] = PublicUrls(reference);
   auto session = co_await gateway_->CreateSessionAsync(booking->amount.amount,
                                                        booking->amount.currency, reference,
@@ -182,6 +236,26 @@ io::asio::awaitable<Result<CheckoutResponse>> CheckoutService::CheckoutAsync(
     Count("gateway_unavailable");
     co_return Status(Code::kUnavailable,
                      "payment gateway unavailable: " + session.status().message());
+  }
+  // The customer is sent only to the session asked for. Anything else (a session opened
+  // under this key by someone else, or one that ended) is undone like an unreachable
+  // gateway: the retry books afresh, under a new key.
+  if (std::string mismatch = SessionMismatch(session.value(), booking->amount.amount,
+                                             booking->amount.currency, reference, expires_at);
+      !mismatch.empty()) {
+    LogError("payment gateway returned another session; checkout undone",
+             {{"bookingId", booking->id},
+              {"sessionId", session->session_id},
+              {"idempotencyKey", session_key},
+              {"mismatch", mismatch},
+              {"amount", session->amount.value_or(-1)},
+              {"currency", session->currency},
+              {"reference", session->reference},
+              {"status", session->status}});
+    co_await Abort(lock, booking->id);
+    Count("gateway_mismatch");
+    co_return Status(Code::kUnavailable,
+                     "payment gateway returned a session that is not this booking's");
   }
   MaybeCrash("session");
 

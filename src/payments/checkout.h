@@ -7,7 +7,8 @@
 //
 //   1. claim      the key is recorded (or found) with a lease; a finished key replays.
 //   2. book       the hold is re-armed and a PENDING booking recorded; key → BOOKING_CREATED.
-//   3. gateway    a session is opened with Idempotency-Key = the booking id (no transaction).
+//   3. gateway    a session is opened with Idempotency-Key = the database's installation id
+//                 and the booking id (no transaction), and what comes back is checked.
 //   4. finish     the session is attached and the response stored; key → FINISHED.
 //
 // If the process dies between any two phases, the key's lease runs out and a retry with the
@@ -15,15 +16,28 @@
 // idempotency key, so the gateway opens one session however often it is asked. If the
 // gateway cannot be reached, phase 2 is undone (booking FAILED, the hold's expiry restored,
 // the key dropped) and the caller gets kUnavailable: nothing is left half-done.
+//
+// The gateway's key is unique per deployment: booking ids alone repeat across deployments
+// that share a gateway account, and a gateway answers a key it has seen with the session it
+// opened then, whoever asked. The session that comes back must also be the one asked for
+// (SessionMismatch): otherwise the customer would be sent to pay someone else's amount, or
+// an expired session. A mismatch is undone like an unreachable gateway and logged; the
+// hold stays as it was, and a retry (with this key or another) books afresh under a new
+// booking id, hence a new gateway key and a session of its own.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/metrics.h"
 #include "gate/seat_gate.h"
 #include "payments/gateway.h"
+#include "store/shards.h"
 #include "store/store.h"
 
 namespace boxoffice {
@@ -87,6 +101,10 @@ class CheckoutService {
                                            std::string hold_id);
   // The callback and return URLs of a booking's payment session (reference: its id).
   std::pair<std::string, std::string> PublicUrls(const std::string& reference) const;
+  // The installation id of the database holding the booking (Store::InstallationId), read
+  // once per database for the life of the process (it never changes): a checkout costs no
+  // statement for it but the first.
+  io::asio::awaitable<Result<std::string>> InstallationId(int64_t booking_id);
 
   Store* store_;
   Gateway* gateway_;
@@ -96,7 +114,29 @@ class CheckoutService {
   std::map<std::string, Counter*> outcomes_;  // registered at construction
   mutable std::mutex public_url_mu_;
   std::string public_url_;
+  // Installation ids by shard number (store/shards.h; a single database is shard 0): read
+  // without a lock once published (no lock per checkout), set once each under
+  // installation_mu_, which also guards the strings' owner; they live as long as the
+  // service.
+  std::array<std::atomic<const std::string*>, kMaxShards> installation_ids_{};
+  std::mutex installation_mu_;
+  std::vector<std::unique_ptr<const std::string>> installation_owned_;
 };
+
+// The service's Idempotency-Key at the gateway for a booking's session: unique per
+// deployment ("<installation id>:<booking id>"), the same for every retry of the booking.
+std::string GatewaySessionKey(const std::string& installation_id, int64_t booking_id);
+
+// Why the session a gateway returned is not the one asked for (another amount, currency or
+// reference, not OPEN, or ending later than asked), or "" when it is. Fields the answer
+// lacked count as a mismatch: a session that cannot be checked is not sent to a customer.
+std::string SessionMismatch(const GatewaySession& session, int64_t amount,
+                            const std::string& currency, const std::string& reference,
+                            Instant expires_at);
+
+// A gateway may round a session's end up to its own precision (say, whole seconds); past
+// this, a session ending later than asked would outlive the hold's margin.
+inline constexpr Millis kSessionExpirySlack{1'000};
 
 // A checkout whose hold would leave less than this (or half the payment TTL, if shorter) to
 // pay is refused (kNotActive): nobody pays in less than a minute, and the session may not

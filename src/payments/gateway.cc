@@ -1,5 +1,6 @@
 #include "payments/gateway.h"
 
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "core/text.h"
@@ -62,6 +63,17 @@ std::string IdField(const json& body, const char* field, size_t max = kMaxGatewa
   return id.size() <= max && IsCleanText(id) ? id : "";
 }
 
+// An amount the gateway gave us: an integer that fits, or nullopt.
+std::optional<int64_t> AmountField(const json& body, const char* field) {
+  auto it = body.find(field);
+  if (it == body.end() || !it->is_number_integer()) return std::nullopt;
+  if (it->is_number_unsigned() &&
+      it->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    return std::nullopt;
+  }
+  return it->get<int64_t>();
+}
+
 }  // namespace
 
 io::asio::awaitable<Result<GatewaySession>> Gateway::CreateSessionAsync(
@@ -110,9 +122,20 @@ io::asio::awaitable<Result<GatewaySession>> HttpGateway::CreateSessionAsync(
   auto r = co_await Call(options_, pool_.get(), std::move(method), std::move(path),
                          std::move(body), std::move(headers), 201);
   if (!r.ok()) co_return r.status();
-  GatewaySession session{IdField(*r, "sessionId"), IdField(*r, "url", kMaxGatewayUrlLength)};
+  GatewaySession session;
+  session.session_id = IdField(*r, "sessionId");
+  session.url = IdField(*r, "url", kMaxGatewayUrlLength);
   if (session.session_id.empty()) {
     co_return Status(Code::kInternal, "gateway session without sessionId");
+  }
+  // What the session is for, as the gateway says: the checkout compares it with what it
+  // asked for before sending a customer there.
+  session.amount = AmountField(*r, "amount");
+  session.currency = IdField(*r, "currency");
+  session.reference = IdField(*r, "reference");
+  session.status = IdField(*r, "status");
+  if (std::string expires = IdField(*r, "expiresAt"); !expires.empty()) {
+    session.expires_at = ParseRfc3339(expires);
   }
   co_return session;
 }

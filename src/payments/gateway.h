@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/clock.h"
@@ -17,9 +18,19 @@ class HttpPool;
 
 namespace boxoffice {
 
+// A payment session as the gateway describes it when it opens one. Everything but the id
+// and the URL is what the gateway says the session is for, so the caller can check that it
+// got the session it asked for (a gateway answering an idempotency key it has seen before
+// returns the session it opened then, whoever asked): empty or nullopt when the answer
+// lacked the field or carried it malformed.
 struct GatewaySession {
   std::string session_id;
   std::string url;
+  std::optional<int64_t> amount;  // minor units
+  std::string currency;
+  std::string reference;
+  std::string status;                 // OPEN, PAID, FAILED, EXPIRED
+  std::optional<Instant> expires_at;  // when it stops taking payments
 };
 
 struct GatewaySessionStatus {
@@ -30,9 +41,11 @@ struct GatewaySessionStatus {
 class Gateway {
  public:
   virtual ~Gateway() = default;
-  // Opens a payment session; idempotency_key makes a retry return the same session. The
-  // gateway posts the outcome to callback_url and sends the customer's browser back to
-  // return_url (empty: none) once they pay or give up on its page.
+  // Opens a payment session; idempotency_key makes a retry return the same session (and a
+  // key the gateway saw before, from anyone using the same account, returns the session
+  // opened then: callers check what comes back). The gateway posts the outcome to
+  // callback_url and sends the customer's browser back to return_url (empty: none) once
+  // they pay or give up on its page.
   virtual Result<GatewaySession> CreateSession(int64_t amount, const std::string& currency,
                                                const std::string& reference,
                                                const std::string& callback_url,

@@ -253,6 +253,17 @@ Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report,
     }
     return Settlement::kOtherSession;
   }
+  // Any other amount or currency is not this booking's payment either, whatever it says:
+  // recorded and, if it succeeded, refunded (its own amount) as money for nothing we sold.
+  // The booking is left as it was, so the customer's payment through its session (the
+  // right amount) still confirms it; a refund tied to the booking would mark it REFUNDED
+  // once issued, as if that payment had been given back.
+  if (report.amount != b.amount.amount || report.currency != b.amount.currency) {
+    if (report.succeeded) {
+      if (Status s = WriteRefund(tx, report, 0, now); !s.ok()) return s;
+    }
+    return Settlement::kMismatchRefunded;
+  }
   if (!report.succeeded) {
     // The hold stays as it is: the customer may check out again while it lasts.
     b.status = BookingStatus::kFailed;
@@ -260,18 +271,12 @@ Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report,
     if (Status s = WriteEvent(tx, "BookingFailed", b, now); !s.ok()) return s;
     return Settlement::kPaymentFailed;
   }
-  const bool amount_matches =
-      report.amount == b.amount.amount && report.currency == b.amount.currency;
-  bool confirmed = false;
-  if (amount_matches) {
-    // Lock order: the hold row before its seats, as release and extend take them.
-    auto hold = tx.LockHold(b.hold_id, b.customer_id, now);
-    if (!hold.ok()) return hold.status();
-    auto seats = tx.ConfirmSeats(b, now);
-    if (!seats.ok()) return seats.status();
-    confirmed = seats.value();
-  }
-  if (confirmed) {
+  // Lock order: the hold row before its seats, as release and extend take them.
+  auto hold = tx.LockHold(b.hold_id, b.customer_id, now);
+  if (!hold.ok()) return hold.status();
+  auto seats = tx.ConfirmSeats(b, now);
+  if (!seats.ok()) return seats.status();
+  if (seats.value()) {
     if (Status s = tx.MarkHoldBooked(b.hold_id); !s.ok()) return s;
     b.status = BookingStatus::kConfirmed;
     if (Status s = tx.UpdateBooking(b.id, b.status, report.payment_id, now); !s.ok()) return s;
@@ -282,13 +287,13 @@ Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report,
     }
     return Settlement::kConfirmed;
   }
-  // Paid, but the seats cannot be delivered (or not for that money): never take seats back
-  // from a newer holder; fail the booking and refund in this same transaction.
+  // Paid, but the seats cannot be delivered: never take seats back from a newer holder;
+  // fail the booking and refund in this same transaction.
   b.status = BookingStatus::kFailed;
   if (Status s = tx.UpdateBooking(b.id, b.status, report.payment_id, now); !s.ok()) return s;
   if (Status s = WriteRefund(tx, report, b.id, now); !s.ok()) return s;
   if (Status s = WriteEvent(tx, "BookingFailed", b, now); !s.ok()) return s;
-  return amount_matches ? Settlement::kLateRefunded : Settlement::kMismatchRefunded;
+  return Settlement::kLateRefunded;
 }
 
 Result<bool> AbandonCheckoutIn(MoneyTx& tx, int64_t booking_id) {

@@ -206,6 +206,18 @@ Result<std::string> PgStore::DatabaseId() {
   });
 }
 
+// Migration 0026's row: this database's installation id (Store::InstallationId).
+constexpr Sql kInstallationId{"installation_id", "SELECT id::text FROM installation_identity"};
+
+Result<std::string> PgStore::InstallationId(int64_t /*booking_id: this database's*/) {
+  return impl_->Run<std::string>(&retried_, [](PgConnection& c) -> Result<std::string> {
+    auto res = c.Exec(kInstallationId, {});
+    if (!res.ok()) return res.status();
+    if (PQntuples(res.value().get()) != 1) return Status(Code::kInternal, "no installation id");
+    return Text(res.value().get(), 0, 0);
+  });
+}
+
 const std::string& PgStore::url() const { return impl_->options.url; }
 
 Status PgStore::Ping() {

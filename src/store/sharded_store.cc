@@ -493,6 +493,12 @@ Result<int> ShardedStore::PurgeCheckoutKeys(Millis older_than, int limit) {
   return total;
 }
 
+Result<std::string> ShardedStore::InstallationId(int64_t booking_id) {
+  PgStore* s = ForBooking(booking_id);
+  if (!s) return BookingNotFound(booking_id);
+  return s->InstallationId(booking_id);
+}
+
 Status ShardedStore::AttachPaymentSession(int64_t booking_id, const std::string& session_id,
                                           const std::string& url, Instant expires_at) {
   PgStore* s = ForBooking(booking_id);

@@ -94,6 +94,7 @@ class ShardedStore final : public Store {
       PaymentReport report, Booking* confirmed) override;
   Status AbortCheckout(const KeyLock& lock) override;
   Result<int> PurgeCheckoutKeys(Millis older_than, int limit) override;
+  Result<std::string> InstallationId(int64_t booking_id) override;
   Status AttachPaymentSession(int64_t booking_id, const std::string& session_id,
                               const std::string& url, Instant expires_at) override;
   Result<Booking> GetBooking(int64_t booking_id, int64_t customer_id) override;

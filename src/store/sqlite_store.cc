@@ -317,6 +317,18 @@ Result<int> SqliteStore::PurgeCheckoutKeys(Millis older_than, int limit) {
       .Exec();
 }
 
+Result<std::string> SqliteStore::InstallationId(int64_t /*booking_id: this database's*/) {
+  auto conn = pools_->readers.Acquire();
+  if (!conn.ok()) return conn.status();
+  // Migration 0026's row.
+  Query q(*conn.value(), "SELECT id FROM installation_identity", {});
+  if (!q.Next()) {
+    if (!q.status().ok()) return q.status();
+    return Status(Code::kInternal, "no installation id");
+  }
+  return q.Text(0);
+}
+
 Result<Booking> SqliteStore::GetBooking(int64_t booking_id, int64_t customer_id) {
   auto conn = pools_->readers.Acquire();
   if (!conn.ok()) return conn.status();

@@ -219,7 +219,8 @@ enum class Settlement {
   kDuplicate,           // this payment id was settled before: nothing changed
   kConfirmed,           // seats BOOKED, booking CONFIRMED, BookingConfirmed in the outbox
   kLateRefunded,        // paid, but the hold had expired or lost its seats: FAILED + refund
-  kMismatchRefunded,    // paid another amount or currency than the booking's: FAILED + refund
+  kMismatchRefunded,    // reported for another amount or currency than the booking's:
+                        // recorded, refunded if it succeeded; the booking is left as it was
   kPaymentFailed,       // the payment failed: booking FAILED, the hold is kept
   kNotPendingRefunded,  // paid for a booking no longer pending: refund
   kUnknownRecorded,     // reference matches no booking: recorded, refunded if it succeeded
@@ -482,6 +483,11 @@ class Store {
   virtual Status AbortCheckout(const KeyLock& lock) = 0;
   // Deletes up to limit keys created more than older_than ago; returns how many.
   virtual Result<int> PurgeCheckoutKeys(Millis older_than, int limit) = 0;
+  // The installation id of the database that holds booking_id (whether or not the booking
+  // exists): a random UUID made once by migration 0026, the same on every call, another in
+  // every database. With the booking id it makes the service's idempotency key at the
+  // payment gateway unique per deployment (API.md "Checkout and bookings").
+  virtual Result<std::string> InstallationId(int64_t booking_id) = 0;
 
   // Records the gateway session of a PENDING booking (idempotent for the same session).
   virtual Status AttachPaymentSession(int64_t booking_id, const std::string& session_id,

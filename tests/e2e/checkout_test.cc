@@ -58,9 +58,11 @@ class GatewayCallbacks : public PaymentCallbacks {
     b.customer_id = customer;
     return {b, body["payment"].value("sessionId", "")};
   }
-  // The sessions the gateway opened for a booking.
+  // The sessions the gateway opened for a booking (a list that needs the gateway's secret).
   size_t SessionsFor(int64_t booking_id) {
-    return json::parse(Gateway("GET", "/v1/sessions?reference=" + std::to_string(booking_id)).body)
+    return json::parse(Gateway("GET", "/v1/sessions?reference=" + std::to_string(booking_id), "",
+                               {{"Authorization", "Bearer " + kGatewaySecret}})
+                           .body)
         .at("sessions")
         .size();
   }
@@ -87,6 +89,24 @@ class GatewayCallbacks : public PaymentCallbacks {
     const std::string series = "boxoffice_payments_settled_total{outcome=\"" + outcome + "\"} ";
     const size_t at = body.find(series);
     return at == std::string::npos ? 0 : std::stod(body.substr(at + series.size()));
+  }
+  // Payment reports settled so far, whatever their outcome.
+  double SettledInAll() {
+    std::istringstream lines(Call("GET", "/metrics").body);
+    const std::string series = "boxoffice_payments_settled_total{";
+    double sum = 0;
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind(series, 0) == 0) sum += std::stod(line.substr(line.rfind(' ') + 1));
+    }
+    return sum;
+  }
+  // The events the relay published for a booking.
+  std::vector<json> PublishedFor(int64_t booking_id) {
+    std::vector<json> out;
+    for (const json& e : service_->Events()) {
+      if (e.value("bookingId", int64_t{0}) == booking_id) out.push_back(e);
+    }
+    return out;
   }
   std::unique_ptr<Service> gateway_;
 };
@@ -137,9 +157,7 @@ TEST_P(GatewayCallbacks, CheckoutOpensOneSessionAndReplaysItsFirstAnswer) {
 // and sends the browser back to the seat picker's booking page, the returnUrl checkout gave.
 TEST_P(GatewayCallbacks, ThePayPageSettlesTheSessionAndSendsTheBrowserToTheBookingPage) {
   auto [booking, session] = Checkout(45);
-  auto opened =
-      json::parse(Gateway("GET", "/v1/sessions?reference=" + std::to_string(booking.id)).body);
-  ASSERT_EQ(opened["sessions"].size(), 1u);
+  ASSERT_EQ(SessionsFor(booking.id), 1u);
   const std::string page_path = "/pay/" + session;
 
   auto page = Gateway("GET", page_path);
@@ -422,16 +440,48 @@ TEST_P(GatewayCallbacks, AFailedPaymentKeepsTheHold) {
   EXPECT_EQ(CheckoutCall(32, booking.hold_id, "second-try").status, 201);
 }
 
+// A callback the gateway never sends: the customer paid and nothing reaches us, so the
+// booking stays PENDING, its hold HELD, with no settlement and no event (the reconciler asks
+// about it long after this test). That nothing came is judged against a later purchase paid
+// with a normal delivery, not against a sleep: the fake gateway takes pays and starts their
+// deliveries in order on its one I/O thread, so a callback for the first payment would have
+// gone out before the later one's. Once that one is settled and its event published (rows
+// are published in the order they were written), the first's settlement and event would
+// show too: its event published, or still in the outbox.
 TEST_P(GatewayCallbacks, ACallbackThatNeverComesLeavesTheBookingPending) {
   auto [booking, session] = Checkout(33);
   ASSERT_EQ(Pay(session, "SUCCEEDED", "never").status, 200);
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_EQ(AwaitStatus(booking, "PENDING"), "PENDING");
   // The gateway knows it was paid: the question the reconciler will ask.
   auto status = json::parse(Gateway("GET", "/v1/sessions/" + session).body);
   EXPECT_EQ(status["status"], "PAID");
   EXPECT_TRUE(status.contains("paymentId"));
   ExpectError(Pay(session, "SUCCEEDED", "normal"), 409, "NOT_OPEN");
+
+  const std::string later_hold = HoldId(34, R"(["E2"])");
+  auto later = CheckoutCall(34, later_hold, "key-later-34");
+  ASSERT_EQ(later.status, 201) << later.body;
+  Booking control;
+  control.id = json::parse(later.body)["bookingId"];
+  control.customer_id = 34;
+  ASSERT_EQ(Pay(json::parse(later.body)["payment"]["sessionId"], "SUCCEEDED", "normal").status,
+            200);
+  ASSERT_EQ(AwaitStatus(control, "CONFIRMED"), "CONFIRMED");
+  // Its settlement is counted and its event published shortly after its answer (at most 6 s).
+  for (int i = 0; i < 300 && (SettledInAll() < 1 || PublishedFor(control.id).empty()); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(PublishedFor(control.id).size(), 1u) << "the later payment's event never came";
+
+  EXPECT_EQ(SettledInAll(), 1) << "a report other than the later payment's was settled";
+  EXPECT_EQ(
+      json::parse(Call("GET", "/bookings/" + std::to_string(booking.id), "", {Bearer(Token(33))})
+                      .body)["status"],
+      "PENDING");
+  EXPECT_EQ(
+      json::parse(Call("GET", "/holds/" + booking.hold_id, "", {Bearer(Token(33))}).body)["status"],
+      "HELD");
+  EXPECT_TRUE(PublishedFor(booking.id).empty());
+  for (const OutboxEvent& e : DirectEvents())
+    EXPECT_NE(e.key, std::to_string(booking.id)) << e.type << " written for the unpaid booking";
 }
 
 // A hold extended near its lifetime cap ends sooner than checkout + payment TTL: the session
@@ -589,6 +639,211 @@ TEST_P(GatewayCallbacks, RefundsAreIdempotentByKey) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, GatewayCallbacks, AllEngines(), EngineName);
+
+}  // namespace
+}  // namespace boxoffice::e2e
+
+// Money at the gateway (API.md "Checkout and bookings", "Payment gateway callback", "Fake
+// payment gateway"): the service's key at the gateway is unique per deployment, the session
+// the gateway returns is checked before a customer is sent to it, a callback for another
+// amount or currency never changes the booking, and the fake gateway sends browsers only
+// back to the service and lists sessions only to whoever holds its secret.
+namespace boxoffice::e2e {
+namespace {
+
+const Headers kGatewayOwner = {{"Authorization", "Bearer " + kGatewaySecret}};
+
+// The gateway answers the checkout with a session someone else opened under the same key
+// (the fake's test control: another amount, currency or reference, or one that ended): 503,
+// logged, the hold as it was; the retry with the same key books afresh under a new gateway
+// key, gets a session of its own, and the customer pays it.
+TEST_P(GatewayCallbacks, ASessionThatIsNotTheOneAskedForGives503AndTheHoldStaysPayable) {
+  ExpectError(Gateway("POST", "/v1/test/foreign-session", R"({"amount": 1})"), 401,
+              "UNAUTHENTICATED");
+  const std::vector<std::string> riggings = {
+      R"({"amount": 200000, "status": "EXPIRED"})",  // twice the money, and ended
+      R"({"amount": 1000})",
+      R"({"currency": "USD"})",
+      R"({"reference": "999999"})",
+      R"({"status": "EXPIRED"})",
+  };
+  int64_t customer = 60;
+  for (const std::string& rigging : riggings) {
+    SCOPED_TRACE(rigging);
+    ++customer;
+    const std::string hold_id =
+        HoldId(customer, "[\"E" + std::to_string(customer - 60) + "\"]");
+    const std::string hold_path = "/holds/" + hold_id;
+    const std::string expires =
+        json::parse(Call("GET", hold_path, "", {Bearer(Token(customer))}).body)["expiresAt"];
+    ASSERT_EQ(Gateway("POST", "/v1/test/foreign-session", rigging, kGatewayOwner).status, 200);
+    const std::string key = "order-" + std::to_string(customer);
+    ExpectError(CheckoutCall(customer, hold_id, key), 503, "UNAVAILABLE");
+    auto hold = json::parse(Call("GET", hold_path, "", {Bearer(Token(customer))}).body);
+    EXPECT_EQ(hold["status"], "HELD");
+    EXPECT_EQ(hold["expiresAt"], expires) << "the re-arm undone";
+
+    auto retried = CheckoutCall(customer, hold_id, key);
+    ASSERT_EQ(retried.status, 201) << retried.body;
+    EXPECT_EQ(retried.Header("idempotent-replayed"), "");
+    auto body = json::parse(retried.body);
+    const int64_t booking_id = body["bookingId"];
+    const std::string session = body["payment"]["sessionId"];
+    auto described = json::parse(Gateway("GET", "/v1/sessions/" + session).body);
+    EXPECT_EQ(described["status"], "OPEN");
+    EXPECT_EQ(described["amount"], 1250);
+    EXPECT_EQ(described["currency"], "EUR");
+    EXPECT_EQ(described["reference"], std::to_string(booking_id));
+    EXPECT_EQ(SessionsFor(booking_id), 1u);
+    Booking booking;
+    booking.id = booking_id;
+    booking.customer_id = customer;
+    ASSERT_EQ(Pay(session, "SUCCEEDED", "normal").status, 200);
+    EXPECT_EQ(AwaitStatus(booking, "CONFIRMED"), "CONFIRMED");
+  }
+  // Each refusal is logged with what came back.
+  size_t logged = 0;
+  std::istringstream lines(service_->Log());
+  for (std::string line; std::getline(lines, line);) {
+    auto j = json::parse(line, nullptr, false);
+    if (j.is_object() &&
+        j.value("msg", "") == "payment gateway returned another session; checkout undone") {
+      ++logged;
+      EXPECT_FALSE(j.value("mismatch", "").empty()) << line;
+    }
+  }
+  EXPECT_EQ(logged, riggings.size());
+}
+
+// Two deployments on their own databases sharing one gateway account: their first bookings
+// have the same id, and each still gets a session of its own (the gateway answers a key it
+// has seen with the session opened then, whoever asks, and both sessions would pass the
+// check: same amount, same reference, open).
+TEST_P(GatewayCallbacks, TwoDeploymentsSharingTheGatewayNeverShareASession) {
+  std::string other_db;
+  if (GetParam() == Engine::kSqlite) {
+    other_db = "sqlite:" + testing::TempDir() + "/e2e-other-deployment.db";
+  } else {
+    other_db = testing::FreshPostgresSchemaUrl();
+    if (GetParam() == Engine::kShards) other_db += " " + testing::FreshPostgresSchemaUrl();
+  }
+  Service other(other_db, {"--gateway-url", GatewayUrl()});
+  auto call_other = [&](const std::string& method, const std::string& target,
+                        const std::string& body, int64_t customer, const Headers& extra = {}) {
+    Headers headers = {Bearer(Token(customer, customer == 1))};
+    headers.insert(headers.end(), extra.begin(), extra.end());
+    return HttpCall(other.port(), method, target, body, headers);
+  };
+  int64_t their_showtime = 0;
+  for (int i = 0; i < SetupShowtimes(); ++i) {  // as Start: the last lands where ours did
+    auto created = call_other("POST", "/admin/showtimes", kLayout, 1);
+    ASSERT_EQ(created.status, 201) << created.body;
+    their_showtime = json::parse(created.body)["showtimeId"];
+  }
+  auto their_hold = call_other("POST", "/showtimes/" + std::to_string(their_showtime) + "/holds",
+                               R"({"seats": ["E1", "F1"]})", 71);
+  ASSERT_EQ(their_hold.status, 201) << their_hold.body;
+  auto theirs = call_other(
+      "POST", "/holds/" + json::parse(their_hold.body)["holdId"].get<std::string>() + "/checkout",
+      "", 71, {{"Idempotency-Key", "key-theirs"}});
+  ASSERT_EQ(theirs.status, 201) << theirs.body;
+  const json their_body = json::parse(theirs.body);
+
+  auto [ours, our_session] = Checkout(72);
+  ASSERT_EQ(ours.id, their_body["bookingId"].get<int64_t>())
+      << "the deployments' first bookings share an id";
+  const std::string their_session = their_body["payment"]["sessionId"];
+  EXPECT_NE(our_session, their_session);
+  EXPECT_EQ(SessionsFor(ours.id), 2u) << "one session per deployment for the same reference";
+
+  // Each customer pays their own; each deployment confirms its own booking.
+  ASSERT_EQ(Pay(our_session, "SUCCEEDED", "normal").status, 200);
+  EXPECT_EQ(AwaitStatus(ours, "CONFIRMED"), "CONFIRMED");
+  ASSERT_EQ(Pay(their_session, "SUCCEEDED", "normal").status, 200);
+  std::string their_status;
+  for (int i = 0; i < 300 && their_status != "CONFIRMED"; ++i) {
+    auto read = call_other("GET", "/bookings/" + std::to_string(ours.id), "", 71);
+    their_status = json::parse(read.body).value("status", "");
+    if (their_status != "CONFIRMED") std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(their_status, "CONFIRMED");
+}
+
+// API.md, payment callback: a payment for another amount or currency than the booking's is
+// recorded and refunded; it never changes the booking, which its own session still pays.
+TEST_P(GatewayCallbacks, ACallbackForAnotherAmountNeverChangesTheBooking) {
+  auto [booking, session] = Checkout(55);
+  const std::vector<std::tuple<std::string, int64_t, std::string>> odd = {
+      {"pay_more_55", 200'000, "EUR"}, {"pay_less_55", 1, "EUR"}, {"pay_usd_55", 2900, "USD"}};
+  for (const auto& [payment, amount, currency] : odd) {
+    SCOPED_TRACE(payment);
+    auto r = Signed(json{{"paymentId", payment},
+                         {"sessionId", session},
+                         {"reference", std::to_string(booking.id)},
+                         {"status", "SUCCEEDED"},
+                         {"amount", amount},
+                         {"currency", currency}}
+                        .dump());
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(json::parse(r.body)["outcome"], "mismatch_refunded");
+    EXPECT_EQ(AwaitStatus(booking, "PENDING"), "PENDING");
+  }
+  EXPECT_NE(json::parse(Call("GET", Seats()).body)["seats"][0]["status"], "BOOKED");
+  for (const OutboxEvent& e : DirectEvents()) {
+    EXPECT_NE(e.key, std::to_string(booking.id)) << e.type << " written for the booking";
+  }
+  for (const json& e : service_->Events()) {
+    EXPECT_NE(e.value("bookingId", int64_t{0}), booking.id) << e.dump();
+  }
+  ASSERT_EQ(Pay(session, "SUCCEEDED", "normal").status, 200);
+  EXPECT_EQ(AwaitStatus(booking, "CONFIRMED"), "CONFIRMED");
+}
+
+// The fake gateway is no open redirect: a session's returnUrl must lead back to the origin
+// its callbacks go to (scheme, host and port, read as a browser reads them); and the list of
+// sessions is for whoever holds the gateway's secret. A session is answered as a real
+// gateway describes it: what it is for and where it stands.
+TEST_P(GatewayCallbacks, TheFakeGatewaySendsBrowsersOnlyBackToTheService) {
+  const std::string port = std::to_string(service_->port());
+  const std::string service = "http://127.0.0.1:" + port;
+  auto open = [&](const std::string& return_url) {
+    return Gateway("POST", "/v1/sessions",
+                   json{{"amount", 100},
+                        {"currency", "EUR"},
+                        {"reference", "4242"},
+                        {"callbackUrl", service + "/payments/callback"},
+                        {"expiresAt", FormatRfc3339(SystemClock().Now() + Millis(60'000))},
+                        {"returnUrl", return_url}}
+                       .dump());
+  };
+  const std::vector<std::string> foreign_urls = {
+      "http://evil.example/#/bookings/4242",      "http://127.0.0.1/#/bookings/4242",
+      "http://127.0.0.1:1/#/bookings/4242",       "http://localhost:" + port + "/",
+      "http://evil.example?@127.0.0.1:" + port,   "http://evil.example#@127.0.0.1:" + port,
+      "http://user@127.0.0.1:" + port + "/",      "https://127.0.0.1:" + port + "/"};
+  for (const std::string& foreign : foreign_urls) {
+    SCOPED_TRACE(foreign);
+    ExpectError(open(foreign), 400, "VALIDATION_FAILED");
+  }
+  auto opened = open(service + "/#/bookings/4242");
+  ASSERT_EQ(opened.status, 201) << opened.body;
+  auto body = json::parse(opened.body);
+  EXPECT_EQ(body["amount"], 100);
+  EXPECT_EQ(body["currency"], "EUR");
+  EXPECT_EQ(body["reference"], "4242");
+  EXPECT_EQ(body["status"], "OPEN");
+  EXPECT_TRUE(ParseRfc3339(body.value("expiresAt", "")).has_value()) << opened.body;
+  EXPECT_FALSE(body.value("url", "").empty());
+  EXPECT_EQ(open("http://127.0.0.1:" + port + "/other/page").status, 201) << "any path";
+
+  ExpectError(Gateway("GET", "/v1/sessions?reference=4242"), 401, "UNAUTHENTICATED");
+  ExpectError(Gateway("GET", "/v1/sessions?reference=4242", "",
+                      {{"Authorization", "Bearer not-the-secret"}}),
+              401, "UNAUTHENTICATED");
+  auto listed = Gateway("GET", "/v1/sessions?reference=4242", "", kGatewayOwner);
+  ASSERT_EQ(listed.status, 200) << listed.body;
+  EXPECT_EQ(json::parse(listed.body)["sessions"].size(), 2u);
+}
 
 }  // namespace
 }  // namespace boxoffice::e2e

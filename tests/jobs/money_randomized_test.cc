@@ -39,13 +39,13 @@ class SimGateway final : public Gateway {
                                        const std::string&, Instant expires_at, const std::string& key) override {
     std::lock_guard lock(mu_);
     if (auto it = session_by_key_.find(key); it != session_by_key_.end()) {
-      return GatewaySession{it->second, "https://pay/" + it->second};
+      return Described(it->second);
     }
     if (Roll(10)) return Status(Code::kUnavailable, "simulated outage");
     const std::string id = "ses_" + std::to_string(sessions_.size() + 1);
     sessions_[id] = SimSession{reference, amount, currency, expires_at, "OPEN", ""};
     session_by_key_[key] = id;
-    return GatewaySession{id, "https://pay/" + id};
+    return Described(id);
   }
 
   Result<GatewaySessionStatus> GetSession(const std::string& session_id) override {
@@ -121,6 +121,13 @@ class SimGateway final : public Gateway {
     std::string status;
     std::string payment_id;
   };
+  // A session as the gateway describes it when asked to open it (mu_ held).
+  GatewaySession Described(const std::string& id) const {
+    const SimSession& s = sessions_.at(id);
+    const bool expired = s.status == "OPEN" && s.expires_at < clock_->Now();
+    return GatewaySession{id,          "https://pay/" + id,          s.amount,    s.currency,
+                          s.reference, expired ? "EXPIRED" : s.status, s.expires_at};
+  }
   bool Roll(int percent) { return std::uniform_int_distribution<int>(1, 100)(rng_) <= percent; }
 
   const Clock* clock_;

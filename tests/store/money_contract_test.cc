@@ -262,23 +262,78 @@ TEST_P(MoneyContract, PaymentsForNothingWeSoldAreRecordedAndRefunded) {
   EXPECT_EQ(refunds[0].booking_id, 0);
 }
 
-TEST_P(MoneyContract, APaymentOfTheWrongAmountIsRefunded) {
-  const Booking b = CheckedOut();
-  PaymentReport short_paid = Paid(b, "pay_short");
-  short_paid.amount -= 1;
-  EXPECT_EQ(store_->SettlePayment(short_paid).value(), Settlement::kMismatchRefunded);
-  EXPECT_EQ(Owners(st_)["E1"].status, SeatStatus::kHeld);
-  EXPECT_EQ(store_->GetBooking(b.id, 1)->status, BookingStatus::kFailed);
-  EXPECT_EQ(Refunds().size(), 1u);
-}
+// API.md, payment callback: a report that names the booking but another session, amount or
+// currency is not the booking's payment. It is recorded once (the same report again is a
+// duplicate), refunded for its own amount if it succeeded, tied to no booking, and it
+// changes nothing else: the booking stays PENDING with its seats held, no event is written,
+// the booking's own payment confirms it afterwards, and the odd refund, once issued, leaves
+// the confirmed booking alone.
+TEST_P(MoneyContract, AnOddPaymentIsRefundedAloneAndTheBookingStaysPayable) {
+  struct Case {
+    const char* name;
+    void (*skew)(PaymentReport&);
+    bool succeeded;
+    Settlement outcome;
+  };
+  const Case cases[] = {
+      {"another session", [](PaymentReport& r) { r.session_id = "ses_other"; }, true,
+       Settlement::kOtherSession},
+      {"less money", [](PaymentReport& r) { r.amount -= 1; }, true,
+       Settlement::kMismatchRefunded},
+      {"more money", [](PaymentReport& r) { r.amount = 200'000; }, true,
+       Settlement::kMismatchRefunded},
+      {"another currency", [](PaymentReport& r) { r.currency = "USD"; }, true,
+       Settlement::kMismatchRefunded},
+      {"another amount, failed", [](PaymentReport& r) { r.amount = 100; }, false,
+       Settlement::kMismatchRefunded},
+  };
+  int n = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string tag = std::to_string(++n);
+    const std::string own_session = "ses_own_" + tag;
+    const Booking b = CheckedOut(own_session);
+    const size_t refunds_before = Refunds().size();
+    const size_t events_before = Events().size();
 
-TEST_P(MoneyContract, APaymentInAnotherCurrencyIsRefunded) {
-  const Booking b = CheckedOut();
-  PaymentReport dollars = Paid(b, "pay_usd");
-  dollars.currency = "USD";
-  EXPECT_EQ(store_->SettlePayment(dollars).value(), Settlement::kMismatchRefunded);
-  EXPECT_EQ(Owners(st_)["E1"].status, SeatStatus::kHeld);
-  EXPECT_EQ(Refunds().size(), 1u);
+    PaymentReport odd = Paid(b, "pay_odd_" + tag, c.succeeded);
+    odd.session_id = own_session;
+    c.skew(odd);
+    EXPECT_EQ(store_->SettlePayment(odd).value(), c.outcome);
+    EXPECT_EQ(store_->SettlePayment(odd).value(), Settlement::kDuplicate);
+    auto booking = store_->GetBooking(b.id, 1);
+    ASSERT_TRUE(booking.ok());
+    EXPECT_EQ(booking->status, BookingStatus::kPending);
+    EXPECT_EQ(booking->payment_id, "");
+    EXPECT_EQ(Owners(st_)["E1"].status, SeatStatus::kHeld);
+    EXPECT_EQ(Events().size(), events_before) << "no BookingFailed";
+    std::vector<Refund> of_odd;
+    for (const Refund& r : Refunds()) {
+      if (r.payment_id == odd.payment_id) of_odd.push_back(r);
+    }
+    ASSERT_EQ(of_odd.size(), c.succeeded ? 1u : 0u);
+    EXPECT_EQ(Refunds().size(), refunds_before + of_odd.size());
+    if (c.succeeded) {
+      EXPECT_EQ(of_odd[0].amount.amount, odd.amount);
+      EXPECT_EQ(of_odd[0].amount.currency, odd.currency);
+      EXPECT_EQ(of_odd[0].booking_id, 0) << "the odd refund is not the booking's";
+    }
+
+    // The customer pays through the booking's own session: confirmed, nothing more refunded.
+    PaymentReport own = Paid(b, "pay_own_" + tag);
+    own.session_id = own_session;
+    EXPECT_EQ(store_->SettlePayment(own).value(), Settlement::kConfirmed);
+    EXPECT_EQ(Owners(st_)["E1"].status, SeatStatus::kBooked);
+    EXPECT_EQ(Refunds().size(), refunds_before + of_odd.size());
+    auto events = Events();
+    ASSERT_EQ(events.size(), events_before + 1);
+    EXPECT_EQ(events.back().type, "BookingConfirmed");
+    if (c.succeeded) {
+      ASSERT_TRUE(store_->CompleteRefund(of_odd[0].refund_id, "ref_gw_" + tag).ok());
+      EXPECT_EQ(store_->GetBooking(b.id, 1)->status, BookingStatus::kConfirmed);
+      EXPECT_EQ(Events().size(), events_before + 1) << "no BookingRefunded";
+    }
+  }
 }
 
 // A signed report that names the right booking but another session is not this booking's
@@ -393,6 +448,52 @@ TEST_P(MoneyContract, RecentBookingsAreCountedByStatus) {
                                                               {BookingStatus::kConfirmed, 1}}));
   clock_.Advance(Millis(3'600'001));
   EXPECT_TRUE(store_->CountRecentBookings(Millis(3'600'000))->empty());
+}
+
+// The installation id (Store::InstallationId, migration 0026) makes the service's key at
+// the payment gateway unique per deployment: a UUID, the same on every call and after the
+// database is opened again, and another one in every database (each shard has its own; a
+// booking's id routes to its shard's).
+TEST_P(MoneyContract, EachDatabaseKeepsItsOwnInstallationId) {
+  const Booking b = CheckedOut();
+  auto id = store_->InstallationId(b.id);
+  ASSERT_TRUE(id.ok()) << id.status().message();
+  EXPECT_TRUE(IsUuid(id.value())) << id.value();
+  EXPECT_EQ(store_->InstallationId(b.id).value(), id.value());
+  EXPECT_EQ(store_->InstallationId(b.id + 1).value(), id.value()) << "no such booking yet";
+
+  std::set<std::string> ids;
+  for (Store* db : Databases()) {
+    auto own = db->InstallationId(b.id);
+    ASSERT_TRUE(own.ok()) << own.status().message();
+    EXPECT_TRUE(IsUuid(own.value())) << own.value();
+    ids.insert(own.value());
+  }
+  EXPECT_EQ(ids.size(), Databases().size()) << "every shard its own";
+  EXPECT_EQ(ids.count(id.value()), 1u) << "the booking's shard's";
+
+  // The same databases opened again (a restart, another instance): the same ids. Another
+  // database (a second deployment): another id.
+  std::set<std::string> reopened;
+  if (GetParam() == Engine::kSqlite) {
+    SqliteOptions same;
+    same.path = sqlite_path_;
+    SqliteStore again(same, &clock_);
+    reopened.insert(again.InstallationId(b.id).value());
+  } else {
+    for (const std::string& url : pg_urls_) {
+      PgOptions same;
+      same.url = url;
+      PgStore again(same);
+      reopened.insert(again.InstallationId(b.id).value());
+    }
+  }
+  EXPECT_EQ(reopened, ids);
+  const std::unique_ptr<Store> other = NewStore();  // a fresh file, or fresh schemas
+  auto other_id = other->InstallationId(b.id);
+  ASSERT_TRUE(other_id.ok()) << other_id.status().message();
+  EXPECT_TRUE(IsUuid(other_id.value())) << other_id.value();
+  EXPECT_EQ(ids.count(other_id.value()), 0u) << "another database, another id";
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, MoneyContract, AllEngines(), EngineName);
