@@ -1,5 +1,6 @@
 // The store contract, run on SQLite and on a real PostgreSQL 15: whatever the engine,
-//  * of many customers racing for the same seats exactly one wins, all or nothing;
+//  * of many customers racing for the same seats exactly one wins, all or nothing, and no
+//    seat ever has two live holds (a check proven on a store that sells seats twice);
 //  * overlapping holds never deadlock and never surface a database error;
 //  * expiry is lazy and exact under an injected clock, with no sweeper;
 //  * a stale hold id cannot release or extend a newer hold; extension respects the cap;
@@ -21,6 +22,7 @@
 #include "store/pg_store.h"
 #include "store/sqlite_store.h"
 #include "store/store_fixture.h"
+#include "support/seat_race.h"
 
 namespace boxoffice {
 namespace {
@@ -60,82 +62,89 @@ TEST_P(StoreContract, SeedRaceTwentyCustomersTwoSeatsOneWinner) {
 }
 
 // 64 threads released together, each round holding a random set of 1–4 seats out of 24 and
-// releasing what it won. A per-seat owner table, claimed after a win and cleared before
-// the release, catches any moment at which two holds own one seat.
+// releasing what it won. The seat check of support/seat_race.h (each seat marked from the
+// win until its release has returned, the store asked about a hold whose release is under
+// way) catches any moment at which two holds own one seat; the race-check tests below
+// prove it on a store that sells seats twice.
 TEST_P(StoreContract, HarderRaceNeverTwoLiveHoldersAndNoDatabaseErrors) {
   const int64_t st = MakeShowtime({{"A", 12}, {"B", 12}});
-  std::vector<std::string> codes;
+  testing::SeatRace race;
   for (const char* row : {"A", "B"}) {
-    for (int n = 1; n <= 12; ++n) codes.push_back(row + std::to_string(n));
+    for (int n = 1; n <= 12; ++n) race.seats.push_back(row + std::to_string(n));
   }
-  constexpr int kThreads = 64;
+  race.most_per_hold = 4;
+  race.threads = 64;
   const char* rounds_env = std::getenv("BOXOFFICE_RACE_ROUNDS");
-  const int rounds = rounds_env ? std::atoi(rounds_env) : 1000;
-  std::map<std::string, std::atomic<int>> owner;
-  for (const auto& c : codes) owner[c] = 0;
-  std::atomic<int> double_owned{0}, errors{0}, wins{0}, conflicts{0};
-  std::atomic<uint64_t> max_hold_us{0};
-  std::vector<std::vector<uint32_t>> latencies_us(kThreads);
-  std::barrier start(kThreads);
-  std::vector<std::thread> threads;
+  race.rounds = rounds_env ? std::atoi(rounds_env) : 1000;
+  race.first_customer = 1;
+  race.seed = 7919;
+  testing::SeatRaceOps ops;
+  ops.hold = [&](int64_t customer, const std::vector<std::string>& seats) {
+    return TryHold(st, customer, seats);
+  };
+  ops.release = [&](const std::string& hold_id, int64_t customer) {
+    return store_->ReleaseHold(hold_id, customer).status();
+  };
+  ops.held = [&](const std::string& hold_id, int64_t customer) -> Result<bool> {
+    auto hold = store_->GetHold(hold_id, customer);
+    if (!hold.ok()) return hold.status();
+    return hold->state == HoldState::kHeld;
+  };
   const auto began = std::chrono::steady_clock::now();
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      std::mt19937 rng(static_cast<unsigned>(t * 7919 + 1));
-      start.arrive_and_wait();
-      for (int round = 0; round < rounds; ++round) {
-        std::vector<std::string> pick = codes;
-        std::shuffle(pick.begin(), pick.end(), rng);
-        pick.resize(1 + rng() % 4);
-        const auto t0 = std::chrono::steady_clock::now();
-        auto r = TryHold(st, 1 + t, pick);
-        const auto us = std::chrono::duration_cast<std::chrono::microseconds>(
-                            std::chrono::steady_clock::now() - t0)
-                            .count();
-        latencies_us[t].push_back(static_cast<uint32_t>(us));
-        if (!r.ok()) {
-          (r.status().code() == Code::kConflict ? conflicts : errors)++;
-          if (r.status().code() != Code::kConflict) {
-            std::fprintf(stderr, "unexpected: %s\n", r.status().message().c_str());
-          }
-          continue;
-        }
-        ++wins;
-        for (const auto& s : pick) {
-          int expected = 0;
-          if (!owner[s].compare_exchange_strong(expected, 1 + t)) {
-            ++double_owned;
-          }
-        }
-        for (const auto& s : pick) owner[s] = 0;
-        Status rel = store_->ReleaseHold(r->hold_id, 1 + t).status();
-        if (!rel.ok()) {
-          ++errors;
-          std::fprintf(stderr, "release: %s\n", rel.message().c_str());
-        }
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
+  testing::SeatRaceOutcome out = testing::RunSeatRace(race, ops);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-  std::vector<uint32_t> all;
-  for (auto& v : latencies_us) all.insert(all.end(), v.begin(), v.end());
+  std::vector<uint32_t>& all = out.hold_us;
   std::sort(all.begin(), all.end());
   const uint32_t p50 = all[all.size() / 2], p99 = all[all.size() * 99 / 100];
   std::printf(
       "[race %s] %d threads x %d rounds: %d won, %d lost, %.0f hold attempts/s, p50 %.2f ms, p99 "
-      "%.2f ms\n",
-      GetParam() == Engine::kSqlite ? "sqlite" : "postgres", kThreads, rounds, wins.load(),
-      conflicts.load(), static_cast<double>(all.size()) / seconds, p50 / 1000.0, p99 / 1000.0);
-  EXPECT_EQ(double_owned.load(), 0);
-  EXPECT_EQ(errors.load(), 0);
-  EXPECT_GT(wins.load(), 0);
-  EXPECT_EQ(wins.load() + conflicts.load(), kThreads * rounds);
+      "%.2f ms, %d seats unchecked\n",
+      GetParam() == Engine::kSqlite ? "sqlite" : "postgres", race.threads, race.rounds, out.wins,
+      out.conflicts, static_cast<double>(all.size()) / seconds, p50 / 1000.0, p99 / 1000.0,
+      out.unchecked);
+  EXPECT_EQ(out.double_sales, 0);
+  EXPECT_EQ(out.errors, 0);
+  EXPECT_GT(out.wins, 0);
+  EXPECT_EQ(out.wins + out.conflicts, race.threads * race.rounds);
   if (auto* pg = dynamic_cast<PgStore*>(store_.get())) {
     EXPECT_EQ(pg->retried_transactions(), 0u);
   }
   for (auto& [code, o] : Owners(st)) EXPECT_EQ(o.status, SeatStatus::kAvailable) << code;
+}
+
+// The race's check proven on an in-memory store (no database: these run once, not per
+// engine). Careless, the store grants every fourth seat it should refuse: the check must see
+// it sell seats twice. Careful, with the same latencies, it must report nothing: its
+// winners often take a seat whose previous holder has not yet heard its release answered.
+testing::SeatRace SmallRace() {
+  testing::SeatRace race;
+  race.seats = {"A1", "A2", "A3", "A4"};
+  race.most_per_hold = 2;
+  race.threads = 8;
+  race.rounds = 500;
+  return race;
+}
+constexpr std::chrono::microseconds kCarelessLatency{20};  // each way, per call
+
+TEST(StoreRaceCheck, SeesACarelessStoreSellASeatTwice) {
+  testing::CarelessSeats careless(4, kCarelessLatency);
+  const testing::SeatRaceOutcome out = testing::RunSeatRace(SmallRace(), careless.Ops());
+  ASSERT_GT(careless.sold_twice(), 0) << "the careless store never had the chance";
+  EXPECT_GT(out.double_sales, 0) << "the check missed all " << careless.sold_twice()
+                                 << " seats the store sold twice";
+  std::printf("[race check] %d of %d double grants seen\n", out.double_sales,
+              careless.sold_twice());
+}
+
+TEST(StoreRaceCheck, ReportsNothingOnACarefulStore) {
+  testing::CarelessSeats careful(0, kCarelessLatency);
+  const testing::SeatRaceOutcome out = testing::RunSeatRace(SmallRace(), careful.Ops());
+  EXPECT_EQ(careful.sold_twice(), 0);
+  EXPECT_EQ(out.double_sales, 0);
+  EXPECT_EQ(out.errors, 0);
+  EXPECT_GT(out.wins, 0);
+  EXPECT_GT(out.conflicts, 0) << "no contention: the check was not exercised";
 }
 
 TEST_P(StoreContract, PartialOverlapNamesTheTakenSeatAndHoldsNothing) {
