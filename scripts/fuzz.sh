@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(http_request json_bodies jwt gateway_signature seats_times_cursor)
+[ ${#targets[@]} -gt 0 ] || targets=(routes http_request json_bodies jwt gateway_signature seats_times_cursor)
 jobs=$(nproc 2>/dev/null || echo 2)
 
 phase=${FUZZ_PHASE:-all}
@@ -34,10 +34,15 @@ fi
 export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 # One target per core at a time (libFuzzer runs one process each).
+# A target's dictionary (fuzz/TARGET.dict) is used when there is one. Whole requests
+# (routes) may carry a trailer past Beast's 64 KiB field size, so they may be longer.
 fuzz_one() {
   local t=$1 work="build-fuzz/corpus/$1" log="build-fuzz/fuzz_$1.log"
+  local extra=(-max_len=65536)
+  [ "$t" = routes ] && extra=(-max_len=140000)
+  [ -f "fuzz/$t.dict" ] && extra+=(-dict="fuzz/$t.dict")
   mkdir -p "$work"
-  "build-fuzz/fuzz_$t" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
+  "build-fuzz/fuzz_$t" -max_total_time="$seconds" "${extra[@]}" -timeout=10 \
     -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="build-fuzz/crash-$t-" \
     "$work" "fuzz/corpus/$t" >"$log" 2>&1
 }

@@ -17,6 +17,7 @@
 #include "api/web_app.h"
 #include "app/config.h"
 #include "app/fake_gateway.h"
+#include "app/service.h"
 #include "core/jwt.h"
 #include "core/log.h"
 #include "core/time_format.h"
@@ -37,25 +38,8 @@
 namespace boxoffice::app {
 namespace {
 
-// A JWT secret shorter than this is refused: HS256 wants at least 256 bits of key, and a
-// short secret can be brute-forced offline from any token.
-constexpr size_t kMinJwtSecretLength = 32;
-constexpr size_t kMinGatewaySecretLength = 16;  // a guessable secret forges payments
-constexpr Millis kSeatMapMaxAge{1'000};   // API.md's Cache-Control max-age; 2 s staleness bound
-constexpr Millis kStatsInterval{10'000};  // how stale /metrics' bookings by status may be
-// The oldest seat map a refused hold's alternatives (and a dispute of the gate's "no" under
-// the seat rules) are taken from; a map read reloads it every second while customers look.
-constexpr Millis kAlternativesMaxAge{10'000};
-
-// A showtime's seat map from the instance's cache (the hold path's source of layouts).
-io::asio::awaitable<Result<std::shared_ptr<const SeatMap>>> CachedMap(api::SeatMapCache* cache,
-                                                                      int64_t showtime_id) {
-  auto entry = co_await cache->GetAsync(showtime_id);
-  if (!entry.ok()) co_return entry.status();
-  co_return std::shared_ptr<const SeatMap>(entry.value()->map);
-}
 constexpr Millis kRelayInterval{200};          // how stale an idle relay may let the events file be
-constexpr Millis kWaitingRoomInterval{1'000};  // rooms advance and settings refresh this often
+constexpr Millis kStatsInterval{10'000};       // how stale /metrics' bookings by status may be
 constexpr int kRelayBatchLimit = 500;          // events per delivery: one write and one fsync
 constexpr Millis kRefundInterval{1'000};       // how soon a refund intent reaches the gateway
 constexpr int kRefundBatchLimit = 100;         // refunds asked for per round
@@ -104,11 +88,6 @@ CLI::Option* DurationFlag(CLI::App* cmd, const std::string& name, Millis* target
       ->envname(EnvName(name));
 }
 
-struct Common {
-  StoreConfig store;
-  std::string jwt_secret;
-};
-
 void AddDbFlag(CLI::App* cmd, Common* c) {
   // Several --db (in BOXOFFICE_DB: separated by spaces) are PostgreSQL shards.
   Flag(cmd, "db", &c->store.urls,
@@ -133,22 +112,6 @@ void WaitForStopSignal(const sigset_t& signals) {
   int sig = 0;
   sigwait(&signals, &sig);
   LogInfo("stopping", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
-}
-
-// Parses HOST:PORT into options; false (logged) when malformed.
-bool ParseListen(const std::string& listen, http::ServerOptions* options) {
-  const size_t colon = listen.rfind(':');
-  try {
-    if (colon == std::string::npos) throw std::invalid_argument("listen");
-    const int port = std::stoi(listen.substr(colon + 1));
-    if (port < 0 || port > 65535) throw std::out_of_range("port");
-    options->host = listen.substr(0, colon);
-    options->port = static_cast<unsigned short>(port);
-    return true;
-  } catch (const std::exception&) {
-    LogError("--listen must be HOST:PORT");
-    return false;
-  }
 }
 
 int Fail(const std::string& what, const Status& s) {
@@ -188,153 +151,6 @@ Result<Sinks> OpenSinks(const std::string& kafka, const std::string& file, Milli
     out.sinks.push_back(std::move(sink.value()));
   }
   return out;
-}
-
-struct ServeFlags {
-  Common common;
-  std::string listen = "127.0.0.1:8080";
-  std::string gateway_secret;
-  std::string events_file = "var/events.jsonl";
-  std::string gateway_url = "http://127.0.0.1:9090";
-  std::string public_url;  // empty: http://LISTEN
-  std::string redis_url;   // empty: no seat gate (embedded profile)
-  Millis redis_timeout{50};
-  int holds_per_minute = 5;
-  std::string kafka;  // empty: events go to events_file
-  Millis outbox_lease = OutboxRelay::kLease;
-  Millis payment_ttl{0};  // 0: 8 minutes, or 4/5 of a shorter --hold-ttl
-  Millis checkout_lease{30'000};
-  Millis reconcile_after{15 * 60'000};
-  Millis reconcile_interval{60'000};
-  Millis hold_ttl{10 * 60'000};
-  Millis hold_max_lifetime{20 * 60'000};
-  Millis sweep_interval{15'000};
-  size_t io_threads = std::max(1u, std::thread::hardware_concurrency());
-  size_t workers = 8;
-  size_t gateway_calls = 256;
-  size_t max_connections = 10'000;
-  size_t max_streams = 1'000;
-  Millis sse_heartbeat{15'000};
-};
-
-// The payment session's length: the flag, or 8 minutes (4/5 of a shorter hold). The session
-// ends before the hold does, so a callback has a margin (API.md: 8 of 10 min).
-Millis PaymentTtl(const ServeFlags& f) {
-  return f.payment_ttl > Millis(0) ? f.payment_ttl
-                                   : std::min(Millis(8 * 60'000), f.hold_ttl * 4 / 5);
-}
-
-// What is wrong with serve's flags (the first thing), or "".
-std::string ServeFlagsError(const ServeFlags& f) {
-  if (f.common.jwt_secret.size() < kMinJwtSecretLength) {
-    return "--jwt-secret must be at least 32 characters";
-  }
-  if (!f.gateway_secret.empty() && f.gateway_secret.size() < kMinGatewaySecretLength) {
-    return "--gateway-secret must be at least 16 characters";
-  }
-  if (f.sweep_interval <= Millis(0) || f.reconcile_interval <= Millis(0)) {
-    return "--sweep-interval and --reconcile-interval must be positive";
-  }
-  if (!http::ParseHttpUrl(f.gateway_url)) {
-    return "--gateway-url must be http://HOST:PORT[/PATH]";
-  }
-  if (f.hold_ttl <= Millis(0) || f.hold_max_lifetime < f.hold_ttl) {
-    return "--hold-ttl must be positive and at most --hold-max-lifetime";
-  }
-  const Millis payment_ttl = PaymentTtl(f);
-  if (payment_ttl <= Millis(0) || payment_ttl > f.hold_ttl) {
-    return "--payment-ttl must be positive and at most --hold-ttl";
-  }
-  if (f.sse_heartbeat < Millis(100)) {
-    return "--sse-heartbeat must be at least 100ms";
-  }
-  if (f.outbox_lease < Millis(2'000)) {
-    return "--outbox-lease must be at least 2s";
-  }
-  if (f.checkout_lease < Millis(1'000)) {
-    return "--checkout-lease must be at least 1s";
-  }
-  if (!f.public_url.empty() && !http::ParseHttpUrl(f.public_url)) {
-    return "--public-url must be http://HOST:PORT[/PATH]";
-  }
-  return "";
-}
-
-// The engines of the hold path: in Redis when --redis is given (shared by every instance),
-// else in process. One Redis client serves the hold path's calls (the rate limit, the
-// gate, the waiting room): on an I/O loop they share that loop's connection, so a hold's
-// rate limit and claim leave in one write.
-struct HoldEngines {
-  std::unique_ptr<RedisClient> redis;
-  std::unique_ptr<SeatGate> gate;  // null without Redis
-  std::unique_ptr<RateLimiter> limiter;
-  std::unique_ptr<SeatEvents> seat_events;
-  std::unique_ptr<WaitingRoom> room;
-};
-
-HoldEngines OpenHoldEngines(const ServeFlags& f, const std::optional<RedisOptions>& redis,
-                            const Clock* clock, Metrics* metrics) {
-  HoldEngines e;
-  if (redis) {
-    e.redis = std::make_unique<RedisClient>(*redis);
-    e.gate = std::make_unique<RedisSeatGate>(e.redis.get(), RedisGateOptions{}, metrics);
-    e.limiter =
-        std::make_unique<RedisRateLimiter>(f.holds_per_minute, e.redis.get(), clock, metrics);
-    e.seat_events = std::make_unique<RedisSeatEvents>(*redis, metrics);
-    e.room = std::make_unique<RedisWaitingRoom>(e.redis.get());
-  } else {
-    e.limiter = std::make_unique<InProcessRateLimiter>(f.holds_per_minute, clock);
-    e.seat_events = std::make_unique<InProcessSeatEvents>();
-    e.room = std::make_unique<InProcessWaitingRoom>();
-  }
-  return e;
-}
-
-// Where the gateway posts payment outcomes and sends the browser back: --public-url, or
-// this listener.
-std::string PublicUrl(const ServeFlags& f, const http::ServerOptions& options,
-                      unsigned short port) {
-  return f.public_url.empty() ? "http://" + options.host + ":" + std::to_string(port)
-                              : f.public_url;
-}
-
-// Redis from --redis (nullopt without it); false (logged) when the URL is malformed.
-bool RedisFromFlags(const ServeFlags& f, std::optional<RedisOptions>* redis) {
-  if (f.redis_url.empty()) return true;
-  *redis = ParseRedisUrl(f.redis_url);
-  if (!*redis) {
-    LogError("--redis must be redis://HOST:PORT");
-    return false;
-  }
-  // Blocking connections (the loops have their own): one per worker, and a few for the
-  // jobs that call the gate and the waiting room (admission rounds, the reconciler's
-  // confirmations), so no worker waits for one.
-  (*redis)->pool_size = f.workers + 4;
-  (*redis)->connect_timeout = (*redis)->command_timeout = (*redis)->acquire_timeout =
-      f.redis_timeout;
-  return true;
-}
-
-// The HTTP server's options from the flags; false (logged) when --listen is malformed.
-bool ServerOptionsFromFlags(const ServeFlags& f, http::ServerOptions* options) {
-  if (!ParseListen(f.listen, options)) return false;
-  options->io_threads = f.io_threads;
-  options->worker_threads = f.workers;
-  options->max_connections = f.max_connections;
-  options->stream_heartbeat = f.sse_heartbeat;
-  return true;
-}
-
-CheckoutOptions CheckoutOptionsFromFlags(const ServeFlags& f) {
-  CheckoutOptions checkout;
-  checkout.hold_ttl = f.hold_ttl;
-  checkout.hold_max_lifetime = f.hold_max_lifetime;
-  checkout.payment_ttl = PaymentTtl(f);
-  checkout.key_lease = f.checkout_lease;
-  if (const char* crash_at = std::getenv("BOXOFFICE_TEST_CRASH_AT")) {
-    checkout.crash_at = crash_at;  // test-only fault injection (tests/e2e)
-  }
-  return checkout;
 }
 
 // The jobs of one database (one shard): started on construction, stopped by Stop.
@@ -383,105 +199,39 @@ struct DatabaseJobs {
 };
 
 int Serve(const ServeFlags& f) {
-  if (std::string why = ServeFlagsError(f); !why.empty()) {
-    LogError(why);
-    return 2;
-  }
-  std::optional<RedisOptions> redis;
-  if (!RedisFromFlags(f, &redis)) return 2;
-  http::ServerOptions options;
-  if (!ServerOptionsFromFlags(f, &options)) return 2;
-
   const sigset_t signals = BlockStopSignals();
-
   SystemClock clock;
-  auto store = OpenAndMigrate(f.common.store, &clock);
-  if (!store.ok()) return Fail("cannot open the database", store.status());
-  Metrics metrics;
-  HoldEngines engines = OpenHoldEngines(f, redis, &clock, &metrics);
-  SeatGate* gate = engines.gate.get();
-  SeatEvents* seat_events = engines.seat_events.get();
-  HoldService holds(store.value().store.get(), HoldPolicy{f.hold_ttl, f.hold_max_lifetime},
-                    &metrics, gate);
-  holds.SetRateLimiter(engines.limiter.get(), f.holds_per_minute);
-  holds.SetSeatEvents(seat_events);
-  Admission admission(engines.room.get(), store.value().store.get(), f.common.jwt_secret, &clock,
-                      &metrics);
-  admission.Start(kWaitingRoomInterval);
-  holds.SetAdmission(&admission);
-  HttpGatewayOptions gateway_options;
-  gateway_options.base_url = f.gateway_url;
-  gateway_options.max_in_flight = f.gateway_calls;
-  HttpGateway gateway(gateway_options);
-  CheckoutService checkout(store.value().store.get(), &gateway, CheckoutOptionsFromFlags(f),
-                           &metrics, gate);
-  // Callbacks and the reconciler settle payments alike; a confirmed booking's seats stay
-  // behind the gate and the hold path hears of it.
-  PaymentService payments(store.value().store.get(), &metrics,
-                          [&holds](const Booking& booking) { holds.BookingConfirmed(booking); });
-  api::SeatMapCache seat_maps(
-      [store = store.value().store.get()](int64_t id) { return store->GetSeatMap(id); }, &clock,
-      kSeatMapMaxAge, &metrics,
-      [store = store.value().store.get()](int64_t id) { return store->GetSeatMapAsync(id); });
-  const uint64_t cache_subscription =
-      seat_events->Subscribe([&seat_maps](const SeatChange& change) { seat_maps.Hear(change); });
-  holds.SetMapSource(
-      [&seat_maps](int64_t showtime_id) { return CachedMap(&seat_maps, showtime_id); });
-  holds.SetMapView([&seat_maps](int64_t showtime_id) -> std::shared_ptr<const SeatMap> {
-    // Alternatives are suggestions: from the instance's latest map, but not an old one.
-    auto entry = seat_maps.Latest(showtime_id);
-    if (!entry || SystemClock().Now() - entry->loaded_at > kAlternativesMaxAge) return nullptr;
-    return entry->map;
-  });
-  holds.SetSeatView([&seat_maps](int64_t showtime_id, const std::vector<std::string>& seats) {
-    return seat_maps.ShowsAvailable(showtime_id, seats);
-  });
-  api::SeatStreams seat_streams(seat_events, f.max_streams, &metrics);
-  http::Router router;
-  api::ApiDeps deps;
-  deps.store = store.value().store.get();
-  deps.holds = &holds;
-  deps.checkout = &checkout;
-  deps.payments = &payments;
-  deps.gate = gate;
-  deps.seat_maps = &seat_maps;
-  deps.seat_streams = &seat_streams;
-  deps.admission = &admission;
-  deps.metrics = &metrics;
-  deps.clock = &clock;
-  deps.jwt_secret = f.common.jwt_secret;
-  deps.gateway_secret = f.gateway_secret;
-  api::RegisterRoutes(&router, deps);
-  const api::WebApp web_app;
-  web_app.Register(&router);
-  http::Server server(options, &router, &metrics);
-  if (!server.Start()) return 1;
-  checkout.SetPublicUrl(PublicUrl(f, options, server.port()));
-  auto sinks = OpenSinks(f.kafka, f.events_file, f.outbox_lease, store.value().databases.size());
+  auto opened = Service::Open(f, &clock);
+  if (!opened.ok()) {
+    return opened.status().code() == Code::kInvalid
+               ? 2
+               : Fail("cannot open the database", opened.status());
+  }
+  Service& service = *opened.value();
+  if (!service.Start()) return 1;
+  auto sinks = OpenSinks(f.kafka, f.events_file, f.outbox_lease, service.stores().databases.size());
   if (!sinks.ok()) return Fail("cannot open the event sink", sinks.status());
   // Each database (each shard) has its own sweeper, outbox relay, refund worker and
   // reconciler: a shard that is down stalls only its own.
   std::vector<std::unique_ptr<DatabaseJobs>> jobs;
-  for (size_t i = 0; i < store.value().databases.size(); ++i) {
-    jobs.push_back(std::make_unique<DatabaseJobs>(store.value().databases[i], f,
-                                                  sinks.value().For(i), &gateway, &payments,
-                                                  seat_events, &metrics));
+  for (size_t i = 0; i < service.stores().databases.size(); ++i) {
+    jobs.push_back(std::make_unique<DatabaseJobs>(
+        service.stores().databases[i], f, sinks.value().For(i), service.gateway(),
+        service.payments(), service.seat_events(), service.metrics()));
   }
-  BookingStats stats(store.value().store.get(), kStatsInterval, &metrics);
+  BookingStats stats(service.store(), kStatsInterval, service.metrics());
   stats.Start();
-  LogInfo("listening", {{"host", options.host},
-                        {"port", server.port()},
+  LogInfo("listening", {{"host", service.server_options().host},
+                        {"port", service.port()},
                         {"db", StoreKind(f.common.store)},
-                        {"ioThreads", options.io_threads},
-                        {"workers", options.worker_threads},
-                        {"gate", redis ? "redis" : "none"},
+                        {"ioThreads", service.server_options().io_threads},
+                        {"workers", service.server_options().worker_threads},
+                        {"gate", service.has_redis() ? "redis" : "none"},
                         {"events", f.kafka.empty() ? "file" : "kafka"}});
   if (f.gateway_secret.empty())
     LogWarn("no --gateway-secret: every payment callback will be refused");
   WaitForStopSignal(signals);
-  server.Stop();
-  seat_events->Unsubscribe(cache_subscription);
-  admission.Stop();
+  service.Stop();
   for (auto& j : jobs) j->Stop();
   LogInfo("stopped");
   return 0;
@@ -784,6 +534,9 @@ void AddCommands(CLI::App* app, int* exit_code) {
   Flag(serve, "max-streams", &serve_flags->max_streams,
        "Open seat-change streams (SSE) at most; then 503")
       ->check(CLI::Range(0, 1'000'000));
+  Flag(serve, "seat-map-cache-bytes", &serve_flags->seat_map_cache_bytes,
+       "Bytes of seat maps each instance keeps at most (least recently read go first)")
+      ->check(CLI::Range(size_t{1} << 20, size_t{1} << 40));
   DurationFlag(serve, "sse-heartbeat", &serve_flags->sse_heartbeat, "15s",
                "A seat-change stream sends a comment after this much silence");
   serve->callback([=] { *exit_code = Serve(*serve_flags); });
