@@ -465,6 +465,10 @@ asio::awaitable<void> Server::Impl::Serve(beast::tcp_stream& stream, Progress& p
     res.body() = beast::span<const char>(body.data(), body.size());
     res.keep_alive(keep_alive && !stopping.load() && !response.stream);
     res.prepare_payload();
+    // Counted before the answer leaves: a client that reads it and then asks /metrics sees
+    // its request counted.
+    Record(route_label, MethodLabel(request.method), response.status,
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     stream.expires_after(options.read_timeout);
     progress.answering = true;
     if (head) {
@@ -476,8 +480,6 @@ asio::awaitable<void> Server::Impl::Serve(beast::tcp_stream& stream, Progress& p
       co_await bhttp::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
     }
     in_flight.reset();
-    Record(route_label, MethodLabel(request.method), response.status,
-           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     if (response.status >= 500) {
       LogWarn(
           "request failed",
