@@ -9,7 +9,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
   libboost-dev libpq-dev libsqlite3-dev nlohmann-json3-dev libssl-dev libcli11-dev
-  libgtest-dev libhiredis-dev librdkafka-dev
+  libgtest-dev libhiredis-dev librdkafka-dev tzdata
   redis-server
   postgresql-15 postgresql-contrib
 )

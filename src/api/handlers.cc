@@ -157,9 +157,11 @@ class Api {
 
   // GET /showtimes's query, one more than asked for (it tells whether there is a next
   // page), or the 400 that refuses it.
-  static std::variant<ShowtimeQuery, Response> ListQueryOf(Request& req) {
+  // Without `from`, what has not started yet (API.md).
+  static std::variant<ShowtimeQuery, Response> ListQueryOf(Request& req, Instant now) {
     ShowtimeQuery q;
     q.limit = kDefaultListLimit;
+    q.from = now;
     if (auto from = req.QueryParam("from")) {
       q.from = ParseRfc3339(*from);
       if (!q.from) return ErrorResponse(400, "VALIDATION_FAILED", "from must be an RFC 3339 time");
@@ -186,7 +188,7 @@ class Api {
   }
 
   io::asio::awaitable<Response> ListShowtimes(Request& req) {
-    auto of = ListQueryOf(req);
+    auto of = ListQueryOf(req, d_.clock->Now());
     if (auto* refused = std::get_if<Response>(&of)) co_return std::move(*refused);
     ShowtimeQuery q = std::get<ShowtimeQuery>(std::move(of));
     const int limit = q.limit - 1;
@@ -414,6 +416,10 @@ class Api {
     if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
     auto id = ParseId(req.params["showtimeId"]);
     if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    // No line for a showtime whose sales have closed: nobody it admits could hold a seat.
+    auto showtime = co_await d_.store->GetShowtimeAsync(*id);
+    if (!showtime.ok()) co_return StatusResponse(showtime.status());
+    if (d_.clock->Now() >= showtime->sales_close_at()) co_return StatusResponse(SalesClosed(*id));
     auto view = co_await d_.admission->JoinAsync(*id, std::get<Principal>(auth).customer_id);
     if (!view.ok()) co_return StatusResponse(view.status());
     co_return QueueResponse(201, view.value());
@@ -436,6 +442,9 @@ class Api {
     }
     NewShowtime showtime;
     if (auto e = ParseNewShowtime(req.body, &showtime)) co_return BadBody(*e);
+    if (showtime.starts_at <= d_.clock->Now()) {
+      co_return ErrorResponse(400, "VALIDATION_FAILED", "startsAt must lie in the future");
+    }
     auto id = co_await d_.store->CreateShowtimeAsync(std::move(showtime));
     if (!id.ok()) co_return StatusResponse(id.status());
     LogInfo("showtime created", {{"showtimeId", id.value()}, {"requestId", req.request_id}});
@@ -480,6 +489,8 @@ Response StatusResponse(const Status& s) {
           nlohmann::json{{"held", s.id()}, {"limit", kMaxSeatsPerCustomer}}.dump());
     case Code::kNotAdmitted:
       return ErrorResponse(403, "NOT_ADMITTED", s.message());
+    case Code::kSalesClosed:
+      return ErrorResponse(409, "SALES_CLOSED", s.message());
     case Code::kNotActive:
       return ErrorResponse(409, "HOLD_NOT_ACTIVE", "the hold is no longer active: " + s.message());
     case Code::kUnavailable:

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -28,7 +29,9 @@ json ShowtimeObject(const Showtime& s) {
           {"startsAt", FormatRfc3339(s.starts_at)},
           {"prices", prices},
           {"seatCount", s.seat_count},
-          {"singleSeatGaps", s.forbid_single_seat_gaps ? "forbid" : "allow"}};
+          {"singleSeatGaps", s.forbid_single_seat_gaps ? "forbid" : "allow"},
+          {"timeZone", s.time_zone},
+          {"salesCloseMinutesBefore", s.sales_close_minutes}};
 }
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
@@ -67,6 +70,37 @@ std::optional<ParseError> ParseBody(const std::string& body, json* out) {
   if (HasNul(*out)) return Invalid("strings must not contain U+0000");
   return std::nullopt;
 }
+
+// Where the system's time zone database lies (Debian's tzdata).
+constexpr const char* kZoneInfoDir = "/usr/share/zoneinfo/";
+constexpr size_t kMaxTimeZoneName = 64;
+
+}  // namespace
+
+bool IsTimeZoneName(const std::string& name) {
+  // The spelling of an IANA name ("America/Argentina/Buenos_Aires", "Etc/GMT+3", "UTC"):
+  // parts of letters, digits, '_', '+' and '-', none "." or "..", so the file looked up
+  // below can only be one of the database's.
+  if (name.empty() || name.size() > kMaxTimeZoneName || name.front() == '/' ||
+      name.back() == '/' || name.find("//") != std::string::npos) {
+    return false;
+  }
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '+' || c == '-' || c == '/';
+    if (!ok) return false;
+  }
+  if (name[0] < 'A' || name[0] > 'Z') return false;  // every zone's first part is capitalised
+  // Known to the time zone database: its file starts with the TZif magic.
+  std::FILE* f = std::fopen((std::string(kZoneInfoDir) + name).c_str(), "rb");
+  if (!f) return false;
+  char magic[4] = {};
+  const bool tzif = std::fread(magic, 1, 4, f) == 4 && std::string_view(magic, 4) == "TZif";
+  std::fclose(f);
+  return tzif;
+}
+
+namespace {
 
 bool IsCategory(const std::string& c) {
   if (c.empty() || c.size() > kMaxCategoryLength) return false;
@@ -306,6 +340,20 @@ std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime*
       return Invalid("singleSeatGaps must be \"allow\" or \"forbid\"");
     }
     out->forbid_single_seat_gaps = *gaps == "forbid";
+  }
+  if (auto zone = j.find("timeZone"); zone != j.end()) {
+    if (!zone->is_string() || !IsTimeZoneName(zone->get_ref<const std::string&>())) {
+      return Invalid("timeZone must be an IANA time zone name such as \"Europe/London\"");
+    }
+    out->time_zone = zone->get<std::string>();
+  }
+  if (auto close = j.find("salesCloseMinutesBefore"); close != j.end()) {
+    if (!close->is_number_integer() || close->get<int64_t>() < 0 ||
+        close->get<int64_t>() > kMaxSalesCloseMinutes) {
+      return Invalid("salesCloseMinutesBefore must be a whole number of minutes from 0 to " +
+                     std::to_string(kMaxSalesCloseMinutes));
+    }
+    out->sales_close_minutes = static_cast<int>(close->get<int64_t>());
   }
 
   auto rows = j.find("rows");

@@ -39,6 +39,9 @@ struct ParseError {
 std::optional<ParseError> ParseHoldBody(const std::string& body, std::vector<std::string>* seats,
                                         std::optional<BestAvailable>* best);
 std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime* out);
+// Whether name is a time zone of the system's IANA database (Debian's tzdata), spelled as
+// the database spells it ("Europe/London", "UTC").
+bool IsTimeZoneName(const std::string& name);
 
 // The gateway's callback body: paymentId, sessionId, reference, status, amount, currency.
 // A body that must be empty or the empty object (checkout).

@@ -32,6 +32,8 @@ const char* CodeName(Code code) {
       return "HOLD_LIMIT";
     case Code::kNotAdmitted:
       return "NOT_ADMITTED";
+    case Code::kSalesClosed:
+      return "SALES_CLOSED";
     case Code::kUnavailable:
       return "UNAVAILABLE";
     case Code::kInternal:

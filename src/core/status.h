@@ -30,6 +30,7 @@ enum class Code {
   kRateLimited,     // too many attempts; retry_after_ms() says when to try again
   kHoldLimit,       // the customer would hold too many seats of the showtime; id() = held
   kNotAdmitted,     // the showtime's waiting room is on and this is no running admission
+  kSalesClosed,     // the showtime's sales have closed (its start, or earlier)
   kUnavailable,     // a dependency did not answer in time; safe to retry
   kInternal,        // a bug or a broken invariant reported by a dependency
 };

@@ -90,6 +90,10 @@ Result<Booking> StartCheckoutIn(MoneyTx& tx, const KeyLock* lock, const std::str
   auto hold = tx.LockHold(hold_id, customer_id, now.value());
   if (!hold.ok()) return hold.status();
   if (hold->state != HoldState::kHeld) return Status(Code::kNotActive, "hold is not active");
+  // Sales close inside the decision, on the store's clock (API.md: no checkout after it).
+  auto closes = tx.SalesCloseAt(hold->showtime_id);
+  if (!closes.ok()) return closes.status();
+  if (closes.value() && now.value() >= *closes.value()) return SalesClosed(hold->showtime_id);
   auto pending = tx.PendingBookingOf(hold_id);
   if (!pending.ok()) return pending.status();
   if (pending.value() != 0) {

@@ -23,6 +23,8 @@ class MoneyTx {
   virtual Result<Hold> LockHold(const std::string& hold_id, int64_t customer_id, Instant now) = 0;
   // The PENDING booking of a hold, or 0.
   virtual Result<int64_t> PendingBookingOf(const std::string& hold_id) = 0;
+  // When the showtime's sales close (Showtime::sales_close_at), or nullopt for none.
+  virtual Result<std::optional<Instant>> SalesCloseAt(int64_t showtime_id) = 0;
   // Sets the expiry of every seat this hold still owns unexpired; returns how many.
   virtual Result<int> RearmSeats(const Hold& hold, Instant expires_at, Instant now) = 0;
   virtual Status SetHoldExpiry(const std::string& hold_id, Instant expires_at) = 0;

@@ -41,6 +41,7 @@ struct HoldRow {
   int64_t held_before = 0;            // the customer's live held seats before it
   size_t chosen = 0;                  // held: the pick that was, 1-based
   std::vector<std::string> stranded;  // a hand pick's seats it would leave alone
+  bool closed = false;                // the showtime's sales have closed: nothing held
 };
 Result<std::vector<HoldRow>> ReadHoldRows(const PGresult* result, size_t expected);
 

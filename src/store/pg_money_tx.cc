@@ -20,6 +20,13 @@ Result<Hold> PgMoneyTx::LockHold(const std::string& hold_id, int64_t customer_id
   return ReadHold(r.value().get());
 }
 
+Result<std::optional<Instant>> PgMoneyTx::SalesCloseAt(int64_t showtime_id) {
+  auto r = c_.Exec(kSalesCloseAt, {P(showtime_id)});
+  if (!r.ok()) return r.status();
+  if (PQntuples(r.value().get()) == 0) return std::optional<Instant>();
+  return std::optional<Instant>(FromEpochMs(Int(r.value().get(), 0, 0)));
+}
+
 Result<int64_t> PgMoneyTx::PendingBookingOf(const std::string& hold_id) {
   auto r = c_.Exec(kPendingBookingOfHold, {hold_id});
   if (!r.ok()) return r.status();

@@ -14,6 +14,7 @@ class PgMoneyTx final : public MoneyTx {
 
   Result<Instant> Now() override;
   Result<Hold> LockHold(const std::string& hold_id, int64_t customer_id, Instant now) override;
+  Result<std::optional<Instant>> SalesCloseAt(int64_t showtime_id) override;
   Result<int64_t> PendingBookingOf(const std::string& hold_id) override;
   Result<int> RearmSeats(const Hold& hold, Instant expires_at, Instant now) override;
   Status SetHoldExpiry(const std::string& hold_id, Instant expires_at) override;

@@ -15,6 +15,8 @@ std::vector<Showtime> ReadShowtimes(const PGresult* r) {
     s.starts_at = FromEpochMs(Int(r, row, 4));
     s.seat_count = static_cast<int>(Int(r, row, 5));
     s.forbid_single_seat_gaps = Text(r, row, 6) == "forbid";
+    s.time_zone = Text(r, row, 7);
+    s.sales_close_minutes = static_cast<int>(Int(r, row, 8));
   }
   return out;
 }

@@ -32,8 +32,9 @@ constexpr Sql kRecordMigration{"record_migration",
 constexpr Sql kCreateShowtime{
     "create_showtime",
     "WITH st AS (INSERT INTO showtime (title, cinema, hall, starts_at, seat_count,"
-    "                                  single_seat_gaps)"
-    "            VALUES ($1, $2, $3, " BOX_TS("$4") ", $5, $16) RETURNING showtime_id),"
+    "                                  single_seat_gaps, time_zone, sales_close_minutes)"
+    "            VALUES ($1, $2, $3, " BOX_TS("$4") ", $5, $16, $17, $18)"
+    "            RETURNING showtime_id),"
     " prices AS (INSERT INTO price (showtime_id, category, amount, currency)"
     "            SELECT st.showtime_id, u.* FROM st,"
     "                   unnest($6::text[], $7::bigint[], $8::text[]) AS u),"
@@ -46,14 +47,15 @@ constexpr Sql kCreateShowtime{
 constexpr Sql kSelectShowtime{
     "select_showtime",
     "SELECT showtime_id, title, cinema, hall, " BOX_MS("starts_at") ", seat_count,"
-    "       single_seat_gaps FROM showtime WHERE showtime_id = $1"};
+    "       single_seat_gaps, time_zone, sales_close_minutes FROM showtime"
+    " WHERE showtime_id = $1"};
 constexpr Sql kSelectPrices{"select_prices",
                             "SELECT showtime_id, category, amount, currency FROM price"
                             " WHERE showtime_id = ANY($1::bigint[])"};
 constexpr Sql kListShowtimes{
     "list_showtimes",
     "SELECT showtime_id, title, cinema, hall, " BOX_MS("starts_at") ", seat_count,"
-    "       single_seat_gaps FROM showtime"
+    "       single_seat_gaps, time_zone, sales_close_minutes FROM showtime"
     " WHERE ($1::bigint IS NULL OR starts_at >= " BOX_TS("$1") ")"
     "   AND ($2::bigint IS NULL OR starts_at < " BOX_TS("$2") ")"
     "   AND ($3::text IS NULL OR cinema = $3::text)"
@@ -147,6 +149,10 @@ constexpr Sql kInsertHold{
 constexpr Sql kSelectHold{"select_hold", BOX_HOLD_COLUMNS};
 constexpr Sql kLockHold{"lock_hold", BOX_HOLD_COLUMNS " FOR UPDATE"};
 constexpr Sql kNowMs{"now_ms", "SELECT " BOX_MS(BOX_NOW)};
+constexpr Sql kSalesCloseAt{
+    "sales_close_at",
+    "SELECT " BOX_MS("starts_at - sales_close_minutes * interval '1 minute'")
+    "  FROM showtime WHERE showtime_id = $1"};
 constexpr Sql kPendingBookingOfHold{
     "pending_booking_of_hold",
     "SELECT booking_id FROM booking WHERE hold_id = $1::uuid AND status = 'PENDING'"};

@@ -271,7 +271,9 @@ std::vector<Param> CreateShowtimeParams(const NewShowtime& st) {
           ArrayLiteral(seat_categories),
           ArrayLiteral(accessible),
           ArrayLiteral(aisle_after),
-          std::string(st.forbid_single_seat_gaps ? "forbid" : "allow")};
+          std::string(st.forbid_single_seat_gaps ? "forbid" : "allow"),
+          st.time_zone,
+          P(int64_t{st.sales_close_minutes})};
 }
 
 // kSetWaitingRoom's parameters, and what its answer means.

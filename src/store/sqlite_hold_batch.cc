@@ -66,6 +66,13 @@ Result<std::vector<std::string>> ApplySeatRules(SqliteConnection& c, const HoldR
 Result<Hold> DecideHold(SqliteConnection& c, const HoldRequest& req, Instant now) {
   const Instant expires = now + req.ttl;
   {
+    // Sales close inside the decision, on the store's clock, like expiry. (An unknown
+    // showtime has no close: its codes are explained below.)
+    Query closes(c, kSalesCloseAt, {req.showtime_id});
+    if (closes.Next() && ToEpochMs(now) >= closes.Int(0)) return SalesClosed(req.showtime_id);
+    if (!closes.status().ok()) return closes.status();
+  }
+  {
     Query held(c, kCustomerHeld, {req.customer_id, req.showtime_id, ToEpochMs(now)});
     if (!held.Next()) return held.status();
     const int64_t n =

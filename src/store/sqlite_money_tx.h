@@ -18,6 +18,14 @@ class SqliteMoneyTx final : public MoneyTx {
   Result<Hold> LockHold(const std::string& hold_id, int64_t customer_id, Instant now) override {
     return LoadHold(c_, hold_id, customer_id, now);
   }
+  Result<std::optional<Instant>> SalesCloseAt(int64_t showtime_id) override {
+    Query q(c_, kSalesCloseAt, {showtime_id});
+    if (!q.Next()) {
+      if (!q.status().ok()) return q.status();
+      return std::optional<Instant>();
+    }
+    return std::optional<Instant>(FromEpochMs(q.Int(0)));
+  }
   Result<int64_t> PendingBookingOf(const std::string& hold_id) override {
     Query q(c_, kPendingBookingOfHold, {hold_id});
     if (!q.Next())

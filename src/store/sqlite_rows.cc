@@ -40,6 +40,8 @@ Showtime ReadShowtime(Query& q) {
   s.starts_at = FromEpochMs(q.Int(4));
   s.seat_count = static_cast<int>(q.Int(5));
   s.forbid_single_seat_gaps = q.Text(6) == "forbid";
+  s.time_zone = q.Text(7);
+  s.sales_close_minutes = static_cast<int>(q.Int(8));
   return s;
 }
 

@@ -14,27 +14,30 @@ constexpr const char* kRecordMigration =
     "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)";
 
 constexpr const char* kInsertShowtime =
-    "INSERT INTO showtime (title, cinema, hall, starts_at, seat_count, single_seat_gaps)"
-    " VALUES (?, ?, ?, ?, ?, ?)";
+    "INSERT INTO showtime (title, cinema, hall, starts_at, seat_count, single_seat_gaps,"
+    "                      time_zone, sales_close_minutes)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
 constexpr const char* kInsertPrice =
     "INSERT INTO price (showtime_id, category, amount, currency) VALUES (?, ?, ?, ?)";
 constexpr const char* kInsertSeat =
     "INSERT INTO show_seat (showtime_id, seat_code, row_label, seat_number, seat_order, "
     "category, accessible, aisle_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
 constexpr const char* kSelectShowtime =
-    "SELECT showtime_id, title, cinema, hall, starts_at, seat_count, single_seat_gaps FROM "
-    "showtime "
-    "WHERE showtime_id = ?";
+    "SELECT showtime_id, title, cinema, hall, starts_at, seat_count, single_seat_gaps,"
+    "       time_zone, sales_close_minutes FROM showtime WHERE showtime_id = ?";
 constexpr const char* kSelectPrices =
     "SELECT category, amount, currency FROM price WHERE showtime_id = ?";
 constexpr const char* kListShowtimes =
-    "SELECT showtime_id, title, cinema, hall, starts_at, seat_count, single_seat_gaps FROM "
-    "showtime "
+    "SELECT showtime_id, title, cinema, hall, starts_at, seat_count, single_seat_gaps,"
+    "       time_zone, sales_close_minutes FROM showtime"
     " WHERE (?1 IS NULL OR starts_at >= ?1) AND (?2 IS NULL OR starts_at < ?2)"
     "   AND (?3 IS NULL OR cinema = ?3)"
     "   AND (?4 IS NULL OR starts_at > ?4 OR (starts_at = ?4 AND showtime_id > ?5))"
     " ORDER BY starts_at, showtime_id LIMIT ?6";
 constexpr const char* kCountShowtimes = "SELECT count(*) FROM showtime";
+// When a showtime's sales close (epoch ms); no row for an unknown showtime.
+constexpr const char* kSalesCloseAt =
+    "SELECT starts_at - sales_close_minutes * 60000 FROM showtime WHERE showtime_id = ?";
 // Seats are comma-separated: membership is a search of ",A1," in ",A1,A2,".
 constexpr const char* kAudit =
     "SELECT"

@@ -111,7 +111,8 @@ Result<int64_t> SqliteStore::CreateShowtime(const NewShowtime& st) {
   {
     Query q(c, kInsertShowtime,
             {st.title, st.cinema, st.hall, ToEpochMs(st.starts_at), seat_count,
-             std::string(st.forbid_single_seat_gaps ? "forbid" : "allow")});
+             std::string(st.forbid_single_seat_gaps ? "forbid" : "allow"), st.time_zone,
+             int64_t{st.sales_close_minutes}});
     if (auto r = q.Exec(); !r.ok()) return r.status();
   }
   const int64_t id = sqlite3_last_insert_rowid(c.db());

@@ -24,6 +24,11 @@ Status ShowtimeNotFound(int64_t showtime_id) {
   return Status(Code::kNotFound, "showtime " + std::to_string(showtime_id) + " not found");
 }
 
+Status SalesClosed(int64_t showtime_id) {
+  return Status(Code::kSalesClosed, "sales for showtime " + std::to_string(showtime_id) +
+                                        " have closed");
+}
+
 Status HoldNotFound(const std::string& hold_id) {
   return Status(Code::kNotFound, "hold " + hold_id + " not found");
 }

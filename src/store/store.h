@@ -53,7 +53,12 @@ struct NewShowtime {
   std::vector<RowLayout> rows;
   std::map<std::string, Price> prices;   // by category
   bool forbid_single_seat_gaps = false;  // API.md "singleSeatGaps": "forbid"
+  std::string time_zone = "UTC";         // API.md "timeZone": the cinema's IANA zone
+  int sales_close_minutes = 0;           // API.md "salesCloseMinutesBefore"
 };
+
+// API.md: sales close at most a week before the start.
+inline constexpr int kMaxSalesCloseMinutes = 7 * 24 * 60;
 
 struct Showtime {
   int64_t id = 0;
@@ -64,6 +69,10 @@ struct Showtime {
   std::map<std::string, Price> prices;
   int seat_count = 0;
   bool forbid_single_seat_gaps = false;
+  std::string time_zone = "UTC";
+  int sales_close_minutes = 0;
+  // When sales close: holds, checkouts and queue joins are refused from then on.
+  Instant sales_close_at() const { return starts_at - Millis(int64_t{sales_close_minutes} * 60'000); }
 };
 
 // Showtimes with from <= starts_at < to, ordered by (starts_at, id), after the cursor.
@@ -322,6 +331,8 @@ struct AuditReport {
 
 // The Statuses every store reports the same way, with the seeds' messages.
 Status ShowtimeNotFound(int64_t showtime_id);
+// kSalesClosed: the showtime's sales closed at sales_close_at().
+Status SalesClosed(int64_t showtime_id);
 Status HoldNotFound(const std::string& hold_id);
 // kConflict listing `taken`, with the message "Seats [F6, F7] of showtime 42 are not available".
 Status SeatsUnavailable(const HoldRequest& request, std::vector<std::string> taken);

@@ -141,7 +141,7 @@ class Service {
 
 inline const std::string kLayout =
     R"({"title": "Dune: Part Three", "cinema": "Odeon Leicester Square",
-  "hall": "Screen 1", "startsAt": "2026-12-18T19:30:00.000Z",
+  "hall": "Screen 1", "startsAt": "2099-12-18T19:30:00.000Z",
   "rows": [{"row": "E", "seats": 10, "category": "standard"}, {"row": "F", "seats": 10, "category": "premium"}],
   "prices": {"standard": {"amount": 1250, "currency": "EUR"}, "premium": {"amount": 1650, "currency": "EUR"}}})";
 

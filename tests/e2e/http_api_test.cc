@@ -120,7 +120,7 @@ TEST_P(HttpApi, ShowtimesAndTheSeatMap) {
   EXPECT_EQ(body["title"], "Dune: Part Three");
   EXPECT_EQ(body["cinema"], "Odeon Leicester Square");
   EXPECT_EQ(body["hall"], "Screen 1");
-  EXPECT_EQ(body["startsAt"], "2026-12-18T19:30:00.000Z");
+  EXPECT_EQ(body["startsAt"], "2099-12-18T19:30:00.000Z");
   EXPECT_EQ(body["seatCount"], 20);
   EXPECT_EQ(body["prices"]["premium"]["amount"], 1650);
   EXPECT_EQ(body["prices"]["standard"]["currency"], "EUR");
@@ -159,7 +159,7 @@ TEST_P(HttpApi, ShowtimesAndTheSeatMap) {
 TEST_P(HttpApi, ListingShowtimesPagesWithACursor) {
   for (int i = 0; i < 3; ++i) {
     std::string layout = kLayout;
-    layout.replace(layout.find("2026-12-18T19:30"), 16, "2026-12-19T1" + std::to_string(i) + ":00");
+    layout.replace(layout.find("2099-12-18T19:30"), 16, "2099-12-19T1" + std::to_string(i) + ":00");
     ASSERT_EQ(Call("POST", "/admin/showtimes", layout, {Bearer(Token(1, true))}).status, 201);
   }
   auto page = json::parse(Call("GET", "/showtimes?limit=2").body);
@@ -181,7 +181,7 @@ TEST_P(HttpApi, ListingShowtimesPagesWithACursor) {
   EXPECT_EQ(seen, static_cast<size_t>(3 + SetupShowtimes()));
   EXPECT_TRUE(cursor.empty());
   auto filtered = json::parse(Call("GET",
-                                   "/showtimes?from=2026-12-19T00:00:00Z&to=2026-12-19T11:00:00Z&"
+                                   "/showtimes?from=2099-12-19T00:00:00Z&to=2099-12-19T11:00:00Z&"
                                    "cinema=Odeon%20Leicester%20Square")
                                   .body);
   EXPECT_EQ(filtered["showtimes"].size(), 1u);  // from <= startsAt < to
@@ -330,7 +330,7 @@ TEST_P(HttpApi, HostileInputIsRefusedAndChangesNothing) {
   EXPECT_NE(json::parse(unknown.body)["error"].get<std::string>().find("Z9"), std::string::npos)
       << unknown.body;
   const std::string title_nul =
-      R"({"title": "A\u0000B", "cinema": "C", "hall": "H", "startsAt": "2026-12-18T19:30:00.000Z",)"
+      R"({"title": "A\u0000B", "cinema": "C", "hall": "H", "startsAt": "2099-12-18T19:30:00.000Z",)"
       R"( "rows": [{"row": "A", "seats": 2, "category": "standard"}],)"
       R"( "prices": {"standard": {"amount": 100, "currency": "EUR"}}})";
   ExpectError(Call("POST", "/admin/showtimes", title_nul, {Bearer(Token(1, true))}), 400,
@@ -387,7 +387,7 @@ TEST_P(HttpApi, AdminShowtimeValidation) {
   auto layout = [](const std::string& rows,
                    const std::string& prices =
                        R"({"standard": {"amount": 1250, "currency": "EUR"}})") {
-    return R"({"title": "T", "cinema": "C", "hall": "H", "startsAt": "2026-12-18T19:30:00.000Z", "rows": )" +
+    return R"({"title": "T", "cinema": "C", "hall": "H", "startsAt": "2099-12-18T19:30:00.000Z", "rows": )" +
            rows + R"(, "prices": )" + prices + "}";
   };
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -451,7 +451,7 @@ TEST_P(HttpApi, AdminShowtimeValidation) {
 TEST_P(HttpApi, TheSeatMapCarriesTheRowsAislesAndWheelchairPlaces) {
   auto created =
       Call("POST", "/admin/showtimes",
-           R"({"title": "T", "cinema": "C", "hall": "H", "startsAt": "2026-12-18T19:30:00.000Z",
+           R"({"title": "T", "cinema": "C", "hall": "H", "startsAt": "2099-12-18T19:30:00.000Z",
                           "rows": [{"row": "A", "seats": 6, "category": "standard", "aisles": [2, 4], "accessible": [1, 6]},
                                    {"row": "B", "seats": 3, "category": "standard"}],
                           "prices": {"standard": {"amount": 1250, "currency": "EUR"}}})",
@@ -886,6 +886,106 @@ TEST_P(PaymentCallbacks, AReferenceWithALeadingZeroNamesNoBooking) {
   auto own = Signed(Report("pay_own", booking->id, 1250));
   ASSERT_EQ(own.status, 200) << own.body;
   EXPECT_EQ(json::parse(own.body)["outcome"], "confirmed") << own.body;
+}
+
+// Sales close at the start, or salesCloseMinutesBefore earlier (API.md): holds, checkouts
+// and queue joins are then 409 SALES_CLOSED, decided in the store on its clock. A hold on a
+// show that had started once answered 201.
+TEST_P(PaymentCallbacks, SalesCloseAtTheStartOrEarlier) {
+  auto store = Direct();
+  NewShowtime started;
+  started.title = "Started";
+  started.cinema = "Odeon Leicester Square";
+  started.hall = "Screen 2";
+  started.starts_at = SystemClock().Now() - Millis(60'000);
+  started.rows = {{"A", 4, "standard"}};
+  started.prices = {{"standard", {900, "EUR"}}};
+  auto past = store->CreateShowtime(started);  // behind the API's back: it refuses past starts
+  ASSERT_TRUE(past.ok()) << past.status().message();
+  NewShowtime closing = started;
+  closing.title = "Closes an hour before";
+  closing.starts_at = SystemClock().Now() + Millis(30 * 60'000);
+  closing.sales_close_minutes = 60;
+  auto early = store->CreateShowtime(closing);
+  ASSERT_TRUE(early.ok()) << early.status().message();
+  const std::string before = SeatState();
+  for (const int64_t id : std::vector<int64_t>{past.value(), early.value()}) {
+    SCOPED_TRACE(id);
+    const std::string holds = "/showtimes/" + std::to_string(id) + "/holds";
+    ExpectError(Call("POST", holds, R"({"seats":["A1"]})", {Bearer(Token(15))}), 409,
+                "SALES_CLOSED");
+    ExpectError(Call("POST", holds, R"({"best":{"count":2,"category":"standard"}})",
+                     {Bearer(Token(15))}),
+                409, "SALES_CLOSED");
+    ExpectError(Call("POST", "/showtimes/" + std::to_string(id) + "/queue", "", {Bearer(Token(15))}),
+                409, "SALES_CLOSED");
+    auto owners = store->GetSeatOwners(id);
+    ASSERT_TRUE(owners.ok());
+    for (const auto& o : owners.value()) EXPECT_EQ(o.status, SeatStatus::kAvailable) << o.code;
+  }
+  EXPECT_EQ(SeatState(), before);
+  auto shown = json::parse(Call("GET", "/showtimes/" + std::to_string(early.value())).body);
+  EXPECT_EQ(shown["salesCloseMinutesBefore"], 60);
+  // A hold made while sales were open cannot be checked out once they closed.
+  NewShowtime soon = started;
+  soon.title = "Soon";
+  soon.starts_at = SystemClock().Now() + Millis(3'000);
+  auto soon_id = store->CreateShowtime(soon);
+  ASSERT_TRUE(soon_id.ok());
+  auto hold = Call("POST", "/showtimes/" + std::to_string(soon_id.value()) + "/holds",
+                   R"({"seats":["A2"]})", {Bearer(Token(16))});
+  ASSERT_EQ(hold.status, 201) << hold.body;
+  std::this_thread::sleep_for(std::chrono::milliseconds(3'500));  // past the start
+  ExpectError(Call("POST", "/holds/" + json::parse(hold.body)["holdId"].get<std::string>() +
+                               "/checkout",
+                   "", {Bearer(Token(16)), {"Idempotency-Key", "after-the-start"}}),
+              409, "SALES_CLOSED");
+}
+
+// The list shows what lies ahead unless asked for an earlier `from`; the admin refuses a
+// start in the past; a showtime carries the cinema's time zone (IANA), UTC by default.
+TEST_P(PaymentCallbacks, TheListShowsWhatIsAheadAndShowtimesCarryTheirTimeZone) {
+  auto store = Direct();
+  NewShowtime yesterday;
+  yesterday.title = "Yesterday";
+  yesterday.cinema = "Rex";
+  yesterday.hall = "1";
+  yesterday.starts_at = SystemClock().Now() - Millis(86'400'000);
+  yesterday.rows = {{"A", 2, "standard"}};
+  yesterday.prices = {{"standard", {900, "EUR"}}};
+  ASSERT_TRUE(store->CreateShowtime(yesterday).ok());
+  EXPECT_EQ(json::parse(Call("GET", "/showtimes?cinema=Rex").body)["showtimes"].size(), 0u);
+  EXPECT_EQ(json::parse(Call("GET", "/showtimes?cinema=Rex&from=2000-01-01T00:00:00Z").body)
+                ["showtimes"]
+                    .size(),
+            1u);
+  const std::string admin = Token(1, true);
+  std::string past = kLayout;
+  past.replace(past.find("2099-12-18T19:30"), 16, "2020-12-18T19:30");
+  ExpectError(Call("POST", "/admin/showtimes", past, {Bearer(admin)}), 400, "VALIDATION_FAILED");
+  EXPECT_EQ(json::parse(Call("GET", "/showtimes/" + std::to_string(showtime_)).body)["timeZone"],
+            "UTC");
+  std::string zoned = kLayout;
+  zoned.insert(zoned.rfind('}'), R"(, "timeZone": "Europe/London", "salesCloseMinutesBefore": 15)");
+  auto created = Call("POST", "/admin/showtimes", zoned, {Bearer(admin)});
+  ASSERT_EQ(created.status, 201) << created.body;
+  const int64_t zoned_id = json::parse(created.body)["showtimeId"];
+  auto shown = json::parse(Call("GET", "/showtimes/" + std::to_string(zoned_id)).body);
+  EXPECT_EQ(shown["timeZone"], "Europe/London");
+  EXPECT_EQ(shown["salesCloseMinutesBefore"], 15);
+  for (const char* bad : {R"("Mars/Olympus")", R"("../etc/passwd")", R"("europe/london")", R"("")",
+                          R"(42)", R"("Europe")", R"("Europe/London/")"}) {
+    std::string layout = kLayout;
+    layout.insert(layout.rfind('}'), std::string(R"(, "timeZone": )") + bad);
+    ExpectError(Call("POST", "/admin/showtimes", layout, {Bearer(admin)}), 400,
+                "VALIDATION_FAILED");
+  }
+  for (const char* bad : {"-1", "10081", "1.5", R"("15")"}) {
+    std::string layout = kLayout;
+    layout.insert(layout.rfind('}'), std::string(R"(, "salesCloseMinutesBefore": )") + bad);
+    ExpectError(Call("POST", "/admin/showtimes", layout, {Bearer(admin)}), 400,
+                "VALIDATION_FAILED");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, HttpApi, AllEngines(), EngineName);

@@ -8,7 +8,7 @@ namespace {
 // Rows A, B, C of 8 standard seats with an aisle after seat 4, and row D of 4 premium
 // seats; single-seat gaps forbidden.
 constexpr const char* kRuledHall = R"({"title": "T", "cinema": "C", "hall": "H",
-  "startsAt": "2026-12-18T19:30:00.000Z", "singleSeatGaps": "forbid",
+  "startsAt": "2099-12-18T19:30:00.000Z", "singleSeatGaps": "forbid",
   "rows": [{"row": "A", "seats": 8, "category": "standard", "aisles": [4]},
            {"row": "B", "seats": 8, "category": "standard", "aisles": [4]},
            {"row": "C", "seats": 8, "category": "standard", "aisles": [4]},

@@ -370,7 +370,7 @@ TEST_P(MoneyContract, PricesAreBoundedAndSumExactly) {
   s.title = "t";
   s.cinema = "c";
   s.hall = "h";
-  s.starts_at = kStart;
+  s.starts_at = kStart + Millis(86'400'000);
   s.rows = {{"A", 2, "standard"}, {"B", 2, "premium"}};
   s.prices = {{"standard", {10'000'001, "EUR"}}, {"premium", {1, "EUR"}}};
   EXPECT_FALSE(store_->CreateShowtime(s).ok()) << "over 10,000,000 minor units";
