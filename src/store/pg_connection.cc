@@ -3,15 +3,15 @@
 #include <algorithm>
 
 #include "core/log.h"
+#include "store/pg_connect.h"
 
 namespace boxoffice {
 
 Result<std::unique_ptr<PgConnection>> ConnectPg(const PgOptions& options) {
-  const std::string timeout_s =
-      std::to_string(std::max<int64_t>(1, options.connect_timeout.count() / 1000));
-  const char* keys[] = {"dbname", "connect_timeout", "application_name", nullptr};
-  const char* values[] = {options.url.c_str(), timeout_s.c_str(), "boxoffice", nullptr};
-  auto conn = std::make_unique<PgConnection>(PQconnectdbParams(keys, values, 1));
+  // Off the I/O loops (the blocking pool, the jobs): libpq may resolve the host itself.
+  const PgConnectParams params(options.url, options.connect_timeout, "boxoffice");
+  auto conn =
+      std::make_unique<PgConnection>(PQconnectdbParams(params.keys(), params.values(), 1));
   if (conn->broken()) {
     return Status(Code::kUnavailable, "cannot connect to postgresql");
   }

@@ -1,6 +1,7 @@
 #include "store/pg_pipeline.h"
 
 #include "core/log.h"
+#include "store/pg_connect.h"
 
 namespace boxoffice {
 namespace {
@@ -93,12 +94,22 @@ asio::awaitable<Status> PgPipeline::EnsureConnected() {
 }
 
 asio::awaitable<Status> PgPipeline::Connect() {
-  const std::string timeout_s =
-      std::to_string(std::max<int64_t>(1, options_.connect_timeout.count() / 1000));
-  const char* keys[] = {"dbname", "connect_timeout", "application_name", nullptr};
-  const char* values[] = {options_.url.c_str(), timeout_s.c_str(),
-                          options_.application_name.c_str(), nullptr};
-  PGconn* conn = PQconnectStartParams(keys, values, 1);
+  // A host name is resolved on the blocking pool: PQconnectStartParams would call
+  // getaddrinfo on this loop's thread, and a slow resolver would stall every request on it.
+  std::string hostaddr;
+  if (std::string host = PgHostToResolve(options_.url); !host.empty()) {
+    auto resolve = [host] { return ResolvePgHost(host); };
+    auto address = co_await io::Offload(std::move(resolve), /*may_refuse=*/false);
+    if (!address.ok()) {
+      state_ = State::kDown;
+      co_return Status(Code::kUnavailable, "cannot connect to postgresql: " +
+                                               address.status().message());
+    }
+    hostaddr = std::move(address.value());
+  }
+  const PgConnectParams params(options_.url, options_.connect_timeout,
+                               options_.application_name, hostaddr);
+  PGconn* conn = PQconnectStartParams(params.keys(), params.values(), 1);
   if (!conn || PQstatus(conn) == CONNECTION_BAD) {
     const std::string why = conn ? PQerrorMessage(conn) : "out of memory";
     if (conn) PQfinish(conn);

@@ -2,7 +2,8 @@
 //  * statements sent together are answered each with its own result, and one that fails
 //    fails only itself;
 //  * a connection that breaks fails what it carried with kUnavailable, and the next
-//    statement reconnects.
+//    statement reconnects;
+//  * connections keep alive, and a host named by name is resolved off the loops.
 // (The holds it batches: tests/store/hold_batch_contract_test.cc.)
 #include "store/pg_pipeline.h"
 
@@ -11,6 +12,9 @@
 
 #include <future>
 
+#include "store/pg_connect.h"
+#include "store/pg_connection.h"
+#include "store/pg_store.h"
 #include "support/loop_thread.h"
 #include "support/test_env.h"
 
@@ -124,6 +128,76 @@ TEST(PgPipeline, ABrokenConnectionFailsWhatItCarriedAndTheNextStatementReconnect
 io::asio::awaitable<Result<PgResultPtr>> ExecOnSet(PgPipelineSet* set, std::string arg) {
   std::vector<Param> params = {Param(std::move(arg))};
   co_return co_await set->Exec(kSleep, std::move(params));
+}
+
+// Which hosts a connect resolves off the loops first: one named host only.
+TEST(PgConnect, OnlyAHostNamedByNameIsResolvedFirst) {
+  EXPECT_EQ(PgHostToResolve("postgresql://u@db.example:5432/d"), "db.example");
+  EXPECT_EQ(PgHostToResolve("postgresql://u@localhost/d?sslmode=disable"), "localhost");
+  EXPECT_EQ(PgHostToResolve("postgresql://u@127.0.0.1:5432/d"), "");
+  EXPECT_EQ(PgHostToResolve("postgresql://u@[::1]:5432/d"), "");
+  EXPECT_EQ(PgHostToResolve("postgresql://u@a,b/d"), "") << "several hosts: left to libpq";
+  EXPECT_EQ(PgHostToResolve("postgresql:///d?host=/run/postgresql"), "") << "a socket directory";
+  EXPECT_EQ(PgHostToResolve("postgresql://u@db/d?hostaddr=10.0.0.1"), "") << "its own address";
+  EXPECT_EQ(PgHostToResolve("not a url"), "");
+  auto local = ResolvePgHost("localhost");
+  ASSERT_TRUE(local.ok()) << local.status().message();
+  EXPECT_TRUE(local.value() == "127.0.0.1" || local.value() == "::1") << local.value();
+  EXPECT_EQ(ResolvePgHost("no-such-host.invalid").status().code(), Code::kUnavailable);
+}
+
+// Every connection has TCP keepalives and a TCP user timeout (a silent database host fails
+// the connection instead of hanging a job), and a URL may still set its own.
+TEST(PgConnect, ConnectionsKeepAlive) {
+  REQUIRE_POSTGRES();
+  auto value = [](PGconn* conn, const std::string& keyword) {
+    std::string out;
+    PQconninfoOption* options = PQconninfo(conn);
+    for (PQconninfoOption* o = options; o && o->keyword; ++o) {
+      if (keyword == o->keyword && o->val) out = o->val;
+    }
+    PQconninfoFree(options);
+    return out;
+  };
+  PgOptions options;
+  options.url = testing::PostgresUrl();
+  auto conn = ConnectPg(options);
+  ASSERT_TRUE(conn.ok()) << conn.status().message();
+  EXPECT_EQ(value(conn.value()->raw(), "keepalives"), "1");
+  EXPECT_EQ(value(conn.value()->raw(), "keepalives_idle"), "30");
+  EXPECT_EQ(value(conn.value()->raw(), "keepalives_interval"), "10");
+  EXPECT_EQ(value(conn.value()->raw(), "keepalives_count"), "3");
+  EXPECT_EQ(value(conn.value()->raw(), "tcp_user_timeout"), "60000");
+  options.url += (options.url.find('?') == std::string::npos ? "?" : "&") +
+                 std::string("keepalives_idle=7");
+  auto own = ConnectPg(options);
+  ASSERT_TRUE(own.ok()) << own.status().message();
+  EXPECT_EQ(value(own.value()->raw(), "keepalives_idle"), "7") << "the URL's own setting wins";
+}
+
+// A loop's pipeline reaches a database named by host name (resolved on the blocking pool,
+// connected by address).
+TEST(PgPipeline, AHostNameIsResolvedAndConnectedTo) {
+  REQUIRE_POSTGRES();
+  std::string url = testing::PostgresUrl();
+  const size_t at = url.find("127.0.0.1");
+  ASSERT_NE(at, std::string::npos);
+  url.replace(at, 9, "localhost");
+  io::BlockingPool pool(1, 8, nullptr);
+  {
+    LoopThread loop(&pool);
+    testing::JoinPool join(&pool);
+    PgPipelineOptions options = Options();
+    options.url = url;
+    auto pipeline = std::make_unique<PgPipeline>(loop.context(), options);
+    auto answer = loop.Run(ExecOne(pipeline.get(), &kOne, "5"));
+    ASSERT_TRUE(answer.ok()) << answer.status().message();
+    EXPECT_EQ(Value(answer), "5");
+    loop.Run([](std::unique_ptr<PgPipeline> p) -> io::asio::awaitable<bool> {
+      p.reset();
+      co_return true;
+    }(std::move(pipeline)));
+  }
 }
 
 TEST(PgPipelineSet, AConnectionThatCannotOpenNeverFailsAStatement) {
