@@ -163,7 +163,8 @@ Result<std::unique_ptr<Service>> Service::Open(const ServeFlags& f, const Clock*
   // behind the gate and the hold path hears of it.
   HoldService* holds = s.holds_.get();
   s.payments_ = std::make_unique<PaymentService>(
-      store, metrics, [holds](const Booking& booking) { holds->BookingConfirmed(booking); });
+      store, metrics,
+      [holds](const Booking& booking, bool first) { holds->BookingConfirmed(booking, first); });
   s.seat_maps_ = std::make_unique<api::SeatMapCache>(
       [store](int64_t id) { return store->GetSeatMap(id); }, clock, kSeatMapMaxAge, metrics,
       [store](int64_t id) { return store->GetSeatMapAsync(id); }, f.seat_map_cache_bytes);

@@ -42,6 +42,12 @@ const char* CodeName(Code code) {
   return "?";
 }
 
+Status BrokenAfterCommit(const char* expr, const char* file, int line) {
+  LogError("invariant broken after a commit",
+           {{"expr", expr}, {"at", std::string(file) + ":" + std::to_string(line)}});
+  return Status(Code::kInternal, std::string("invariant broken after a commit: ") + expr);
+}
+
 void AssertFail(const char* expr, const char* file, int line) {
   FlushLogs();  // the lines that led here first
   std::fprintf(

@@ -110,6 +110,12 @@ class Result {
 
 // Aborts with context when an invariant is broken (a programmer error, never input).
 [[noreturn]] void AssertFail(const char* expr, const char* file, int line);
+// A broken invariant found after a transaction committed (an answer of our own database
+// function that cannot be): logged as an error and returned as kInternal instead of
+// aborting, because what committed must not take the process with it, and the caller's
+// retry (a duplicate callback, a replayed key) finds the committed state.
+Status BrokenAfterCommit(const char* expr, const char* file, int line);
+#define BOX_BROKEN_AFTER_COMMIT(expr) ::boxoffice::BrokenAfterCommit(#expr, __FILE__, __LINE__)
 #define BOX_ASSERT(expr) \
   ((expr) ? static_cast<void>(0) : ::boxoffice::AssertFail(#expr, __FILE__, __LINE__))
 

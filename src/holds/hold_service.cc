@@ -26,7 +26,26 @@ HoldService::HoldService(Store* store, HoldPolicy policy, Metrics* metrics, Seat
                                         "outcome=\"hold_limit\"")),
       gate_disputed_(metrics->GetCounter(
           "boxoffice_gate_disputed_total",
-          "Gate refusals of seats this instance's map showed free, asked of the store.")) {}
+          "Gate refusals of seats this instance's map showed free, asked of the store.")),
+      follow_ups_(metrics, "holds") {}
+
+void HoldService::ReleaseIfMade(const HoldRequest& request) {
+  // Past the hold's TTL it has expired by itself (and a margin for a statement that
+  // commits late, which the store's statement timeout bounds).
+  constexpr Millis kLateCommitMargin{30'000};
+  const std::string hold_id = request.hold_id;
+  const int64_t customer_id = request.customer_id;
+  follow_ups_.Add(
+      "release hold " + hold_id + ", whose answer was lost",
+      [this, hold_id, customer_id] {
+        // Through the gate and the seat maps like any release. kNotFound: not made, or not
+        // yet (its statement may still be queued at the database): tried again.
+        const Status s = ReleaseHold(hold_id, customer_id);
+        return s.ok() || s.code() == Code::kNotActive ? io::FollowUps::Outcome::kDone
+                                                      : io::FollowUps::Outcome::kRetry;
+      },
+      io::FollowUps::Clock::now() + policy_.ttl + kLateCommitMargin);
+}
 
 Result<Hold> HoldService::HoldSeats(int64_t showtime_id, int64_t customer_id,
                                     const std::vector<std::string>& seats,
@@ -233,6 +252,7 @@ io::asio::awaitable<Result<Hold>> HoldService::Decide(int64_t showtime_id, int64
               decision.verdict == SeatGate::Verdict::kUncertain;
   }
   auto result = co_await store_->HoldSeatsAsync(request);
+  if (!result.ok() && result.status().code() == Code::kUnavailable) ReleaseIfMade(request);
   if (result.ok()) {
     won_.Inc();
     if (claimed) gate_->Rearm(showtime_id, request.seats, request.hold_id, request.ttl);
@@ -323,6 +343,7 @@ io::asio::awaitable<Result<Hold>> HoldService::DecideRuled(
     // claimed keys are let go below, once the store has chosen).
     result = co_await store_->HoldSeatsAsync(request);
   }
+  if (!result.ok() && result.status().code() == Code::kUnavailable) ReleaseIfMade(request);
   if (result.ok()) {
     won_.Inc();
     if (gate_) {
@@ -415,9 +436,9 @@ Result<Hold> HoldService::ExtendHold(const std::string& hold_id, int64_t custome
 
 namespace boxoffice {
 
-void HoldService::BookingConfirmed(const Booking& booking) {
+void HoldService::BookingConfirmed(const Booking& booking, bool announce) {
   if (admission_) admission_->BookingConfirmed(booking.showtime_id, booking.customer_id);
-  SeatsChanged(SeatChange::Type::kBooked, booking.showtime_id, booking.seats);
+  if (announce) SeatsChanged(SeatChange::Type::kBooked, booking.showtime_id, booking.seats);
   if (!gate_) return;
   auto starts = StartsAt(booking.showtime_id);
   if (!starts) return;

@@ -17,6 +17,7 @@
 #include "gate/seat_gate.h"
 #include "holds/admission.h"
 #include "holds/seat_rules.h"
+#include "io/follow_ups.h"
 #include "store/store.h"
 
 namespace boxoffice {
@@ -41,6 +42,10 @@ class HoldService {
   // the store, unless this instance's map shows it free; else its keys are claimed for
   // gate_claim_ttl), then Store::HoldSeats. The gate's keys are then rearmed for the hold's
   // TTL (repaired, when the gate had called them taken), or released if the store refused.
+  // A hold whose store answer was lost (kUnavailable: a 503 for the customer, who never
+  // learns its id) may have been made all the same: it is released by its id, which this
+  // service chose, as soon as it shows (io::FollowUps, until its TTL has passed), so its
+  // seats and the customer's 8-seat limit are not kept by a hold nobody was given.
   //
   // On an I/O loop nothing here blocks: the rate limit and the gate claim leave in one
   // Redis write (the claim only for a request that passed every check that asks nobody),
@@ -78,8 +83,10 @@ class HoldService {
 
   // After a payment confirmed booking_id: with a gate, its seats' keys stay until the
   // showtime starts (best effort: without them the store still refuses the seats); the
-  // seat-change listener hears of it.
-  void BookingConfirmed(const Booking& booking);
+  // waiting room ends the customer's admission; the seat-change listeners hear of it
+  // unless `announce` is false (a repeat after a lost answer: the maps catch up on their
+  // own within their max age, and the streams are not told twice).
+  void BookingConfirmed(const Booking& booking, bool announce = true);
 
   // Hold attempts per customer are limited by `limiter` (null: unlimited). Set before
   // serving.
@@ -122,6 +129,8 @@ class HoldService {
   static constexpr size_t kMaxDisputedShowtimes = 10'000;  // then the table starts afresh
 
   const HoldPolicy& policy() const { return policy_; }
+  // Repairs owed after lost answers (tests wait on it).
+  io::FollowUps& follow_ups() { return follow_ups_; }
   SeatGate* gate() const { return gate_; }
 
  private:
@@ -143,6 +152,8 @@ class HoldService {
   // The seats whose keys a picks claim may have set to this hold.
   static std::vector<std::string> PicksClaimed(const HoldRequest& request,
                                                const SeatGate::PicksDecision& gated);
+  // The store's answer to request was lost: release it by its id should it have been made.
+  void ReleaseIfMade(const HoldRequest& request);
   // Whether this instance's map shows a pick of the request that passes its rules.
   bool MapAllows(const HoldRequest& request);
   // The showtime's layout if this instance has it, else null (never reads).
@@ -182,6 +193,8 @@ class HoldService {
   Counter& rate_limited_;
   Counter& hold_limited_;
   Counter& gate_disputed_;
+  // Last: its thread (which calls back into this service) ends before the rest is gone.
+  io::FollowUps follow_ups_;
 };
 
 }  // namespace boxoffice

@@ -64,7 +64,8 @@ CheckoutService::CheckoutService(Store* store, Gateway* gateway, CheckoutOptions
       options_(std::move(options)),
       metrics_(metrics),
       gate_(gate),
-      public_url_(options_.public_url) {
+      public_url_(options_.public_url),
+      follow_ups_(metrics, "checkout") {
   for (const char* outcome : {"created", "replayed", "refused", "in_progress", "too_late",
                               "gateway_unavailable", "gateway_mismatch", "error"}) {
     outcomes_[outcome] = &metrics_->GetCounter("boxoffice_checkouts_total",
@@ -127,20 +128,43 @@ io::asio::awaitable<void> CheckoutService::Abort(const KeyLock& lock, int64_t bo
   // Never refused by a full pool: an undo left undone would leave the checkout half-done.
   auto undo = [this, lock] { return store_->AbortCheckout(lock); };
   if (Status s = co_await io::Offload(std::move(undo), /*may_refuse=*/false); !s.ok()) {
-    // The key stays claimed; its lease runs out and a retry carries on from its phase.
-    LogWarn("checkout not undone", {{"bookingId", booking_id}, {"error", s.message()}});
+    // Tried again aside until the lease ends; after that a retry with the key carries the
+    // checkout on from its phase, which is a state it may be left in.
+    LogWarn("checkout not undone yet", {{"bookingId", booking_id}, {"error", s.message()}});
+    follow_ups_.Add(
+        "undo the checkout of booking " + std::to_string(booking_id),
+        [this, lock] {
+          return store_->AbortCheckout(lock).ok() ? io::FollowUps::Outcome::kDone
+                                                  : io::FollowUps::Outcome::kRetry;
+        },
+        io::FollowUps::Clock::now() + options_.key_lease);
   }
+}
+
+void CheckoutService::EndLeaseAside(const KeyLock& lock) {
+  follow_ups_.Add(
+      "end the lease of a checkout whose answer was lost",
+      [this, lock] {
+        return store_->EndCheckoutLease(lock).ok() ? io::FollowUps::Outcome::kDone
+                                                   : io::FollowUps::Outcome::kRetry;
+      },
+      io::FollowUps::Clock::now() + options_.key_lease);
 }
 
 // (Each store phase is a named lambda handed to io::Offload: see io/loop.h on g++ 12.)
 io::asio::awaitable<Result<CheckoutService::Begun>> CheckoutService::Begin(
     int64_t customer_id, std::string idempotency_key, std::string hold_id) {
-  IdempotencyKey key{customer_id, idempotency_key, hold_id};
+  // The claim's token, chosen here: a claim whose answer is lost can still be found.
+  IdempotencyKey key{customer_id, idempotency_key, hold_id, NewUuidOnShard(ShardOfUuid(hold_id))};
+  const KeyLock claim{customer_id, idempotency_key, key.token};
   Store::CheckoutBegun begun;
   auto at_once = co_await store_->TryBeginCheckoutAsync(key, hold_id, options_.key_lease,
                                                         options_.hold_ttl,
                                                         options_.hold_max_lifetime, &begun);
-  if (!at_once.ok()) co_return at_once.status();
+  if (!at_once.ok()) {
+    if (at_once.status().code() == Code::kUnavailable) EndLeaseAside(claim);
+    co_return at_once.status();
+  }
   if (at_once.value()) {
     // Claimed and booked in one step: the two recovery points are passed together.
     MaybeCrash("claimed");
@@ -148,9 +172,12 @@ io::asio::awaitable<Result<CheckoutService::Begun>> CheckoutService::Begin(
   }
 
   // Phase 1: claim the key, or find the response to replay.
-  auto claim = [this, key] { return store_->ClaimCheckoutKey(key, options_.key_lease); };
-  auto record = co_await io::Offload(std::move(claim));
-  if (!record.ok()) co_return record.status();
+  auto claim_key = [this, key] { return store_->ClaimCheckoutKey(key, options_.key_lease); };
+  auto record = co_await io::Offload(std::move(claim_key));
+  if (!record.ok()) {
+    if (record.status().code() == Code::kUnavailable) EndLeaseAside(claim);
+    co_return record.status();
+  }
   if (record->phase == KeyPhase::kFinished) co_return Begun{std::move(record.value()), {}};
   const KeyLock lock = record->lock();
   MaybeCrash("claimed");
@@ -268,6 +295,9 @@ io::asio::awaitable<Result<CheckoutResponse>> CheckoutService::CheckoutAsync(
                                                        expires_at, response.status,
                                                        response.body);
   if (!finished.ok()) {
+    // Its answer lost, the session may be attached and the response stored, or not: the
+    // lease ends, and the customer's retry replays the one or finishes the other.
+    if (finished.status().code() == Code::kUnavailable) EndLeaseAside(lock);
     Count(finished.status().code() == Code::kInProgress ? "in_progress" : "error");
     co_return finished.status();
   }

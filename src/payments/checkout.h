@@ -17,6 +17,11 @@
 // gateway cannot be reached, phase 2 is undone (booking FAILED, the hold's expiry restored,
 // the key dropped) and the caller gets kUnavailable: nothing is left half-done.
 //
+// A phase whose answer was lost (kUnavailable from the store) may have committed. Its claim
+// token is chosen here, so the claim can be found: the lease is ended at once (an undo is
+// retried) by io::FollowUps until it takes, and the customer's retry with the same key
+// carries on from the recorded phase without waiting out the lease.
+//
 // The gateway's key is unique per deployment: booking ids alone repeat across deployments
 // that share a gateway account, and a gateway answers a key it has seen with the session it
 // opened then, whoever asked. The session that comes back must also be the one asked for
@@ -36,6 +41,7 @@
 
 #include "core/metrics.h"
 #include "gate/seat_gate.h"
+#include "io/follow_ups.h"
 #include "payments/gateway.h"
 #include "store/shards.h"
 #include "store/store.h"
@@ -88,8 +94,11 @@ class CheckoutService {
  private:
   void MaybeCrash(const char* point) const;
   void Count(const char* outcome);
-  // Undoes phase 2 (booking FAILED, the hold's expiry restored, the key dropped).
+  // Undoes phase 2 (booking FAILED, the hold's expiry restored, the key dropped); an undo
+  // that fails is retried aside until the lease ends.
   io::asio::awaitable<void> Abort(const KeyLock& lock, int64_t booking_id);
+  // A phase of lock's claim lost its answer: its lease is ended aside, until it takes.
+  void EndLeaseAside(const KeyLock& lock);
   // Phases 1 and 2: the key's record (kFinished: replay it) and, unless finished, the
   // booking, made now or by a request that died before this one. One statement when the
   // store decides a new key's case in one step (Store::TryBeginCheckoutAsync).
@@ -121,6 +130,8 @@ class CheckoutService {
   std::array<std::atomic<const std::string*>, kMaxShards> installation_ids_{};
   std::mutex installation_mu_;
   std::vector<std::unique_ptr<const std::string>> installation_owned_;
+  // Last: its thread (which calls into the store through this object) ends first.
+  io::FollowUps follow_ups_;
 };
 
 // The service's Idempotency-Key at the gateway for a booking's session: unique per

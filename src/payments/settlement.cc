@@ -4,8 +4,7 @@
 
 namespace boxoffice {
 
-PaymentService::PaymentService(Store* store, Metrics* metrics,
-                               std::function<void(const Booking&)> on_confirmed)
+PaymentService::PaymentService(Store* store, Metrics* metrics, OnConfirmed on_confirmed)
     : store_(store), on_confirmed_(std::move(on_confirmed)) {
   for (size_t i = 0; i < settled_.size(); ++i) {
     const char* outcome = SettlementName(static_cast<Settlement>(i));
@@ -19,13 +18,19 @@ void PaymentService::Settled(const PaymentReport& report, Settlement outcome,
                              const Booking& confirmed, std::string_view via,
                              std::string_view request_id) {
   settled_[static_cast<size_t>(outcome)]->Inc();
-  if (outcome == Settlement::kConfirmed && on_confirmed_) {
+  // A duplicate of the payment that confirmed its booking tells the hold path again: the
+  // answer to the first report may have been lost (a 503 the gateway retried), and with it
+  // the news (the waiting room's admission, the gate's keys, the maps). Each is idempotent.
+  const bool confirms = outcome == Settlement::kConfirmed ||
+                        (outcome == Settlement::kDuplicate && confirmed.id > 0 &&
+                         confirmed.status == BookingStatus::kConfirmed);
+  if (confirms && on_confirmed_) {
     // The store found the booking by this reference, whose one spelling is its id
     // (ParseDecimalId). This runs after the commit: a confirmation without its booking is
     // logged, and its follow-up (the gate, the maps, the waiting room) left to their own
     // expiry, rather than ending the process with the payment already recorded.
     if (confirmed.id > 0 && std::to_string(confirmed.id) == report.reference) {
-      on_confirmed_(confirmed);
+      on_confirmed_(confirmed, outcome == Settlement::kConfirmed);
     } else {
       LogError("a confirmation came back without its booking",
                {{"reference", report.reference}, {"bookingId", confirmed.id}});
@@ -57,6 +62,9 @@ io::asio::awaitable<Result<Settlement>> PaymentService::SettleAsync(PaymentRepor
   Booking confirmed;
   auto at_once = co_await store_->TryConfirmPaymentAsync(report, &confirmed);
   if (!at_once.ok()) co_return at_once.status();
+  // A duplicate in one step says nothing of its booking: the general path finds it (and
+  // tells the hold path again of a confirmation whose first answer was lost).
+  if (at_once.value() == Settlement::kDuplicate) at_once = std::optional<Settlement>();
   // What follows may block on Redis (the waiting room, the gate, the seat maps hear of a
   // confirmation), and every case but the one-step ones is the general transaction: both
   // run on the blocking pool, in the place taken above.

@@ -21,10 +21,11 @@ namespace boxoffice {
 
 class PaymentService {
  public:
-  // on_confirmed: called with each booking a report confirmed, as the store left it (may be
-  // empty).
-  PaymentService(Store* store, Metrics* metrics,
-                 std::function<void(const Booking&)> on_confirmed);
+  // on_confirmed: called with each booking a report confirmed, as the store left it, with
+  // first = true; and again, with first = false, for a duplicate of that report (the
+  // answer to the first may have been lost before the hold path heard of it). May be empty.
+  using OnConfirmed = std::function<void(const Booking&, bool first)>;
+  PaymentService(Store* store, Metrics* metrics, OnConfirmed on_confirmed);
 
   // via: who brought the report ("callback", "reconciler"), for the log.
   Result<Settlement> Settle(const PaymentReport& report, std::string_view via,
@@ -42,7 +43,7 @@ class PaymentService {
                std::string_view via, std::string_view request_id);
 
   Store* store_;
-  std::function<void(const Booking&)> on_confirmed_;
+  OnConfirmed on_confirmed_;
   // One counter per outcome, registered at construction: no registry lock per report.
   std::array<Counter*, static_cast<size_t>(Settlement::kOtherSession) + 1> settled_{};
 };

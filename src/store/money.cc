@@ -128,6 +128,26 @@ Result<Booking> StartCheckoutIn(MoneyTx& tx, const KeyLock* lock, const std::str
   return b;
 }
 
+std::string ClaimToken(const IdempotencyKey& key) {
+  return key.token.empty() ? NewUuidOnShard(ShardOfUuid(key.fingerprint))  // routes the claim
+                           : key.token;
+}
+
+Status EndCheckoutLeaseIn(MoneyTx& tx, const KeyLock& lock) {
+  auto now = tx.Now();
+  if (!now.ok()) return now.status();
+  auto record = tx.LockKey(lock.customer_id, lock.key);
+  if (!record.ok()) return record.status();
+  if (!record.value() || record.value()->token != lock.token ||
+      record.value()->phase == KeyPhase::kFinished) {
+    return Status::Ok();  // not ours (any more)
+  }
+  IdempotencyRecord r = std::move(*record.value());
+  if (r.locked_until && *r.locked_until <= now.value()) return Status::Ok();
+  r.locked_until = now.value();
+  return tx.UpdateKey(r, now.value());
+}
+
 Result<IdempotencyRecord> ClaimCheckoutKeyIn(MoneyTx& tx, const IdempotencyKey& key, Millis lease) {
   auto now = tx.Now();
   if (!now.ok()) return now.status();
@@ -137,7 +157,7 @@ Result<IdempotencyRecord> ClaimCheckoutKeyIn(MoneyTx& tx, const IdempotencyKey& 
     IdempotencyRecord fresh;
     fresh.key = key;
     fresh.phase = KeyPhase::kStarted;
-    fresh.token = NewUuidOnShard(ShardOfUuid(key.fingerprint));  // routes the claim (shards.h)
+    fresh.token = ClaimToken(key);
     fresh.locked_until = now.value() + lease;
     auto inserted = tx.InsertKey(fresh, now.value());
     if (!inserted.ok()) return inserted.status();
@@ -156,7 +176,7 @@ Result<IdempotencyRecord> ClaimCheckoutKeyIn(MoneyTx& tx, const IdempotencyKey& 
     return Status(Code::kInProgress, "a request with this Idempotency-Key is in progress");
   }
   // The request that held the key died; this one carries it on from its recovery point.
-  record.token = NewUuidOnShard(ShardOfUuid(key.fingerprint));
+  record.token = ClaimToken(key);
   record.locked_until = now.value() + lease;
   if (Status s = tx.UpdateKey(record, now.value()); !s.ok()) return s;
   return record;
@@ -231,7 +251,15 @@ Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report,
   }
   auto inserted = tx.InsertPayment(report, booking ? booking->id : 0, now);
   if (!inserted.ok()) return inserted.status();
-  if (!inserted.value()) return Settlement::kDuplicate;
+  if (!inserted.value()) {
+    // The booking this very payment confirmed comes back with the duplicate: the answer to
+    // the first report may have been lost before the hold path heard of the confirmation.
+    if (booking && booking->status == BookingStatus::kConfirmed &&
+        booking->payment_id == report.payment_id && confirmed_booking) {
+      *confirmed_booking = *booking;
+    }
+    return Settlement::kDuplicate;
+  }
 
   if (!booking) {
     // Money for nothing we sold: record it and give it back.

@@ -80,6 +80,10 @@ Result<bool> FinishCheckoutIn(MoneyTx& tx, const KeyLock& lock, const std::strin
                               const std::string& response_body);
 // Store::AbortCheckout's rules.
 Status AbortCheckoutIn(MoneyTx& tx, const KeyLock& lock);
+// The token a claim of key takes: the caller's, or a new one on the fingerprint's shard.
+std::string ClaimToken(const IdempotencyKey& key);
+// Store::EndCheckoutLease's rules.
+Status EndCheckoutLeaseIn(MoneyTx& tx, const KeyLock& lock);
 // Store::ExtendHold's rules.
 Result<Hold> ExtendHoldIn(MoneyTx& tx, const std::string& hold_id, int64_t customer_id, Millis ttl,
                           Millis max_lifetime);

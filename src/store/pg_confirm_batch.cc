@@ -48,8 +48,8 @@ Result<std::vector<ConfirmRow>> ConfirmBatchTraits::ReadRows(const PGresult* r,
       row.booking = ReadBooking(r, i, /*first=*/1);
     } else if (outcome == "duplicate") {
       row.outcome = ConfirmRow::Outcome::kDuplicate;
-    } else {
-      BOX_ASSERT(outcome == "slow");
+    } else if (outcome != "slow") {
+      return BOX_BROKEN_AFTER_COMMIT(outcome == "slow");
     }
   }
   return rows;

@@ -27,7 +27,7 @@ constexpr Sql kSessionLimits{
 }  // namespace
 
 PgPipeline::PgPipeline(asio::io_context& context, PgPipelineOptions options)
-    : context_(context), options_(std::move(options)) {}
+    : context_(context), options_(std::move(options)), watchdog_(context) {}
 
 PgPipeline::~PgPipeline() { Close(Status(Code::kUnavailable, "database connection closed")); }
 
@@ -35,16 +35,35 @@ int PgPipeline::backend_pid() const { return conn_ ? PQbackendPID(conn_) : 0; }
 
 asio::awaitable<Result<PgResultPtr>> PgPipeline::Exec(const Sql& sql, std::vector<Param> params) {
   if (Status s = co_await EnsureConnected(); !s.ok()) co_return s;
+  const int64_t ahead = static_cast<int64_t>(in_flight_);
   std::shared_ptr<Request> request = Submit(sql, params);
-  auto answer = co_await request->done.Wait(options_.statement_timeout + kAnswerMargin);
+  // Every statement ahead is answered, or the watchdog closes the connection (which answers
+  // this one), each within its head's deadline: this bound is only a guard against a wait
+  // that nothing would end. Past it, the connection is left to its watchdog.
+  const Millis bound = (options_.statement_timeout + kAnswerMargin) * (ahead + 2);
+  auto answer = co_await request->done.Wait(bound);
   if (!answer) {
-    // No answer in time: the connection's state is unknown, so it is never used again.
-    if (request->generation == generation_) {
-      Close(Status(Code::kUnavailable, "database did not answer in time"));
-    }
+    LogError("database statement unanswered past its bound",
+             {{"statement", sql.name}, {"boundMs", bound.count()}});
     co_return Status(Code::kUnavailable, "database did not answer in time");
   }
   co_return std::move(*answer);
+}
+
+void PgPipeline::NewHead() {
+  ++head_seq_;
+  if (queue_.empty()) {
+    watchdog_.cancel();
+    return;
+  }
+  watchdog_.expires_after(options_.statement_timeout + kAnswerMargin);
+  watchdog_.async_wait([this, seq = head_seq_](boost::system::error_code ec) {
+    // (A cancelled wait may outlive the pipeline: nothing of it is read then.)
+    if (ec || seq != head_seq_ || queue_.empty()) return;
+    LogWarn("database statement overdue; connection closed",
+            {{"statementTimeoutMs", options_.statement_timeout.count()}});
+    Close(Status(Code::kUnavailable, "database did not answer in time"));
+  });
 }
 
 PgPipeline::Health PgPipeline::health() const {
@@ -184,6 +203,7 @@ std::shared_ptr<PgPipeline::Request> PgPipeline::Submit(const Sql& sql,
     request->done.Set(Status(Code::kUnavailable, "database pipeline full"));
     return request;
   }
+  const bool was_idle = queue_.empty();
   const int n = static_cast<int>(params.size());
   if (!prepared_.count(std::string(sql.name))) {
     if (PQsendPrepare(conn_, sql.name, sql.text, n, nullptr) != 1) {
@@ -208,6 +228,7 @@ std::shared_ptr<PgPipeline::Request> PgPipeline::Submit(const Sql& sql,
   queue_.push_back(Item{Item::Kind::kQuery, request});
   queue_.push_back(Item{Item::Kind::kSync, request});
   ++in_flight_;
+  if (was_idle) NewHead();
   Flush();
   if (conn_) Arm(/*read=*/true);
   return request;
@@ -262,6 +283,7 @@ void PgPipeline::OnReadable() {
       std::shared_ptr<Request> request = std::move(front.request);
       queue_.pop_front();
       --in_flight_;
+      NewHead();
       request->done.Set(request->result
                             ? std::move(*request->result)
                             : Result<PgResultPtr>(Status(Code::kInternal, "statement without result")));
@@ -302,6 +324,8 @@ void PgPipeline::OnReadable() {
 
 void PgPipeline::Close(const Status& why) {
   ++generation_;
+  ++head_seq_;
+  watchdog_.cancel();
   std::deque<Item> items = std::move(queue_);
   queue_.clear();
   in_flight_ = 0;

@@ -11,10 +11,19 @@
 //
 // Statements are prepared on first use on each connection, in the same pipeline. The
 // session's limits (statement_timeout, lock_timeout) are set by the first statement of
-// each connection. A connection that breaks, answers out of step, or leaves a statement
-// unanswered past statement_timeout plus a margin is closed: every statement it carried
-// fails with kUnavailable (a 503, the client retries), and the next Exec opens a new one.
-// At most max_in_flight statements wait on one connection; past that, kUnavailable at once.
+// each connection. A connection that breaks or answers out of step is closed: every
+// statement it carried fails with kUnavailable (a 503, the client retries), and the next
+// Exec opens a new one. At most max_in_flight statements wait on one connection; past
+// that, kUnavailable at once.
+//
+// Deadlines. PostgreSQL runs a connection's statements one after the other, so a statement
+// queued behind others starts only when they are done: its time is counted from then,
+// when it becomes the head of the queue (the one the server is working on), not from when
+// it was sent. Only the head can be overdue: a head unanswered statement_timeout plus
+// kAnswerMargin after it became the head means the connection is lost, and it is closed;
+// the statements behind it are never failed for time they spent waiting their turn. (A
+// statement failed with its answer unknown may have committed: its caller repairs what it
+// wrote, by the ids it chose; see holds/hold_service.h and payments/checkout.h.)
 #pragma once
 
 #include <atomic>
@@ -92,6 +101,8 @@ class PgPipeline {
   io::asio::awaitable<Status> EnsureConnected();
   io::asio::awaitable<Status> Connect();
   std::shared_ptr<Request> Submit(const Sql& sql, const std::vector<Param>& params);
+  // The head of the queue changed (or the queue was empty and is not): its deadline starts.
+  void NewHead();
   void Flush();
   void Arm(bool read);
   void OnReadable();
@@ -106,6 +117,10 @@ class PgPipeline {
   uint64_t generation_ = 0;  // one per connection: waits armed for an older one do nothing
   std::deque<Item> queue_;   // what was sent and is not answered yet, in order
   size_t in_flight_ = 0;     // statements in queue_
+  // The head statement's deadline (see the design note): the watchdog fires at it, and
+  // closes the connection if the same head (head_seq_) is still unanswered.
+  io::asio::steady_timer watchdog_;
+  uint64_t head_seq_ = 0;
   std::unordered_set<std::string> prepared_;  // by name (see pg_connection.h)
   bool read_armed_ = false;
   bool write_armed_ = false;

@@ -660,7 +660,7 @@ HoldStatement HoldActionStatement(const Param& now, Store::HoldAction action,
 Result<Hold> HoldActionOutcome(Store::HoldAction action, const PGresult* r,
                                const std::string& hold_id) {
   if (PQntuples(r) == 0) return HoldNotFound(hold_id);
-  BOX_ASSERT(PQntuples(r) == 1);
+  if (PQntuples(r) != 1) return BOX_BROKEN_AFTER_COMMIT(PQntuples(r) == 1);
   switch (action) {
     case Store::HoldAction::kRead:
       return ReadHold(r);
@@ -672,7 +672,7 @@ Result<Hold> HoldActionOutcome(Store::HoldAction action, const PGresult* r,
     case Store::HoldAction::kExtend: {
       if (Text(r, 0, 0) != "extended") return Status(Code::kNotActive, "hold is not active");
       Hold hold = ReadHold(r, 1);
-      BOX_ASSERT(hold.state == HoldState::kHeld);
+      if (hold.state != HoldState::kHeld) return BOX_BROKEN_AFTER_COMMIT(hold.state == kHeld);
       return hold;
     }
   }
@@ -795,11 +795,11 @@ std::vector<Param> FinishParams(Param now, const KeyLock& lock, const std::strin
 
 // kCheckoutFinish's answer, as FinishCheckout's.
 Result<bool> FinishOutcome(const PGresult* r) {
-  BOX_ASSERT(PQntuples(r) == 1);
+  if (PQntuples(r) != 1) return BOX_BROKEN_AFTER_COMMIT(PQntuples(r) == 1);
   const std::string outcome = Text(r, 0, 0);
   if (outcome == "finished") return true;
   if (outcome == "abandoned") return false;
-  BOX_ASSERT(outcome == "lost");
+  if (outcome != "lost") return BOX_BROKEN_AFTER_COMMIT(outcome == "lost");
   return Status(Code::kInProgress, "another request took over this idempotency key");
 }
 
@@ -851,14 +851,14 @@ io::asio::awaitable<Result<bool>> PgStore::TryBeginCheckoutAsync(IdempotencyKey 
   BOX_ASSERT(begun != nullptr);
   Impl::LoopState* loop = impl_->Loop();
   if (!loop || !IsUuid(hold_id)) co_return false;  // the general path explains a bad id
-  const std::string token = NewUuidOnShard(ShardOfUuid(key.fingerprint));  // shards.h
+  const std::string token = ClaimToken(key);
   std::vector<Param> params = {
       impl_->Now(), P(key.customer_id), key.key,        key.fingerprint,        hold_id,
       token,        P(lease.count()),   P(ttl.count()), P(max_lifetime.count())};
   auto res = co_await loop->pipelines.Exec(kCheckoutBegin, std::move(params));
   if (!res.ok()) co_return res.status();
   const PGresult* r = res->get();
-  BOX_ASSERT(PQntuples(r) == 1);
+  if (PQntuples(r) != 1) co_return BOX_BROKEN_AFTER_COMMIT(PQntuples(r) == 1);
   if (Text(r, 0, 0) != "booked") co_return false;
   Booking& b = begun->booking;
   b = Booking{};
@@ -880,8 +880,9 @@ io::asio::awaitable<Result<bool>> PgStore::TryBeginCheckoutAsync(IdempotencyKey 
   record.booking_id = b.id;
   record.hold_expiry_before = FromEpochMs(Int(r, 0, 7));
   record.hold_expiry_after = b.hold_expires_at;
-  BOX_ASSERT(b.id > 0 && !b.seats.empty() &&
-             *record.hold_expiry_after >= *record.hold_expiry_before);
+  if (!(b.id > 0 && !b.seats.empty() && *record.hold_expiry_after >= *record.hold_expiry_before)) {
+    co_return BOX_BROKEN_AFTER_COMMIT(b.id > 0 && !b.seats.empty() && expiry_after >= before);
+  }
   co_return true;
 }
 
@@ -907,7 +908,9 @@ io::asio::awaitable<Result<std::optional<Settlement>>> PgStore::TryConfirmPaymen
     case ConfirmRow::Outcome::kConfirmed:
       break;
   }
-  BOX_ASSERT(row->booking.id == *booking_id && row->booking.status == BookingStatus::kConfirmed);
+  if (row->booking.id != *booking_id || row->booking.status != BookingStatus::kConfirmed) {
+    co_return BOX_BROKEN_AFTER_COMMIT(booking.id == reference && booking.status == kConfirmed);
+  }
   if (confirmed) *confirmed = std::move(row->booking);
   co_return Outcome(Settlement::kConfirmed);
 }
@@ -916,6 +919,15 @@ Status PgStore::AbortCheckout(const KeyLock& lock) {
   auto r = impl_->InTx<bool>(&retried_, [&](PgConnection& c) -> Result<bool> {
     PgMoneyTx tx(c, impl_->Now());
     if (Status s = AbortCheckoutIn(tx, lock); !s.ok()) return s;
+    return true;
+  });
+  return r.ok() ? Status::Ok() : r.status();
+}
+
+Status PgStore::EndCheckoutLease(const KeyLock& lock) {
+  auto r = impl_->InTx<bool>(&retried_, [&](PgConnection& c) -> Result<bool> {
+    PgMoneyTx tx(c, impl_->Now());
+    if (Status s = EndCheckoutLeaseIn(tx, lock); !s.ok()) return s;
     return true;
   });
   return r.ok() ? Status::Ok() : r.status();

@@ -481,6 +481,12 @@ Status ShardedStore::AbortCheckout(const KeyLock& lock) {
   return s->AbortCheckout(lock);
 }
 
+Status ShardedStore::EndCheckoutLease(const KeyLock& lock) {
+  PgStore* s = ForUuid(lock.token);
+  if (!s) return Status::Ok();  // no shard has this claim: no lease to end
+  return s->EndCheckoutLease(lock);
+}
+
 Result<int> ShardedStore::PurgeCheckoutKeys(Millis older_than, int limit) {
   if (shards_.empty()) return NotMigrated();
   int total = 0;

@@ -93,6 +93,7 @@ class ShardedStore final : public Store {
   io::asio::awaitable<Result<std::optional<Settlement>>> TryConfirmPaymentAsync(
       PaymentReport report, Booking* confirmed) override;
   Status AbortCheckout(const KeyLock& lock) override;
+  Status EndCheckoutLease(const KeyLock& lock) override;
   Result<int> PurgeCheckoutKeys(Millis older_than, int limit) override;
   Result<std::string> InstallationId(int64_t booking_id) override;
   Status AttachPaymentSession(int64_t booking_id, const std::string& session_id,

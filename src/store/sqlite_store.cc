@@ -303,6 +303,14 @@ Result<bool> SqliteStore::FinishCheckout(const KeyLock& lock, const std::string&
   });
 }
 
+Status SqliteStore::EndCheckoutLease(const KeyLock& lock) {
+  auto r = InWriteTx<bool>(pools_->writer, clock_, [&](MoneyTx& tx) -> Result<bool> {
+    if (Status s = EndCheckoutLeaseIn(tx, lock); !s.ok()) return s;
+    return true;
+  });
+  return r.ok() ? Status::Ok() : r.status();
+}
+
 Status SqliteStore::AbortCheckout(const KeyLock& lock) {
   auto r = InWriteTx<bool>(pools_->writer, clock_, [&](MoneyTx& tx) -> Result<bool> {
     if (Status s = AbortCheckoutIn(tx, lock); !s.ok()) return s;

@@ -87,6 +87,7 @@ class SqliteStore final : public Store {
                               const std::string& url, Instant expires_at, int response_status,
                               const std::string& response_body) override;
   Status AbortCheckout(const KeyLock& lock) override;
+  Status EndCheckoutLease(const KeyLock& lock) override;
   Result<int> PurgeCheckoutKeys(Millis older_than, int limit) override;
   Result<std::string> InstallationId(int64_t booking_id) override;
   Status AttachPaymentSession(int64_t booking_id, const std::string& session_id,

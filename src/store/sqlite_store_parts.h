@@ -97,7 +97,10 @@ class SqliteStore::HoldQueue {
                                          Code::kUnavailable, std::string("hold batch failed: ") +
                                                                  e.what())));
       }
-      BOX_ASSERT(results.size() == batch.size());
+      if (results.size() != batch.size()) {  // (committed: answered, never aborted)
+        results.assign(batch.size(),
+                       Result<Hold>(BOX_BROKEN_AFTER_COMMIT(results.size() == batch.size())));
+      }
       for (size_t i = 0; i < batch.size(); ++i) {
         // A loop that has ended drops the answer (nobody waits for it any more).
         batch[i].loop->Post([pending = batch[i].pending, r = std::move(results[i])]() mutable {

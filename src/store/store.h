@@ -271,6 +271,10 @@ struct IdempotencyKey {
   int64_t customer_id = 0;
   std::string key;
   std::string fingerprint;
+  // The token a claim of this key takes: chosen by the caller, so that a claim whose answer
+  // was lost can still have its lease ended (EndCheckoutLease); empty: the store chooses.
+  // It must say the fingerprint's shard (shards.h, NewUuidOnShard).
+  std::string token = {};
 };
 
 // How far the request first sent with a key has come: its recovery point.
@@ -492,6 +496,10 @@ class Store {
   // event), the hold gets back the expiry it had unless it changed since, and the key is
   // dropped so a retry starts afresh. Does nothing if the claim is no longer lock's.
   virtual Status AbortCheckout(const KeyLock& lock) = 0;
+  // Ends the lease of lock's claim now, its key staying at its phase, so the customer's
+  // retry with the key carries on at once (a checkout whose answer was lost). Nothing when
+  // the claim is no longer lock.token's or the key is finished.
+  virtual Status EndCheckoutLease(const KeyLock& lock) = 0;
   // Deletes up to limit keys created more than older_than ago; returns how many.
   virtual Result<int> PurgeCheckoutKeys(Millis older_than, int limit) = 0;
   // The installation id of the database that holds booking_id (whether or not the booking

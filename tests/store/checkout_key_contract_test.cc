@@ -93,6 +93,30 @@ TEST_P(CheckoutKeyContract, ARetryCarriesOnFromTheRecoveryPointOnceTheLeaseRunsO
   EXPECT_EQ(Claim("k1", hold_.hold_id)->phase, KeyPhase::kFinished);
 }
 
+// A claim whose answer was lost: its token was chosen by the caller, so its lease can be
+// ended by it (EndCheckoutLease) and the customer's retry carries on at once instead of
+// hearing IDEMPOTENCY_IN_PROGRESS until the lease runs out. A stale token ends nothing.
+TEST_P(CheckoutKeyContract, ALostClaimsLeaseIsEndedByTheTokenItsCallerChose) {
+  const std::string token = NewUuidOnShard(ShardOfUuid(hold_.hold_id));
+  auto lost = store_->ClaimCheckoutKey(IdempotencyKey{1, "k1", hold_.hold_id, token}, kLease);
+  ASSERT_TRUE(lost.ok()) << lost.status().message();
+  EXPECT_EQ(lost->token, token);
+  auto booking = store_->StartCheckout(lost->lock(), hold_.hold_id, kTtl, kMaxLifetime);
+  ASSERT_TRUE(booking.ok());
+  EXPECT_EQ(Claim("k1", hold_.hold_id).status().code(), Code::kInProgress);
+  EXPECT_TRUE(store_->EndCheckoutLease(KeyLock{1, "k1", NewUuid()}).ok()) << "not its claim";
+  EXPECT_EQ(Claim("k1", hold_.hold_id).status().code(), Code::kInProgress);
+  ASSERT_TRUE(store_->EndCheckoutLease(KeyLock{1, "k1", token}).ok());
+  auto retry = Claim("k1", hold_.hold_id);
+  ASSERT_TRUE(retry.ok()) << retry.status().message();
+  EXPECT_EQ(retry->phase, KeyPhase::kBookingCreated);
+  EXPECT_EQ(retry->booking_id, booking->id);
+  // A finished key keeps its response whatever ends later.
+  ASSERT_TRUE(store_->FinishCheckout(retry->lock(), "ses_1", "u", kStart, 201, "{}").value());
+  EXPECT_TRUE(store_->EndCheckoutLease(retry->lock()).ok());
+  EXPECT_EQ(Claim("k1", hold_.hold_id)->phase, KeyPhase::kFinished);
+}
+
 TEST_P(CheckoutKeyContract, AbortUndoesTheBookingAndTheHoldsNewExpiry) {
   clock_.Advance(Millis(4 * 60'000));
   auto claim = Claim("k1", hold_.hold_id);

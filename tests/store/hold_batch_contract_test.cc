@@ -2,14 +2,18 @@
 // PostgreSQL, one transaction on SQLite), with exactly the outcomes of their serial order,
 // which is their arrival order: no seat held twice, each win on seats free after the
 // earlier winners, and each refused request naming exactly its seats those winners took.
+// A hold whose answer is lost after the database made it (the customer is told 503) is
+// released by its id, so it keeps neither seats nor the customer's 8-seat limit.
 #include <gtest/gtest.h>
 
 #include <future>
 #include <map>
 #include <random>
 
+#include "holds/hold_service.h"
 #include "store_fixture.h"
 #include "support/loop_thread.h"
+#include "support/tcp_proxy.h"
 
 namespace boxoffice {
 namespace {
@@ -378,6 +382,80 @@ TEST_P(HoldBatches, APingOnALoopReachesTheEngine) {
   const Status down = loop.Run(unreachable.PingAsync());
   EXPECT_FALSE(down.ok());
   EXPECT_EQ(down.code(), Code::kUnavailable) << down.message();
+}
+
+// The same URL with another port (the proxy's).
+std::string WithPort(const std::string& url, unsigned short port) {
+  const size_t host = url.find('@');
+  const size_t colon = url.find(':', host);
+  const size_t slash = url.find('/', colon);
+  return url.substr(0, colon + 1) + std::to_string(port) + url.substr(slash);
+}
+
+unsigned short PortOf(const std::string& url) {
+  const size_t host = url.find('@');
+  const size_t colon = url.find(':', host);
+  return static_cast<unsigned short>(std::stoi(url.substr(colon + 1, url.find('/', colon))));
+}
+
+// The link to the database fails one way while a hold is decided: the database makes the
+// hold, its answer never comes, the customer gets 503. The hold must not stay: it is
+// released by its id (the service chose it) once the database answers again. Before this
+// was done, its seats and the customer's 8-seat limit stayed taken for the hold's TTL.
+TEST_P(HoldBatches, AHoldWhoseAnswerWasLostIsReleased) {
+  if (GetParam() != Engine::kPostgres) GTEST_SKIP() << "a network between service and database";
+  const int64_t showtime = MakeShowtime({{"A", 10}});
+  testing::TcpProxy proxy(PortOf(pg_url_));
+  PgOptions o;
+  o.url = WithPort(pg_url_, proxy.port());
+  o.test_clock = &clock_;
+  o.statement_timeout = Millis(500);
+  o.connect_timeout = Millis(1'000);
+  o.pool_size = 2;
+  PgStore remote(o);
+  Metrics metrics;
+  HoldService holds(&remote, HoldPolicy{}, &metrics);
+  Result<Hold> answer = Status(Code::kInternal, "not run");
+  {
+    LoopThread loop;
+    ASSERT_TRUE(loop.Run(holds.HoldSeatsAsync(showtime, 7, {"A3"})).ok()) << "the link works";
+    ASSERT_TRUE(holds.ReleaseHold(loop.Run(holds.HoldSeatsAsync(showtime, 7, {"A4"}))->hold_id, 7)
+                    .ok());
+    proxy.SwallowAnswers(true);
+    answer = loop.Run(holds.HoldSeatsAsync(showtime, 7, {"A1", "A2"}));
+  }
+  EXPECT_EQ(answer.status().code(), Code::kUnavailable) << answer.status().message();
+  proxy.SwallowAnswers(false);
+  proxy.CutAll();  // connections opened while answers were swallowed are half-open: gone
+  auto status_of = [&](const std::string& code) {
+    auto owners = store_->GetSeatOwners(showtime);
+    EXPECT_TRUE(owners.ok());
+    for (const auto& o : owners.value()) {
+      if (o.code == code) return o.status;
+    }
+    return SeatStatus::kBooked;  // (no such seat: never the answer awaited)
+  };
+  bool released = false;
+  for (int i = 0; i < 600 && !released; ++i) {  // within the follow-ups' retries (seconds)
+    released = status_of("A1") == SeatStatus::kAvailable && status_of("A2") == SeatStatus::kAvailable;
+    if (!released) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(released) << "the hold whose answer was lost still keeps its seats";
+  // The database had made it: the loss the test is about happened (the hold is there,
+  // released).
+  PGconn* conn = PQconnectdb(pg_url_.c_str());
+  PGresult* made = PQexec(conn,
+                          "SELECT status FROM seat_hold WHERE customer_id = 7"
+                          "   AND 'A1' = ANY(seats) AND 'A2' = ANY(seats)");
+  ASSERT_EQ(PQntuples(made), 1) << PQerrorMessage(conn);
+  EXPECT_STREQ(PQgetvalue(made, 0, 0), "RELEASED");
+  PQclear(made);
+  PQfinish(conn);
+  // Only A3 counts toward the customer's 8 seats: 7 more may be held.
+  auto seven = store_->HoldSeats(HoldRequest{NewHoldId(showtime), showtime, 7,
+                                             {"A10", "A5", "A6", "A7", "A8", "A9", "A1"}, kTtl});
+  EXPECT_TRUE(seven.ok()) << seven.status().message();
+  holds.follow_ups().Stop();
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, HoldBatches, AllEngines(), EngineName);

@@ -3,7 +3,10 @@
 //    fails only itself;
 //  * a connection that breaks fails what it carried with kUnavailable, and the next
 //    statement reconnects;
-//  * connections keep alive, and a host named by name is resolved off the loops.
+//  * connections keep alive, and a host named by name is resolved off the loops;
+//  * a statement's time is counted from when the server starts on it (when it becomes the
+//    head of its connection's queue), so statements queued behind slow ones are never
+//    failed for their wait; only a head that is overdue closes the connection.
 // (The holds it batches: tests/store/hold_batch_contract_test.cc.)
 #include "store/pg_pipeline.h"
 
@@ -16,6 +19,7 @@
 #include "store/pg_connection.h"
 #include "store/pg_store.h"
 #include "support/loop_thread.h"
+#include "support/tcp_proxy.h"
 #include "support/test_env.h"
 
 namespace boxoffice {
@@ -128,6 +132,61 @@ TEST(PgPipeline, ABrokenConnectionFailsWhatItCarriedAndTheNextStatementReconnect
 io::asio::awaitable<Result<PgResultPtr>> ExecOnSet(PgPipelineSet* set, std::string arg) {
   std::vector<Param> params = {Param(std::move(arg))};
   co_return co_await set->Exec(kSleep, std::move(params));
+}
+
+// Five statements of 0.8 s each on one connection, with a statement timeout of 1 s: the
+// last is answered 4 s after it was sent, longer than any one statement may take. A
+// deadline counted from the send failed it (and closed the connection under the others).
+TEST(PgPipeline, StatementsQueuedBehindSlowOnesAreNeverFailedForTheirWait) {
+  REQUIRE_POSTGRES();
+  LoopThread loop;
+  PgPipelineOptions options = Options();
+  options.statement_timeout = Millis(1'000);
+  auto pipeline = std::make_unique<PgPipeline>(loop.context(), options);
+  ASSERT_TRUE(loop.Run(ExecOne(pipeline.get(), &kOne, "1")).ok());
+  constexpr int kQueued = 5;
+  std::vector<std::promise<Result<PgResultPtr>>> promises(kQueued);
+  std::vector<std::future<Result<PgResultPtr>>> answers;
+  for (auto& p : promises) answers.push_back(Spawn(loop, ExecOne(pipeline.get(), &kSleep, "0.8"), &p));
+  for (int i = 0; i < kQueued; ++i) {
+    auto answer = answers[i].get();
+    EXPECT_TRUE(answer.ok()) << "statement " << i << ": " << answer.status().message();
+  }
+  loop.Run([](std::unique_ptr<PgPipeline> p) -> io::asio::awaitable<bool> {
+    p.reset();
+    co_return true;
+  }(std::move(pipeline)));
+}
+
+// A connection whose answers stop coming (the link fails one way: the server still gets
+// and runs the statements) is closed once its head is overdue, failing what it carried
+// with kUnavailable, and the next statement opens a new one.
+TEST(PgPipeline, AHeadThatIsOverdueClosesTheConnection) {
+  REQUIRE_POSTGRES();
+  const std::string url = testing::PostgresUrl();
+  const size_t colon = url.rfind(':');
+  const size_t slash = url.find('/', colon);
+  testing::TcpProxy proxy(static_cast<unsigned short>(std::stoi(url.substr(colon + 1, slash))));
+  LoopThread loop;
+  PgPipelineOptions options = Options();
+  options.url = url.substr(0, colon + 1) + std::to_string(proxy.port()) + url.substr(slash);
+  options.statement_timeout = Millis(500);
+  auto pipeline = std::make_unique<PgPipeline>(loop.context(), options);
+  ASSERT_TRUE(loop.Run(ExecOne(pipeline.get(), &kOne, "1")).ok());
+  proxy.SwallowAnswers(true);
+  std::promise<Result<PgResultPtr>> p1, p2;
+  auto lost = Spawn(loop, ExecOne(pipeline.get(), &kOne, "2"), &p1);
+  auto behind = Spawn(loop, ExecOne(pipeline.get(), &kOne, "3"), &p2);
+  EXPECT_EQ(lost.get().status().code(), Code::kUnavailable);
+  EXPECT_EQ(behind.get().status().code(), Code::kUnavailable);
+  proxy.SwallowAnswers(false);
+  auto again = loop.Run(ExecOne(pipeline.get(), &kOne, "4"));
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(Value(again), "4");
+  loop.Run([](std::unique_ptr<PgPipeline> p) -> io::asio::awaitable<bool> {
+    p.reset();
+    co_return true;
+  }(std::move(pipeline)));
 }
 
 // Which hosts a connect resolves off the loops first: one named host only.
