@@ -1,9 +1,17 @@
 // The admin page: create a showtime from rows, aisles, categories and prices, and switch a
 // showtime's waiting room on or off. It needs a token with the admin scope
 // (boxoffice token --admin), taken from the URL fragment like a customer's.
+//
+// The operator writes what the cinema's own posters say: its local date and time, in its
+// time zone, and prices in the currency's units (12.50 EUR, 1800 JPY). The page sends what
+// the API wants: the UTC instant (timezone.js) with the zone as "timeZone", and integers of
+// minor units counted from the digits typed (format.js, toMinorUnits).
 
 import { api } from './api.js';
-import { el, explain } from './format.js';
+import { el, explain, fill, isCurrency, toMinorUnits, when } from './format.js';
+import { COMMON_ZONES, browserZone, isZone, wallTimeAt, wallTimeToUtc, zoneName } from './timezone.js';
+
+const DAY_MS = 86400000;
 
 // "A-C 20 standard aisles=5,15 accessible=1,2" → rows A, B and C of 20 standard seats.
 export function parseRows(text) {
@@ -41,36 +49,65 @@ function rowRange(from, to) {
   return out;
 }
 
-// "standard 12.50, premium 18" → {standard: {amount: 1250, currency}, …}
+// "standard 12.50, premium 18" → {standard: {amount: 1250, currency}, …}, in the
+// currency's minor units: "standard 1800" in JPY is 1800, "standard 12.345" in KWD 12345.
 export function parsePrices(text, currency) {
+  if (!isCurrency(currency)) throw new Error(`Unknown currency "${currency}": write its three-letter code, such as EUR or JPY.`);
   const prices = {};
   for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
-    const m = part.match(/^([a-z0-9_-]+)\s+(\d+(?:\.\d{1,2})?)$/i);
+    const m = part.match(/^([a-z0-9_-]+)\s+(\S+)$/i);
     if (!m) throw new Error(`Cannot read the price "${part}": write it as "standard 12.50".`);
-    prices[m[1]] = { amount: Math.round(Number(m[2]) * 100), currency };
+    try {
+      prices[m[1]] = { amount: toMinorUnits(m[2], currency), currency };
+    } catch (err) { throw new Error(`Cannot read the price "${part}": ${err.message}`); }
   }
   return prices;
+}
+
+// The start typed for the cinema's zone → the UTC instant (ms), or an Error saying why not.
+export function startOf(text, zone, now) {
+  if (!isZone(zone)) throw new Error(`Unknown time zone "${zone}": write an IANA name such as Europe/London.`);
+  const t = wallTimeToUtc(text, zone);
+  if (Number.isNaN(t)) throw new Error('Write the start as a date and a time.');
+  if (t <= now) throw new Error(`The start, ${when(new Date(t).toISOString(), zone)}, is in the past: a showtime must start later than now.`);
+  return t;
 }
 
 function field(label, input, hint) {
   const id = `f-${input.name}`;
   input.id = id;
-  return el('div', { class: 'field' }, el('label', { for: id }, label), input, hint ? el('small', {}, hint) : null);
+  return el('div', { class: 'field' }, el('label', { for: id }, label), input,
+    hint instanceof Node ? hint : hint ? el('small', {}, hint) : null);
 }
 
 export function adminView(root, { say }) {
-  const start = new Date(Date.now() + 7 * 86400000);
-  start.setMinutes(0, 0, 0);
-  const local = new Date(start.getTime() - start.getTimezoneOffset() * 60000).toISOString().slice(0, 16);
+  const zone = browserZone();
+  // A week from now, on the hour, as the cinema's clock (first guess: this browser's zone).
+  const local = `${wallTimeAt(Date.now() + 7 * DAY_MS, zone).slice(0, 13)}:00`;
   const created = el('p', { class: 'result', 'aria-live': 'polite' });
-  const create = el('form', { class: 'admin', onsubmit: async (e) => {
+  // What the typed start is, said back in the zone's terms and in UTC: at a change of the
+  // clocks the operator sees which instant is meant.
+  const preview = el('small', { class: 'preview', id: 'start-preview', 'data-utc': '' });
+  const showPreview = () => {
+    const f = create.elements;
+    const z = f.timeZone.value.trim();
+    const t = isZone(z) ? wallTimeToUtc(f.startsAt.value, z) : NaN;
+    if (Number.isNaN(t)) { preview.textContent = isZone(z) ? '' : 'Unknown time zone.'; preview.dataset.utc = ''; return; }
+    const iso = new Date(t).toISOString();
+    preview.dataset.utc = iso;
+    const moved = wallTimeAt(t, z) !== f.startsAt.value.slice(0, 16);
+    preview.textContent = `${when(iso, z)} (${iso.slice(0, 16).replace('T', ' ')} UTC)${moved ? `: ${f.startsAt.value.slice(11, 16)} does not exist that day, the clocks go forward` : ''}`;
+  };
+  const create = el('form', { class: 'admin', oninput: showPreview, onsubmit: async (e) => {
     e.preventDefault();
     const f = create.elements;
     let body;
     try {
+      const timeZone = f.timeZone.value.trim();
       body = {
         title: f.title.value.trim(), cinema: f.cinema.value.trim(), hall: f.hall.value.trim(),
-        startsAt: new Date(f.startsAt.value).toISOString(),
+        startsAt: new Date(startOf(f.startsAt.value, timeZone, Date.now())).toISOString(),
+        timeZone: zoneName(timeZone),
         rows: parseRows(f.rows.value),
         prices: parsePrices(f.prices.value, f.currency.value.trim().toUpperCase()),
       };
@@ -78,7 +115,7 @@ export function adminView(root, { say }) {
     try {
       const { data } = await api.createShowtime(body);
       say('');
-      created.replaceChildren('Showtime created: ', el('a', { href: `#/showtimes/${data.showtimeId}` }, `#${data.showtimeId}`));
+      fill(created, 'Showtime created: ', el('a', { href: `#/showtimes/${data.showtimeId}` }, `#${data.showtimeId}`));
       room.elements.showtimeId.value = data.showtimeId;
     } catch (err) { say(explain(err)); }
   } },
@@ -86,10 +123,14 @@ export function adminView(root, { say }) {
   field('Title', el('input', { name: 'title', required: true, value: 'Dune: Part Three' })),
   field('Cinema', el('input', { name: 'cinema', required: true, value: 'Odeon Leicester Square' })),
   field('Hall', el('input', { name: 'hall', required: true, value: 'Screen 1' })),
-  field('Starts at', el('input', { name: 'startsAt', type: 'datetime-local', required: true, value: local })),
+  field('Starts at (the cinema\'s local time)', el('input', { name: 'startsAt', type: 'datetime-local', required: true, value: local, 'aria-describedby': 'start-preview' }), preview),
+  field('Time zone', el('input', { name: 'timeZone', required: true, value: zone, list: 'zones', autocomplete: 'off', spellcheck: 'false' }),
+    'The cinema\'s zone, an IANA name such as Europe/London.'),
+  el('datalist', { id: 'zones' }, ...[...new Set([zone, ...COMMON_ZONES])].filter(isZone).map((z) => el('option', { value: z }))),
   field('Rows', el('textarea', { name: 'rows', rows: 4, required: true }, 'A-B 16 premium aisles=4,12\nC-J 20 standard aisles=5,15 accessible=1,2'),
     'One line per group of rows: rows, seats per row, category, then optionally aisles=after seats and accessible=seat numbers.'),
-  field('Prices', el('input', { name: 'prices', required: true, value: 'standard 12.50, premium 18.00' }), 'Category and price, separated by commas.'),
+  field('Prices', el('input', { name: 'prices', required: true, value: 'standard 12.50, premium 18.00' }),
+    'Category and price in the currency\'s units (12.50 EUR, 1800 JPY), separated by commas.'),
   field('Currency', el('input', { name: 'currency', required: true, value: 'EUR', maxlength: 3, size: 4 })),
   el('button', { class: 'primary', type: 'submit' }, 'Create showtime'), created);
 
@@ -114,7 +155,8 @@ export function adminView(root, { say }) {
   field('Admission lasts (seconds)', el('input', { name: 'admissionTtlSeconds', type: 'number', min: 1, value: 900 })),
   el('button', { class: 'primary', type: 'submit' }, 'Apply'), roomResult);
 
-  root.replaceChildren(el('h1', {}, 'Admin'),
+  fill(root, el('h1', {}, 'Admin'),
     el('p', {}, 'These actions need a token with the admin scope: open this page with #/admin?token=….'),
     el('div', { class: 'admin-grid' }, create, room));
+  showPreview();
 }

@@ -4,7 +4,7 @@
 // arrives once as #token=… and is kept in the tab's session storage (api.js).
 
 import { api, adoptTokenFromFragment, claims, setToken, token } from './api.js';
-import { clock, el, explain, money, seatList, when } from './format.js';
+import { SALES_CLOSED, add, clock, el, explain, fill, money, seatList, when } from './format.js';
 import { MAX_SEATS, SeatMap } from './seatmap.js';
 import { adminView } from './admin.js';
 
@@ -15,6 +15,7 @@ const QUEUE_POLL_MS = 2000;
 const BOOKING_POLL_MS = 1000;
 const EXPIRY_REFRESH_MS = 2200;   // the service shows an expiry within 2 s
 const PAGE_SIZE = 20;
+const MAX_TIMER_MS = 2 ** 31 - 1; // setTimeout fires at once past this (about 24.8 days)
 
 let cleanups = [];               // what the current view must undo when it is left
 let navigation = 0;              // counts routes: a view whose route was left stops drawing
@@ -53,6 +54,13 @@ const store = {
   set(key, value) { value === null ? sessionStorage.removeItem(`boxoffice.${key}`) : sessionStorage.setItem(`boxoffice.${key}`, JSON.stringify(value)); },
 };
 
+// When a showtime's sales close (API.md): at its start, or salesCloseMinutesBefore earlier.
+// After that the service refuses holds, checkouts and queue joins with 409 SALES_CLOSED.
+function salesCloseAt(s) {
+  const before = Number.isInteger(s.salesCloseMinutesBefore) && s.salesCloseMinutesBefore > 0 ? s.salesCloseMinutesBefore : 0;
+  return new Date(s.startsAt).getTime() - before * 60000;
+}
+
 // ---- showtime list --------------------------------------------------------------------
 
 async function listView(params, nav) {
@@ -73,7 +81,7 @@ async function listView(params, nav) {
   el('label', {}, 'Date ', el('input', { name: 'date', type: 'date', value: date })),
   el('button', { type: 'submit' }, 'Show'));
   const list = el('ul', { class: 'showtimes', 'aria-busy': 'true' });
-  view().replaceChildren(el('h1', {}, 'Showtimes'), form, list);
+  fill(view(), el('h1', {}, 'Showtimes'), form, list);
   const q = { limit: PAGE_SIZE };
   if (cinema) q.cinema = cinema;
   const day = date ? new Date(`${date}T00:00:00`) : null;
@@ -86,14 +94,19 @@ async function listView(params, nav) {
     const { data } = await api.showtimes(q);
     if (left(nav)) return;
     list.removeAttribute('aria-busy');
-    if (!data.showtimes.length) list.append(el('li', {}, 'No showtimes match.'));
+    if (!data.showtimes.length) add(list, el('li', {}, 'No showtimes match.'));
+    // A showtime whose sales have closed (a date's earlier showtimes, or the minutes before
+    // a start) is shown without a link to its seats. This browser's clock decides here; the
+    // service decides a hold, and the seat map says so if the clock was off.
+    const now = Date.now();
     for (const s of data.showtimes) {
       const prices = Object.entries(s.prices).map(([c, p]) => `${c} ${money(p)}`).join(' · ');
-      list.append(el('li', { class: 'card' },
-        el('h2', {}, el('a', { href: `#/showtimes/${s.showtimeId}` }, s.title)),
+      const closed = salesCloseAt(s) <= now;
+      add(list, el('li', { class: closed ? 'card closed' : 'card', 'data-showtime': s.showtimeId },
+        el('h2', {}, closed ? s.title : el('a', { href: `#/showtimes/${s.showtimeId}` }, s.title)),
         el('p', {}, `${s.cinema} · ${s.hall}`),
-        el('p', {}, el('time', { datetime: s.startsAt }, when(s.startsAt)), ` · ${s.seatCount} seats`),
-        el('p', { class: 'muted' }, prices)));
+        el('p', {}, el('time', { datetime: s.startsAt }, when(s.startsAt, s.timeZone)), ` · ${s.seatCount} seats`),
+        closed ? el('p', { class: 'closed-note' }, 'Sales closed') : el('p', { class: 'muted' }, prices)));
     }
     const pager = el('nav', { class: 'pager', 'aria-label': 'Pages' });
     const base = new URLSearchParams();
@@ -104,15 +117,15 @@ async function listView(params, nav) {
       const stack = back.slice(0, -1);
       if (back[back.length - 1]) prev.set('cursor', back[back.length - 1]);
       for (const b of stack) prev.append('back', b);
-      pager.append(el('a', { href: `#/?${prev}` }, '← Previous'));
+      add(pager, el('a', { href: `#/?${prev}` }, '← Previous'));
     }
     if (data.nextCursor) {
       const next = new URLSearchParams(base);
       next.set('cursor', data.nextCursor);
       for (const b of [...back, cursor]) next.append('back', b);
-      pager.append(el('a', { href: `#/?${next}` }, 'Next →'));
+      add(pager, el('a', { href: `#/?${next}` }, 'Next →'));
     }
-    view().append(pager);
+    add(view(), pager);
   } catch (e) {
     if (left(nav)) return;
     list.removeAttribute('aria-busy');
@@ -124,14 +137,14 @@ async function listView(params, nav) {
 
 async function showtimeView(id, nav) {
   const root = view();
-  root.replaceChildren(el('p', {}, 'Loading the seat map…'));
+  fill(root, el('p', {}, 'Loading the seat map…'));
   let showtime;
   let first;
   try {
     [showtime, first] = await Promise.all([api.showtime(id), api.seats(id)]);
   } catch (e) {
     if (left(nav)) return;
-    root.replaceChildren(el('h1', {}, 'Showtime'), el('p', {}, explain(e)), el('p', {}, el('a', { href: '#/' }, 'All showtimes')));
+    fill(root, el('h1', {}, 'Showtime'), el('p', {}, explain(e)), el('p', {}, el('a', { href: '#/' }, 'All showtimes')));
     return;
   }
   if (left(nav)) return;
@@ -141,6 +154,8 @@ async function showtimeView(id, nav) {
   // service's: a browser clock that is off must not end a hold early or late).
   const skew = new Date(first.data.asOf).getTime() - Date.now();
   const serverNow = () => Date.now() + skew;
+  // Sales close at a time the service sets (salesCloseAt); a 409 SALES_CLOSED says so too.
+  let closed = salesCloseAt(s) <= serverNow();
   let hold = store.get(`hold.${id}`);           // {holdId, seats, expiresAt, checkoutKey?}
   let retryAt = 0;                              // 429: no hold attempt before this time
   let tick = null;                              // the hold's countdown
@@ -155,9 +170,9 @@ async function showtimeView(id, nav) {
   const panel = el('section', { class: 'panel', 'aria-labelledby': 'panel-title' });
   const room = el('section', { class: 'room', hidden: true, 'aria-live': 'polite' });
   const liveState = el('span', { class: 'live', 'data-live': 'connecting' }, 'Connecting…');
-  root.replaceChildren(
+  fill(root,
     el('h1', {}, s.title),
-    el('p', { class: 'sub' }, `${s.cinema} · ${s.hall} · `, el('time', { datetime: s.startsAt }, when(s.startsAt)), ' · ', liveState),
+    el('p', { class: 'sub' }, `${s.cinema} · ${s.hall} · `, el('time', { datetime: s.startsAt }, when(s.startsAt, s.timeZone)), ' · ', liveState),
     room,
     el('div', { class: 'seatpage' }, mapBox, panel));
 
@@ -173,11 +188,13 @@ async function showtimeView(id, nav) {
   // A hold kept from before (a reload, back from the gateway) is asked for first: checkout
   // moved its end, and it may have ended.
   if (hold) checkStoredHold(); else drawPanel();
+  if (!closed && salesCloseAt(s) - serverNow() < MAX_TIMER_MS) later(salesCloseAt(s) - serverNow(), salesClosed);
 
   function pick(code) {
     const seat = map.seats.get(code);
     say('');
     if (hold) { say('You already hold seats: pay for them or release them to choose others.', 'info'); return; }
+    if (closed) { say(SALES_CLOSED, 'info'); return; }
     if (map.selected.has(code)) { map.toggle(code); drawPanel(); announce(`Seat ${code} removed. ${map.selected.size} selected.`); return; }
     if (seat.status !== 'AVAILABLE') { say(`Seat ${code} is ${seat.status === 'BOOKED' ? 'sold' : 'taken'}. Choose another one.`, 'info'); return; }
     if (map.selected.size >= MAX_SEATS) {
@@ -208,23 +225,33 @@ async function showtimeView(id, nav) {
         if (ms <= 0) { clearInterval(tick); tick = null; ended(); }
       };
       const paying = Boolean(hold.checkoutKey);
-      panel.replaceChildren(
+      // Once sales have closed only a payment already open goes on (API.md: it is honoured
+      // while the hold lives); a hold not yet in checkout can only be released.
+      fill(panel,
         el('h2', { id: 'panel-title' }, 'Your seats are held'),
         el('p', {}, `Seats ${seatList(hold.seats)} · ${money(total(hold.seats))}`),
         el('p', { class: 'timer' }, 'Time left to pay: ', remaining),
         paying ? el('p', {}, 'A payment is open for these seats.') : null,
+        closed && !paying ? el('p', { class: 'closed-note' }, `${SALES_CLOSED} These seats can no longer be paid for.`) : null,
         el('div', { class: 'actions' },
-          el('button', { class: 'primary', onclick: checkout }, paying ? 'Continue to payment' : 'Checkout'),
-          el('button', { onclick: extend }, 'More time'),
+          paying || !closed ? el('button', { class: 'primary', onclick: checkout }, paying ? 'Continue to payment' : 'Checkout') : null,
+          closed ? null : el('button', { onclick: extend }, 'More time'),
           el('button', { onclick: release }, 'Release seats')));
       update();
       if (hold && tick === null && new Date(hold.expiresAt).getTime() > serverNow()) tick = setInterval(update, 250);
       return;
     }
+    if (closed) {
+      fill(panel,
+        el('h2', { id: 'panel-title' }, 'Sales closed'),
+        el('p', { class: 'closed-note' }, SALES_CLOSED),
+        el('p', {}, el('a', { href: '#/' }, 'Other showtimes')));
+      return;
+    }
     const chosen = [...map.selected];
     const holdButton = el('button', { class: 'primary', onclick: holdSeats, disabled: chosen.length === 0 },
       chosen.length ? `Hold ${chosen.length} seat${chosen.length > 1 ? 's' : ''}` : 'Hold seats');
-    panel.replaceChildren(
+    fill(panel,
       el('h2', { id: 'panel-title' }, 'Your selection'),
       el('p', {}, chosen.length ? `Seats ${seatList(chosen)} · ${money(total(chosen))}` : `Choose up to ${MAX_SEATS} seats on the map.`),
       el('div', { class: 'actions' }, holdButton,
@@ -300,7 +327,18 @@ async function showtimeView(id, nav) {
     panel.querySelector('button.primary')?.focus();
   }
 
+  // Sales have closed (their time came, or the service answered SALES_CLOSED): no more
+  // choosing; a hold already in checkout may still be paid for.
+  function salesClosed() {
+    if (left(nav)) return;
+    closed = true;
+    if (!hold) { map.clearSelection(); map.markAlone([]); offers = []; }
+    drawPanel();
+    say(SALES_CLOSED, 'info');
+  }
+
   function refused(e) {
+    if (e.code === 'SALES_CLOSED') { salesClosed(); return; }
     if (e.code === 'RATE_LIMITED') {
       retryAt = Date.now() + (e.retryAfter || 60) * 1000;
     } else if (e.code === 'NOT_ADMITTED') {
@@ -327,7 +365,7 @@ async function showtimeView(id, nav) {
   async function checkStoredHold() {
     if (!hold) return;
     const holdId = hold.holdId;
-    if (!panel.firstChild) panel.replaceChildren(el('h2', { id: 'panel-title' }, 'Your seats'), el('p', {}, 'Checking your hold…'));
+    if (!panel.firstChild) fill(panel, el('h2', { id: 'panel-title' }, 'Your seats'), el('p', {}, 'Checking your hold…'));
     let data = null;
     try {
       ({ data } = await api.getHold(holdId));
@@ -404,7 +442,9 @@ async function showtimeView(id, nav) {
       if (left(nav) || !hold || hold.holdId !== holdId) return;
       keepHold({ ...hold, expiresAt: data.expiresAt });
       drawPanel();
-      say(`More time: your seats are held until ${new Date(data.expiresAt).toLocaleTimeString()}.`, 'ok');
+      // Said as time left (the service's clock, as the countdown): a time of day would be
+      // in this browser's zone, not the cinema's, and on its clock, which may be off.
+      say(`More time: your seats are held for ${clock(new Date(data.expiresAt).getTime() - serverNow())} more.`, 'ok');
     } catch (e) {
       if (left(nav)) return;
       if (e.code === 'HOLD_NOT_ACTIVE') { busy = false; checkStoredHold(); return; }
@@ -440,6 +480,12 @@ async function showtimeView(id, nav) {
     try {
       const holdId = hold.holdId;
       await payFor(holdId, hold.checkoutKey, (e) => {
+        if (e.code === 'SALES_CLOSED') {
+          // Nothing was opened with this key: a payment is not open for these seats.
+          if (!left(nav) && hold && hold.holdId === holdId) keepHold({ ...hold, checkoutKey: undefined });
+          salesClosed();
+          return true;
+        }
         if (e.code !== 'HOLD_NOT_ACTIVE') return false;
         // Over, booked, or too close to its end to pay for: the service says which.
         api.getHold(holdId).then(({ data }) => {
@@ -526,12 +572,17 @@ async function showtimeView(id, nav) {
         place = { queueToken: data.queueToken, joined: Date.now(), firstPosition: data.position };
         store.set(`queue.${id}`, place);
       }
-    } catch (e) { waiting = false; if (!left(nav)) say(explain(e)); return; }
+    } catch (e) {
+      waiting = false;
+      if (left(nav)) return;
+      if (e.code === 'SALES_CLOSED') salesClosed(); else say(explain(e));
+      return;
+    }
     if (left(nav)) return;
     const position = el('strong', { class: 'position' }, '…');
     const eta = el('span', { class: 'eta' }, 'estimating…');
     room.hidden = false;
-    room.replaceChildren(
+    fill(room,
       el('h2', {}, 'Waiting room'),
       el('p', {}, 'Many people want this showtime. You will choose your seats when it is your turn; keep this page open.'),
       el('p', {}, 'Your place in line: ', position, ' · Estimated wait: ', eta));
@@ -549,7 +600,7 @@ async function showtimeView(id, nav) {
         waiting = false;
         store.set(`admission.${id}`, { token: data.admissionToken, expiresAt: data.admissionExpiresAt });
         store.set(`queue.${id}`, null);
-        room.replaceChildren(el('h2', {}, 'It is your turn'), el('p', {}, 'You may now choose and hold your seats.'));
+        fill(room, el('h2', {}, 'It is your turn'), el('p', {}, 'You may now choose and hold your seats.'));
         announce('It is your turn: you may now hold your seats.');
         later(4000, () => { room.hidden = true; });
         if (retryHold && map.selected.size) holdSeats();
@@ -606,7 +657,7 @@ async function bookingView(id, nav) {
   const status = el('strong', { class: 'status' }, '…');
   const detail = el('div', {});
   const info = el('p', { class: 'sub' });
-  root.replaceChildren(el('h1', {}, `Booking ${id}`), info,
+  fill(root, el('h1', {}, `Booking ${id}`), info,
     el('p', { class: 'booking-status', 'aria-live': 'polite' }, 'Status: ', status), detail);
   let final = false;      // CONFIRMED or REFUNDED: nothing more will happen
   let shown = '';         // the status the detail was drawn for
@@ -623,7 +674,7 @@ async function bookingView(id, nav) {
     let b;
     try { ({ data: b } = await api.booking(id)); } catch (e) {
       if (left(nav)) return;
-      if (e.code !== 'NETWORK' && e.code !== 'UNAVAILABLE') { final = true; detail.replaceChildren(el('p', {}, explain(e))); }
+      if (e.code !== 'NETWORK' && e.code !== 'UNAVAILABLE') { final = true; fill(detail, el('p', {}, explain(e))); }
       return;
     }
     if (left(nav)) return;
@@ -633,29 +684,29 @@ async function bookingView(id, nav) {
       try { showtime = (await api.showtime(b.showtimeId)).data; } catch { showtime = null; }
       if (left(nav)) return;
       if (showtime) {
-        info.replaceChildren(el('strong', {}, showtime.title), ` · ${showtime.cinema} · ${showtime.hall} · `, el('time', { datetime: showtime.startsAt }, when(showtime.startsAt)));
+        fill(info, el('strong', {}, showtime.title), ` · ${showtime.cinema} · ${showtime.hall} · `, el('time', { datetime: showtime.startsAt }, when(showtime.startsAt, showtime.timeZone)));
       }
     }
     if (b.status === shown) return;
     shown = b.status;
     const seats = el('p', {}, `Seats ${seatList(b.seats)} · ${money(b.amount)} · `, el('a', { href: `#/showtimes/${b.showtimeId}` }, 'Seat map'));
     if (b.status === 'PENDING') {
-      detail.replaceChildren(seats, el('p', {}, 'Waiting for the payment to be confirmed…'),
+      fill(detail, seats, el('p', {}, 'Waiting for the payment to be confirmed…'),
         kept && kept.url ? el('p', {}, 'Not paid yet? ', el('a', { href: kept.url }, 'Continue to the payment page'), '.') : null);
       return;
     }
     if (b.status === 'CONFIRMED') {
       final = true;
       store.set(`hold.${b.showtimeId}`, null);
-      detail.replaceChildren(seats, el('p', { class: 'ok' }, 'Your seats are booked. Enjoy the film!'));
+      fill(detail, seats, el('p', { class: 'ok' }, 'Your seats are booked. Enjoy the film!'));
       announce('Payment confirmed: your seats are booked.');
     } else if (b.status === 'REFUNDED') {
       final = true;
-      detail.replaceChildren(seats, el('p', {}, 'Your payment arrived after the seats had been released, so it was refunded in full.'));
+      fill(detail, seats, el('p', {}, 'Your payment arrived after the seats had been released, so it was refunded in full.'));
     } else {
       // FAILED: the payment failed (nothing taken), or it came after the seats were released
       // (then it is being refunded, and the page shows REFUNDED when it is).
-      detail.replaceChildren(seats, el('p', {}, 'The payment did not go through. If any amount was taken, it is refunded automatically.'));
+      fill(detail, seats, el('p', {}, 'The payment did not go through. If any amount was taken, it is refunded automatically.'));
       announce('The payment failed.');
       // The seat map's checkout key belongs to this finished booking: a new payment needs a new one.
       const held = store.get(`hold.${b.showtimeId}`);
@@ -687,13 +738,13 @@ async function bookingView(id, nav) {
         const upd = () => {
           const ms = new Date(hold.expiresAt) - (Date.now() + skew);
           remaining.textContent = clock(ms);
-          if (ms <= 0) { clearInterval(t); over = true; again.disabled = true; detail.append(el('p', {}, 'The hold has ended; choose your seats again.')); }
+          if (ms <= 0) { clearInterval(t); over = true; again.disabled = true; add(detail, el('p', {}, 'The hold has ended; choose your seats again.')); }
         };
         const t = every(250, upd);
         upd();
-        detail.append(el('p', {}, 'Your seats are still held for ', remaining, '.'), el('div', { class: 'actions' }, again));
+        add(detail, el('p', {}, 'Your seats are still held for ', remaining, '.'), el('div', { class: 'actions' }, again));
       } else {
-        detail.append(el('p', {}, 'The seats are no longer held: ', el('a', { href: `#/showtimes/${b.showtimeId}` }, 'choose again'), '.'));
+        add(detail, el('p', {}, 'The seats are no longer held: ', el('a', { href: `#/showtimes/${b.showtimeId}` }, 'choose again'), '.'));
       }
     }
   };
@@ -717,7 +768,7 @@ function showWho() {
   const who = document.getElementById('who');
   if (!c) { who.textContent = 'Not signed in'; return; }
   const admin = String(c.scope || '').split(' ').includes('admin');
-  who.replaceChildren(`Customer ${c.sub}${admin ? ' (admin)' : ''} `,
+  fill(who, `Customer ${c.sub}${admin ? ' (admin)' : ''} `,
     el('button', { class: 'link', onclick: () => { setToken(''); showWho(); } }, 'Sign out'));
 }
 

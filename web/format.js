@@ -1,22 +1,78 @@
 // Money, times and the words the page shows for every refusal of the API.
 
-// Amounts are integers in the currency's minor unit (API.md): 1250 EUR is 12.50 EUR, 1250
-// JPY is 1250 JPY.
+import { zoneOf } from './timezone.js';
+
+// The page is in English: numbers and dates follow the reader's own English where the
+// browser names one (en-GB: 24-hour times), plain "en" otherwise.
+export const LOCALE = (globalThis.navigator?.languages || []).find((l) => /^en(-|$)/i.test(l)) || 'en';
+
+// Amounts are integers in the currency's minor unit (API.md): 1250 EUR is 12.50 EUR, 1800
+// JPY is 1800 JPY, 12345 KWD is 12.345 KWD. How many digits a currency's minor unit has is
+// what Intl says (JPY 0, EUR 2, KWD 3), the same rule where the admin page reads a price.
 const digits = new Map();
-export function money(m) {
-  if (!m) return '';
-  if (!digits.has(m.currency)) {
+export function minorDigits(currency) {
+  if (!digits.has(currency)) {
     let d = 2;
-    try { d = new Intl.NumberFormat('en', { style: 'currency', currency: m.currency }).resolvedOptions().maximumFractionDigits; } catch { d = 2; }
-    digits.set(m.currency, d);
+    try { d = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits; } catch { d = 2; }
+    digits.set(currency, d);
   }
-  const d = digits.get(m.currency);
-  return `${(m.amount / 10 ** d).toFixed(d)} ${m.currency}`;
+  return digits.get(currency);
 }
 
-export function when(iso) {
+// True for a three-letter code Intl knows as a currency (not merely well formed).
+export function isCurrency(code) {
+  if (!/^[A-Z]{3}$/.test(code)) return false;
+  return !Intl.supportedValuesOf || Intl.supportedValuesOf('currency').includes(code);
+}
+
+// A decimal as typed ("12.50", "1800", "12.345") → the integer of minor units, from its
+// digits (no floating point: 12.5 * 100 is not always 1250 in binary). Throws an Error that
+// says what is wrong: not a number, or more decimals than the currency has.
+export function toMinorUnits(text, currency) {
+  const d = minorDigits(currency);
+  const m = /^(\d+)(?:\.(\d+))?$/.exec(String(text).trim());
+  if (!m) throw new Error(`"${text}" is not an amount: write it as 12.50 (digits and a point).`);
+  const fraction = (m[2] || '').replace(/0+$/, '');
+  if (fraction.length > d) {
+    throw new Error(d === 0 ? `${currency} has no minor unit: write "${text}" without decimals.`
+      : `${currency} has ${d} decimal${d > 1 ? 's' : ''}: "${text}" has more.`);
+  }
+  const amount = Number(m[1] + fraction.padEnd(d, '0'));
+  if (!Number.isSafeInteger(amount)) throw new Error(`"${text}" is too large.`);
+  return amount;
+}
+
+const moneyFormats = new Map();  // currency → Intl.NumberFormat, made once per currency
+export function money(m) {
+  if (!m) return '';
+  let f = moneyFormats.get(m.currency);
+  if (f === undefined) {
+    try { f = new Intl.NumberFormat(LOCALE, { style: 'currency', currency: m.currency }); } catch { f = null; }
+    moneyFormats.set(m.currency, f);
+  }
+  // The decimal is written from the integer's digits, and Intl reads a string as an exact
+  // decimal: no division in binary floating point on the way.
+  const d = minorDigits(m.currency);
+  const units = String(Math.abs(Math.trunc(m.amount))).padStart(d + 1, '0');
+  const decimal = `${m.amount < 0 ? '-' : ''}${d ? `${units.slice(0, -d)}.${units.slice(-d)}` : units}`;
+  return f ? f.format(decimal) : `${decimal} ${m.currency || ''}`.trim();
+}
+
+// An instant of a showtime as the cinema's clock shows it, with the zone's short name:
+// when(s.startsAt, s.timeZone) is "Fri, Dec 18, 07:30 PM GMT+9" for a cinema in Tokyo,
+// whatever the browser's own zone. A missing or unknown zone is UTC (API.md).
+const dateFormats = new Map();  // zone → Intl.DateTimeFormat, made once per zone
+export function when(iso, zone) {
+  const timeZone = zoneOf({ timeZone: zone });
+  let f = dateFormats.get(timeZone);
+  if (!f) {
+    f = new Intl.DateTimeFormat(LOCALE, {
+      weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', timeZone, timeZoneName: 'short',
+    });
+    dateFormats.set(timeZone, f);
+  }
   const d = new Date(iso);
-  return d.toLocaleString(undefined, { weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' });
+  return Number.isNaN(d.getTime()) ? '' : f.format(d);
 }
 
 export function clock(ms) {
@@ -33,6 +89,14 @@ export function seatList(seats) {
   }).join(', ');
 }
 
+// A node's children replaced by (fill) or followed by (add) the given ones, skipping null,
+// undefined and false: the DOM's own replaceChildren and append would show them as the
+// text "null". Every view builds its content through these and el, so a part that is
+// there only sometimes is written `cond ? el(…) : null`.
+const present = (children) => children.flat().filter((c) => c !== null && c !== undefined && c !== false);
+export function fill(node, ...children) { node.replaceChildren(...present(children)); return node; }
+export function add(node, ...children) { node.append(...present(children)); return node; }
+
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
@@ -42,12 +106,11 @@ export function el(tag, attrs = {}, ...children) {
     else if (k.startsWith('on')) node.addEventListener(k.slice(2), v);
     else node.setAttribute(k, v === true ? '' : v);
   }
-  for (const c of children.flat()) {
-    if (c === null || c === undefined || c === false) continue;
-    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  }
+  for (const c of present(children)) node.append(c instanceof Node ? c : document.createTextNode(String(c)));
   return node;
 }
+
+export const SALES_CLOSED = 'Sales for this showtime have closed.';
 
 // What to tell the customer for an ApiError, by the API's code.
 export function explain(e) {
@@ -63,6 +126,7 @@ export function explain(e) {
     case 'RATE_LIMITED': return `Too many attempts in a short time. Try again in ${e.retryAfter || 60} seconds.`;
     case 'HOLD_LIMIT': return 'You already hold the most seats one customer may hold for this showtime (8). Release a hold or pay for it first.';
     case 'NOT_ADMITTED': return 'This showtime has a waiting room: you need your turn to choose seats.';
+    case 'SALES_CLOSED': return SALES_CLOSED;
     case 'HOLD_NOT_ACTIVE': return 'Your hold has ended and its seats were released. Please choose your seats again.';
     case 'CHECKOUT_EXISTS': return 'A payment for these seats is already open.';
     case 'IDEMPOTENCY_IN_PROGRESS': return 'Your checkout is still being processed. Try again in a moment.';

@@ -1,10 +1,10 @@
 // The seat map: one button per seat, rows in the hall's order with their aisles, a legend
 // of categories and prices. Keyboard: the map is one tab stop; arrow keys move between
 // seats, Home/End to a row's ends, Space or Enter selects. Every seat's label says what a
-// sighted customer sees ("Row F, seat 5, standard, 12.50 EUR, available"); states differ by
+// sighted customer sees ("Row F, seat 5, standard, €12.50, available"); states differ by
 // shape and pattern as well as by colour.
 
-import { el, money } from './format.js';
+import { el, fill, money } from './format.js';
 
 export const MAX_SEATS = 8;
 
@@ -88,7 +88,7 @@ export class SeatMap {
     const buttons = hall.querySelectorAll('button.seat');
     for (let i = 0; i < order.length; i++) order[i].button = buttons[i];
     const scroll = el('div', { class: 'hall-scroll' }, hall);
-    this.container.replaceChildren(scroll, this.legend());
+    fill(this.container, scroll, this.legend());
     // A hall wider than the screen (a phone) opens on its middle, where the best seats are.
     scroll.scrollLeft = (scroll.scrollWidth - scroll.clientWidth) / 2;
     const first = this.focusCode && this.seats.has(this.focusCode) ? this.focusCode
@@ -160,7 +160,7 @@ export class SeatMap {
   }
 
   label(s) {
-    let kind = this.kinds.get(s.category);  // "standard, 12.50 EUR", made once per category
+    let kind = this.kinds.get(s.category);  // "standard, €12.50", made once per category
     if (kind === undefined) {
       kind = this.prices[s.category] ? `${s.category}, ${money(this.prices[s.category])}` : s.category;
       this.kinds.set(s.category, kind);

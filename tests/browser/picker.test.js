@@ -58,12 +58,12 @@ describe('the seat picker', () => {
     // The layout: an aisle after A5, a wheelchair place at B10, said in its label.
     await seat(page, 'A1').waitFor();
     assert.equal(await page.evaluate(() => document.querySelector('button.seat[data-code="A5"]').nextElementSibling.className), 'aisle');
-    assert.equal(await seat(page, 'B10').getAttribute('aria-label'), 'Row B, seat 10, standard, 12.50 EUR, wheelchair place, available');
+    assert.equal(await seat(page, 'B10').getAttribute('aria-label'), 'Row B, seat 10, standard, €12.50, wheelchair place, available');
     await hold(page, ['A3', 'A4']);
     await heldPanel(page).waitFor({ timeout: STEP_MS });
     assert.match(await page.locator('.countdown').textContent(), /^\d+:\d\d$/);
     assert.equal(await seat(page, 'A3').getAttribute('data-state'), 'mine');
-    assert.match(await page.locator('.panel').textContent(), /A3, A4 · 25\.00 EUR/);
+    assert.match(await page.locator('.panel').textContent(), /A3, A4 · €25\.00/);
     await page.getByRole('button', { name: 'Checkout' }).click();
     await page.waitForURL((u) => u.href.startsWith(`${svc.gatewayUrl}/pay/`), { timeout: STEP_MS });
     assert.equal(await page.locator('#amount').textContent(), '25.00 EUR');
@@ -154,7 +154,7 @@ describe('the seat picker', () => {
     }
     assert.equal(await page.evaluate(() => document.activeElement.dataset.code), 'A1');
     assert.match(await page.evaluate(() => document.activeElement.getAttribute('aria-label')),
-      /^Row A, seat 1, standard, 12\.50 EUR, available$/);
+      /^Row A, seat 1, standard, €12\.50, available$/);
     await page.keyboard.press('ArrowRight');
     await page.keyboard.press('ArrowRight');
     await page.keyboard.press('ArrowDown');
@@ -221,7 +221,7 @@ describe('the seat picker', () => {
     await page.getByRole('group', { name: 'Best available' }).getByLabel('Seats').selectOption('2');
     await page.getByRole('button', { name: 'Best available' }).click();
     await heldPanel(page).waitFor({ timeout: STEP_MS });
-    assert.match(await page.locator('.panel').textContent(), /B3, B4 · 25\.00 EUR/);
+    assert.match(await page.locator('.panel').textContent(), /B3, B4 · €25\.00/);
     assert.equal(await seat(page, 'B3').getAttribute('data-state'), 'mine');
 
     // Another customer picks B2 alone, which would leave B1 empty between the row's end and B2.
@@ -235,7 +235,7 @@ describe('the seat picker', () => {
     assert.equal(await offered.first().getAttribute('data-seats'), 'B5');
     await offered.first().click();
     await heldPanel(other).waitFor({ timeout: STEP_MS });
-    assert.match(await other.locator('.panel').textContent(), /B5 · 12\.50 EUR/);
+    assert.match(await other.locator('.panel').textContent(), /B5 · €12\.50/);
     assert.doesNotMatch(await seat(other, 'B1').getAttribute('class'), /\balone\b/);
     await done(page, other);
   });
