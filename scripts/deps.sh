@@ -28,9 +28,12 @@ fi
 if [ "${1:-}" = cluster ]; then
   packages+=(haproxy curl)
 fi
-# The seat picker's tests in a real browser (scripts/browser-test.sh).
+# The seat picker's tests in a real browser (scripts/browser-test.sh), on Debian's nodejs and
+# npm when there is no node or npm on the PATH; a Node.js installed otherwise is kept.
 if [ "${1:-}" = browser ]; then
   packages+=(chromium fonts-dejavu-core)
+  command -v node >/dev/null || packages+=(nodejs)
+  command -v npm >/dev/null || packages+=(npm)
 fi
 missing=()
 for p in "${packages[@]}"; do
@@ -47,11 +50,12 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 if [ "${1:-}" = browser ]; then
-  # playwright-core needs Node.js 20 or later, which Debian 12 does not package (it has 18);
-  # the test runner's --test-concurrency needs 20.10.
-  if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 10) ? 0 : 1)' 2>/dev/null \
+  # playwright-core 1.61 is the last release for Node.js 18 (1.62 asks for 20); the test
+  # runner's --test-concurrency needs 18.19. Debian 12's nodejs is 18.20.
+  if ! node -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 18 || (a === 18 && b >= 19) ? 0 : 1)' 2>/dev/null \
      || ! command -v npm >/dev/null; then
-    echo "deps: the browser tests need Node.js 20.10 or later and npm (found: $(node --version 2>/dev/null || echo none))" >&2
+    echo "deps: the browser tests need Node.js 18.19 or later and npm (found: node $(node --version 2>/dev/null || echo none)," \
+      "npm $(npm --version 2>/dev/null || echo none)); on Debian 12: apt-get install nodejs npm" >&2
     exit 1
   fi
   dir=$(cd "$(dirname "$0")/../tests/browser" && pwd)
