@@ -39,7 +39,8 @@ if [ -z "${BOXOFFICE_KAFKA:-}" ]; then
 fi
 export BOXOFFICE_KAFKA
 
-build/boxoffice fake-gateway --listen "$gateway_listen" --secret "$BOXOFFICE_GATEWAY_SECRET" 2>var/fake-gateway.log &
+build/boxoffice fake-gateway --listen "$gateway_listen" --secret "$BOXOFFICE_GATEWAY_SECRET" \
+  --service-url "http://127.0.0.1:8081 http://127.0.0.1:8082" 2>var/fake-gateway.log &
 pids+=($!)
 build/boxoffice seed --demo
 for port in 8081 8082; do

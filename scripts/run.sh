@@ -13,7 +13,8 @@ gateway_listen=${GATEWAY_LISTEN:-127.0.0.1:9090}
 export BOXOFFICE_GATEWAY_URL=${BOXOFFICE_GATEWAY_URL:-http://$gateway_listen}
 
 # The stand-in payment gateway runs beside the service and stops with it.
-build/boxoffice fake-gateway --listen "$gateway_listen" --secret "$BOXOFFICE_GATEWAY_SECRET" 2>var/fake-gateway.log &
+build/boxoffice fake-gateway --listen "$gateway_listen" --secret "$BOXOFFICE_GATEWAY_SECRET" \
+  --service-url "${BOXOFFICE_PUBLIC_URL:-http://$BOXOFFICE_LISTEN}" 2>var/fake-gateway.log &
 gateway_pid=$!
 trap 'kill $gateway_pid 2>/dev/null || true' EXIT
 

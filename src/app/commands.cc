@@ -657,6 +657,7 @@ void AddCommands(CLI::App* app, int* exit_code) {
     int port = 0;
     std::string secret;
     std::string public_url;
+    std::vector<std::string> service_urls;
     Millis answer_delay{0};
   };
   auto* gateway_flags = ForTheProcess<GatewayFlags>();
@@ -668,6 +669,11 @@ void AddCommands(CLI::App* app, int* exit_code) {
   Flag(gateway, "secret", &gateway_flags->secret, "Secret to sign callbacks with")->required();
   Flag(gateway, "public-url", &gateway_flags->public_url,
        "Base URL of its payment pages (default: its address)");
+  Flag(gateway, "service-url", &gateway_flags->service_urls,
+       "Base URL of a service it works for (repeatable; BOXOFFICE_SERVICE_URL: separated by "
+       "spaces): sessions may call back and return only there. Unset: a returnUrl must have "
+       "its callbackUrl's origin")
+      ->delimiter(' ');
   DurationFlag(gateway, "answer-delay", &gateway_flags->answer_delay, "0s",
                "Test control: answer session requests this long late, like a slow gateway");
   gateway->callback([=] {
@@ -687,8 +693,9 @@ void AddCommands(CLI::App* app, int* exit_code) {
     SystemClock clock;
     Metrics metrics;
     http::Router router;
-    FakeGateway fake(FakeGatewayOptions{gateway_flags->secret, gateway_flags->public_url}, &clock,
-                     gateway_flags->answer_delay);
+    FakeGateway fake(FakeGatewayOptions{gateway_flags->secret, gateway_flags->public_url,
+                                        gateway_flags->service_urls},
+                     &clock, gateway_flags->answer_delay);
     fake.Register(&router);
     http::Server server(options, &router, &metrics);
     if (!server.Start()) {

@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
@@ -167,6 +168,7 @@ struct FakeGateway::State {
   std::map<std::string, RefundRecord> refund_by_key;  // Idempotency-Key → refund
   std::map<std::string, std::string> paid_sessions;   // payment id → session id
   std::optional<ForeignSession> foreign_next;         // test control, for the next session
+  std::set<std::string> service_origins;              // of options.service_urls
   std::condition_variable idle;
   size_t deliveries = 0;
   bool stopping = false;
@@ -305,7 +307,18 @@ struct FakeGateway::State {
         (!s.return_url.empty() && (!printable || !http::ParseHttpUrl(s.return_url)))) {
       return ErrorResponse(400, "VALIDATION_FAILED", "bad amount, callbackUrl or returnUrl");
     }
-    if (!s.return_url.empty()) {
+    if (!service_origins.empty()) {
+      // Only the configured services: a session can neither call back nor send a browser
+      // anywhere else, whoever opens it.
+      auto known = [this](const std::string& url) {
+        const auto origin = OriginOf(url);
+        return origin && service_origins.count(*origin) > 0;
+      };
+      if (!known(s.callback_url) || (!s.return_url.empty() && !known(s.return_url))) {
+        return ErrorResponse(400, "VALIDATION_FAILED",
+                             "callbackUrl and returnUrl must lead to a configured service");
+      }
+    } else if (!s.return_url.empty()) {
       const auto service = OriginOf(s.callback_url);
       if (!service || OriginOf(s.return_url) != service) {
         return ErrorResponse(400, "VALIDATION_FAILED",
@@ -520,6 +533,9 @@ FakeGateway::FakeGateway(FakeGatewayOptions options, const Clock* clock)
     : state_(std::make_unique<State>()) {
   state_->options = std::move(options);
   state_->clock = clock;
+  for (const std::string& url : state_->options.service_urls) {
+    if (auto origin = OriginOf(url)) state_->service_origins.insert(*origin);
+  }
 }
 
 FakeGateway::FakeGateway(FakeGatewayOptions options, const Clock* clock, Millis answer_delay)

@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/clock.h"
 #include "http/router.h"
@@ -25,6 +26,9 @@ namespace boxoffice::app {
 struct FakeGatewayOptions {
   std::string secret;      // signs callbacks
   std::string public_url;  // base of the payment page URLs it hands out
+  // The services it works for (--service-url): a session's callbackUrl and returnUrl must
+  // have one of their origins. Empty: a returnUrl must have its callbackUrl's origin.
+  std::vector<std::string> service_urls = {};
 };
 
 class FakeGateway {

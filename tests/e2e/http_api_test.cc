@@ -586,6 +586,29 @@ auto OpenSession(int gateway_port, const std::string& reference, const std::stri
                       .dump());
 }
 
+// Given the services it works for, the fake gateway opens sessions that call back and
+// return only there: it is nobody's redirect, whoever opens a session.
+TEST(FakeGateway, AServiceUrlLimitsWhereSessionsMayLead) {
+  Service gateway(std::vector<std::string>{"fake-gateway", "--listen", "127.0.0.1:0", "--secret",
+                                           kGatewaySecret, "--service-url",
+                                           "http://127.0.0.1:18080"});
+  auto open = [&](const std::string& callback, const std::string& back) {
+    json body{{"amount", 100},
+              {"currency", "EUR"},
+              {"reference", "1"},
+              {"callbackUrl", callback},
+              {"expiresAt", FormatRfc3339(SystemClock().Now() + Millis(60'000))}};
+    if (!back.empty()) body["returnUrl"] = back;
+    return HttpCall(gateway.port(), "POST", "/v1/sessions", body.dump()).status;
+  };
+  EXPECT_EQ(open("http://127.0.0.1:18080/payments/callback", "http://127.0.0.1:18080/#/bookings/1"),
+            201);
+  EXPECT_EQ(open("http://127.0.0.1:18080/payments/callback", ""), 201);
+  EXPECT_EQ(open("http://evil.example/hook", "http://evil.example/"), 400);
+  EXPECT_EQ(open("http://127.0.0.1:18080/payments/callback", "http://evil.example/"), 400);
+  EXPECT_EQ(open("http://127.0.0.1:18081/payments/callback", ""), 400);
+}
+
 // A real gateway retries callbacks that are not answered 2xx; so does the fake one. The
 // receiver here is an in-process server that refuses twice, then accepts, and checks
 // every delivery's signature.
