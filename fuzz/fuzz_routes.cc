@@ -146,6 +146,10 @@ std::string Exchange(const std::string& input) {
       answer.append(buf, static_cast<size_t>(n));
     }
   }
+  // Closed with a reset: tens of thousands of connections a minute would otherwise leave
+  // as many ports in TIME_WAIT and run out of them.
+  const linger reset{1, 0};
+  setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
   close(fd);
   return answer;
 }
