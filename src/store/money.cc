@@ -133,16 +133,29 @@ std::string ClaimToken(const IdempotencyKey& key) {
                            : key.token;
 }
 
-Status EndCheckoutLeaseIn(MoneyTx& tx, const KeyLock& lock) {
-  auto now = tx.Now();
-  if (!now.ok()) return now.status();
+namespace {
+
+// The key's record, locked, while lock still holds its unfinished claim; nullopt when the
+// claim is no longer lock's (another request's, finished, or gone).
+Result<std::optional<IdempotencyRecord>> LockOwnClaim(MoneyTx& tx, const KeyLock& lock) {
   auto record = tx.LockKey(lock.customer_id, lock.key);
   if (!record.ok()) return record.status();
   if (!record.value() || record.value()->token != lock.token ||
       record.value()->phase == KeyPhase::kFinished) {
-    return Status::Ok();  // not ours (any more)
+    return std::optional<IdempotencyRecord>();
   }
-  IdempotencyRecord r = std::move(*record.value());
+  return std::move(record.value());
+}
+
+}  // namespace
+
+Status EndCheckoutLeaseIn(MoneyTx& tx, const KeyLock& lock) {
+  auto now = tx.Now();
+  if (!now.ok()) return now.status();
+  auto record = LockOwnClaim(tx, lock);
+  if (!record.ok()) return record.status();
+  if (!record.value()) return Status::Ok();  // not ours (any more)
+  IdempotencyRecord& r = *record.value();
   if (r.locked_until && *r.locked_until <= now.value()) return Status::Ok();
   r.locked_until = now.value();
   return tx.UpdateKey(r, now.value());
@@ -207,12 +220,9 @@ Result<bool> FinishCheckoutIn(MoneyTx& tx, const KeyLock& lock, const std::strin
 Status AbortCheckoutIn(MoneyTx& tx, const KeyLock& lock) {
   auto now = tx.Now();
   if (!now.ok()) return now.status();
-  auto record = tx.LockKey(lock.customer_id, lock.key);
+  auto record = LockOwnClaim(tx, lock);
   if (!record.ok()) return record.status();
-  if (!record.value() || record.value()->token != lock.token ||
-      record.value()->phase == KeyPhase::kFinished) {
-    return Status::Ok();  // not ours to undo
-  }
+  if (!record.value()) return Status::Ok();  // not ours to undo
   const IdempotencyRecord& r = *record.value();
   if (r.phase == KeyPhase::kBookingCreated) {
     auto booking = tx.LockBooking(r.booking_id);

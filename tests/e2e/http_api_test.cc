@@ -911,18 +911,25 @@ TEST_P(PaymentCallbacks, AReferenceWithALeadingZeroNamesNoBooking) {
   EXPECT_EQ(json::parse(own.body)["outcome"], "confirmed") << own.body;
 }
 
+// A showtime of four seats starting `from_now` from now, for the store to create directly
+// (the API refuses starts in the past).
+NewShowtime SmallShowtime(const std::string& title, const std::string& cinema, Millis from_now) {
+  NewShowtime s;
+  s.title = title;
+  s.cinema = cinema;
+  s.hall = "Screen 2";
+  s.starts_at = SystemClock().Now() + from_now;
+  s.rows = {{"A", 4, "standard"}};
+  s.prices = {{"standard", {900, "EUR"}}};
+  return s;
+}
+
 // Sales close at the start, or salesCloseMinutesBefore earlier (API.md): holds, checkouts
 // and queue joins are then 409 SALES_CLOSED, decided in the store on its clock. A hold on a
 // show that had started once answered 201.
 TEST_P(PaymentCallbacks, SalesCloseAtTheStartOrEarlier) {
   auto store = Direct();
-  NewShowtime started;
-  started.title = "Started";
-  started.cinema = "Odeon Leicester Square";
-  started.hall = "Screen 2";
-  started.starts_at = SystemClock().Now() - Millis(60'000);
-  started.rows = {{"A", 4, "standard"}};
-  started.prices = {{"standard", {900, "EUR"}}};
+  NewShowtime started = SmallShowtime("Started", "Odeon Leicester Square", -Millis(60'000));
   auto past = store->CreateShowtime(started);  // behind the API's back: it refuses past starts
   ASSERT_TRUE(past.ok()) << past.status().message();
   NewShowtime closing = started;
@@ -969,13 +976,7 @@ TEST_P(PaymentCallbacks, SalesCloseAtTheStartOrEarlier) {
 // start in the past; a showtime carries the cinema's time zone (IANA), UTC by default.
 TEST_P(PaymentCallbacks, TheListShowsWhatIsAheadAndShowtimesCarryTheirTimeZone) {
   auto store = Direct();
-  NewShowtime yesterday;
-  yesterday.title = "Yesterday";
-  yesterday.cinema = "Rex";
-  yesterday.hall = "1";
-  yesterday.starts_at = SystemClock().Now() - Millis(86'400'000);
-  yesterday.rows = {{"A", 2, "standard"}};
-  yesterday.prices = {{"standard", {900, "EUR"}}};
+  NewShowtime yesterday = SmallShowtime("Yesterday", "Rex", -Millis(86'400'000));
   ASSERT_TRUE(store->CreateShowtime(yesterday).ok());
   EXPECT_EQ(json::parse(Call("GET", "/showtimes?cinema=Rex").body)["showtimes"].size(), 0u);
   EXPECT_EQ(json::parse(Call("GET", "/showtimes?cinema=Rex&from=2000-01-01T00:00:00Z").body)
