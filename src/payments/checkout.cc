@@ -31,14 +31,15 @@ std::string GatewaySessionKey(const std::string& installation_id, int64_t bookin
 std::string SessionMismatch(const GatewaySession& session, int64_t amount,
                             const std::string& currency, const std::string& reference,
                             Instant expires_at) {
-  if (!session.amount || *session.amount != amount) {
-    return "amount " + (session.amount ? std::to_string(*session.amount) : "missing") +
-           ", asked " + std::to_string(amount);
+  // What the gateway stated is checked; API.md's gateway need state only the session's id
+  // and url (its status is then asked for, see CheckoutAsync).
+  if (session.amount && *session.amount != amount) {
+    return "amount " + std::to_string(*session.amount) + ", asked " + std::to_string(amount);
   }
-  if (session.currency != currency) {
+  if (!session.currency.empty() && session.currency != currency) {
     return "currency '" + session.currency + "', asked '" + currency + "'";
   }
-  if (session.reference != reference) {
+  if (!session.reference.empty() && session.reference != reference) {
     return "reference '" + session.reference + "', asked '" + reference + "'";
   }
   if (session.status != "OPEN") return "status '" + session.status + "', not OPEN";
@@ -162,7 +163,7 @@ io::asio::awaitable<Result<CheckoutService::Begun>> CheckoutService::Begin(
                                                         options_.hold_ttl,
                                                         options_.hold_max_lifetime, &begun);
   if (!at_once.ok()) {
-    if (at_once.status().code() == Code::kUnavailable) EndLeaseAside(claim);
+    if (at_once.status().maybe_applied()) EndLeaseAside(claim);
     co_return at_once.status();
   }
   if (at_once.value()) {
@@ -175,7 +176,7 @@ io::asio::awaitable<Result<CheckoutService::Begun>> CheckoutService::Begin(
   auto claim_key = [this, key] { return store_->ClaimCheckoutKey(key, options_.key_lease); };
   auto record = co_await io::Offload(std::move(claim_key));
   if (!record.ok()) {
-    if (record.status().code() == Code::kUnavailable) EndLeaseAside(claim);
+    if (record.status().maybe_applied()) EndLeaseAside(claim);
     co_return record.status();
   }
   if (record->phase == KeyPhase::kFinished) co_return Begun{std::move(record.value()), {}};
@@ -264,6 +265,22 @@ io::asio::awaitable<Result<CheckoutResponse>> CheckoutService::CheckoutAsync(
     co_return Status(Code::kUnavailable,
                      "payment gateway unavailable: " + session.status().message());
   }
+  // A gateway that does not say where the session stands is asked (GET /v1/sessions/{id},
+  // on the blocking pool: the reconciler's question); one that does not answer is as
+  // unreachable.
+  if (session->status.empty()) {
+    auto ask = [this, id = session->session_id] { return gateway_->GetSession(id); };
+    auto standing = co_await io::Offload(std::move(ask));
+    if (!standing.ok()) {
+      LogWarn("payment session's status not known; checkout undone",
+              {{"bookingId", booking->id}, {"error", standing.status().message()}});
+      co_await Abort(lock, booking->id);
+      Count("gateway_unavailable");
+      co_return Status(Code::kUnavailable,
+                       "payment gateway unavailable: " + standing.status().message());
+    }
+    session->status = standing->status;
+  }
   // The customer is sent only to the session asked for. Anything else (a session opened
   // under this key by someone else, or one that ended) is undone like an unreachable
   // gateway: the retry books afresh, under a new key.
@@ -297,7 +314,7 @@ io::asio::awaitable<Result<CheckoutResponse>> CheckoutService::CheckoutAsync(
   if (!finished.ok()) {
     // Its answer lost, the session may be attached and the response stored, or not: the
     // lease ends, and the customer's retry replays the one or finishes the other.
-    if (finished.status().code() == Code::kUnavailable) EndLeaseAside(lock);
+    if (finished.status().maybe_applied()) EndLeaseAside(lock);
     Count(finished.status().code() == Code::kInProgress ? "in_progress" : "error");
     co_return finished.status();
   }

@@ -139,8 +139,9 @@ class CheckoutService {
 std::string GatewaySessionKey(const std::string& installation_id, int64_t booking_id);
 
 // Why the session a gateway returned is not the one asked for (another amount, currency or
-// reference, not OPEN, or ending later than asked), or "" when it is. Fields the answer
-// lacked count as a mismatch: a session that cannot be checked is not sent to a customer.
+// reference, not OPEN, or ending later than asked), or "" when it is. The amount, currency,
+// reference and end are checked where the gateway stated them (API.md's gateway need only
+// return the session's id and url); its status must be OPEN (asked for when not stated).
 std::string SessionMismatch(const GatewaySession& session, int64_t amount,
                             const std::string& currency, const std::string& reference,
                             Instant expires_at);
