@@ -70,6 +70,14 @@ class Status {
     alternatives_ = std::move(blocks);
     return *this;
   }
+  // For kUnavailable: the request reached the database and its answer was lost, so it may
+  // have been carried out (what it wrote is repaired by the ids its caller chose). False
+  // when it is known never to have been sent (a full queue, no connection).
+  bool maybe_applied() const { return maybe_applied_; }
+  Status& MaybeApplied() {
+    maybe_applied_ = true;
+    return *this;
+  }
 
  private:
   Code code_ = Code::kOk;
@@ -78,6 +86,7 @@ class Status {
   int64_t id_ = 0;
   int64_t retry_after_ms_ = 0;
   std::optional<std::vector<std::vector<std::string>>> alternatives_;
+  bool maybe_applied_ = false;
 };
 
 // A value or the Status that explains why there is none.

@@ -252,7 +252,7 @@ io::asio::awaitable<Result<Hold>> HoldService::Decide(int64_t showtime_id, int64
               decision.verdict == SeatGate::Verdict::kUncertain;
   }
   auto result = co_await store_->HoldSeatsAsync(request);
-  if (!result.ok() && result.status().code() == Code::kUnavailable) ReleaseIfMade(request);
+  if (!result.ok() && result.status().maybe_applied()) ReleaseIfMade(request);
   if (result.ok()) {
     won_.Inc();
     if (claimed) gate_->Rearm(showtime_id, request.seats, request.hold_id, request.ttl);
@@ -343,7 +343,7 @@ io::asio::awaitable<Result<Hold>> HoldService::DecideRuled(
     // claimed keys are let go below, once the store has chosen).
     result = co_await store_->HoldSeatsAsync(request);
   }
-  if (!result.ok() && result.status().code() == Code::kUnavailable) ReleaseIfMade(request);
+  if (!result.ok() && result.status().maybe_applied()) ReleaseIfMade(request);
   if (result.ok()) {
     won_.Inc();
     if (gate_) {

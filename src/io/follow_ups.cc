@@ -90,7 +90,14 @@ void FollowUps::Run() {
     running_ = true;
     lock.unlock();
     attempts_.Inc();
-    const Outcome outcome = entry.repair();
+    Outcome outcome = Outcome::kRetry;
+    try {
+      outcome = entry.repair();
+    } catch (const std::exception& e) {  // a repair's throw is a failed attempt, nothing more
+      LogWarn("repair threw", {{"what", entry.what}, {"error", e.what()}});
+    } catch (...) {
+      LogWarn("repair threw", {{"what", entry.what}});
+    }
     lock.lock();
     running_ = false;
     if (outcome == Outcome::kDone) {

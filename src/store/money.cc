@@ -152,10 +152,13 @@ Result<std::optional<IdempotencyRecord>> LockOwnClaim(MoneyTx& tx, const KeyLock
 Status EndCheckoutLeaseIn(MoneyTx& tx, const KeyLock& lock) {
   auto now = tx.Now();
   if (!now.ok()) return now.status();
-  auto record = LockOwnClaim(tx, lock);
-  if (!record.ok()) return record.status();
-  if (!record.value()) return Status::Ok();  // not ours (any more)
-  IdempotencyRecord& r = *record.value();
+  // No key at all: the claim whose answer was lost may not have committed yet (kNotFound,
+  // so the caller tries again); a key of another claim, or finished, is not ours any more.
+  auto found = tx.LockKey(lock.customer_id, lock.key);
+  if (!found.ok()) return found.status();
+  if (!found.value()) return Status(Code::kNotFound, "no such idempotency key (yet)");
+  IdempotencyRecord& r = *found.value();
+  if (r.token != lock.token || r.phase == KeyPhase::kFinished) return Status::Ok();
   if (r.locked_until && *r.locked_until <= now.value()) return Status::Ok();
   r.locked_until = now.value();
   return tx.UpdateKey(r, now.value());

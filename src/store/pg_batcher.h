@@ -77,7 +77,10 @@ class PgBatcher {
       co_return Status(Code::kUnavailable, busy_);
     }
     if (!row) row = co_await waiting->done.Wait(answer_bound_);  // sent: Exec bounds it
-    if (!row) co_return Status(Code::kUnavailable, "the batch's statement did not come back");
+    if (!row) {
+      co_return Status(Code::kUnavailable, "the batch's statement did not come back")
+          .MaybeApplied();
+    }
     co_return std::move(*row);
   }
 
@@ -118,7 +121,7 @@ class PgBatcher {
                            : Result<std::vector<Row>>(result.status());
       } catch (const std::exception& e) {
         // Every request taken is answered whatever happens, and the queue carries on.
-        rows = Status(Code::kUnavailable, std::string("batch failed: ") + e.what());
+        rows = Status(Code::kUnavailable, std::string("batch failed: ") + e.what()).MaybeApplied();
       }
       for (size_t i = 0; i < batch.size(); ++i) {
         batch[i]->done.Set(rows.ok() ? Result<Row>(std::move(rows.value()[i]))

@@ -50,7 +50,8 @@ Status PgError(PGconn* conn, const PGresult* res) {
   if (message.empty()) message = PQerrorMessage(conn);
   while (!message.empty() && message.back() == '\n') message.pop_back();
   if (PQstatus(conn) != CONNECTION_OK) {
-    return Status(Code::kUnavailable, "database connection lost: " + message);
+    // The statement may have been carried out before the connection went.
+    return Status(Code::kUnavailable, "database connection lost: " + message).MaybeApplied();
   }
   // 57014 statement timeout, 55P03 lock timeout, 53xxx out of resources, 08xxx connection.
   if (sqlstate == "57014" || sqlstate == "55P03" || sqlstate.rfind("53", 0) == 0 ||

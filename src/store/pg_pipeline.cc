@@ -24,6 +24,14 @@ constexpr Sql kSessionLimits{
     "       set_config('enable_seqscan', 'off', false),"
     "       set_config('enable_bitmapscan', 'off', false)"};
 
+// Resolves host on the blocking pool into *answer (a coroutine of its own, so that its
+// caller may stop waiting). Parameters, not captures: they live in the coroutine's frame.
+asio::awaitable<void> ResolveInto(std::shared_ptr<io::Completion<Result<std::string>>> answer,
+                                  std::string host) {
+  auto resolve = [host] { return ResolvePgHost(host); };
+  answer->Set(co_await io::Offload(std::move(resolve), /*may_refuse=*/false));
+}
+
 }  // namespace
 
 PgPipeline::PgPipeline(asio::io_context& context, PgPipelineOptions options)
@@ -40,12 +48,13 @@ asio::awaitable<Result<PgResultPtr>> PgPipeline::Exec(const Sql& sql, std::vecto
   // Every statement ahead is answered, or the watchdog closes the connection (which answers
   // this one), each within its head's deadline: this bound is only a guard against a wait
   // that nothing would end. Past it, the connection is left to its watchdog.
-  const Millis bound = (options_.statement_timeout + kAnswerMargin) * (ahead + 2);
+  const Millis bound =
+      std::min(kMaxAnswerWait, (options_.statement_timeout + kAnswerMargin) * (ahead + 2));
   auto answer = co_await request->done.Wait(bound);
   if (!answer) {
     LogError("database statement unanswered past its bound",
              {{"statement", sql.name}, {"boundMs", bound.count()}});
-    co_return Status(Code::kUnavailable, "database did not answer in time");
+    co_return Status(Code::kUnavailable, "database did not answer in time").MaybeApplied();
   }
   co_return std::move(*answer);
 }
@@ -60,6 +69,10 @@ void PgPipeline::NewHead() {
   watchdog_.async_wait([this, seq = head_seq_](boost::system::error_code ec) {
     // (A cancelled wait may outlive the pipeline: nothing of it is read then.)
     if (ec || seq != head_seq_ || queue_.empty()) return;
+    // A loop that ran late may fire this before the read its answer is waiting for: what
+    // has come is read first, and only a head still unanswered closes the connection.
+    if (conn_) OnReadable();
+    if (seq != head_seq_ || queue_.empty()) return;
     LogWarn("database statement overdue; connection closed",
             {{"statementTimeoutMs", options_.statement_timeout.count()}});
     Close(Status(Code::kUnavailable, "database did not answer in time"));
@@ -115,16 +128,22 @@ asio::awaitable<Status> PgPipeline::EnsureConnected() {
 asio::awaitable<Status> PgPipeline::Connect() {
   // A host name is resolved on the blocking pool: PQconnectStartParams would call
   // getaddrinfo on this loop's thread, and a slow resolver would stall every request on it.
+  // The resolve counts toward connect_timeout: a resolver that does not answer fails the
+  // connect in time (its job ends on its own and is dropped).
   std::string hostaddr;
   if (std::string host = PgHostToResolve(options_.url); !host.empty()) {
-    auto resolve = [host] { return ResolvePgHost(host); };
-    auto address = co_await io::Offload(std::move(resolve), /*may_refuse=*/false);
-    if (!address.ok()) {
+    auto answer = std::make_shared<io::Completion<Result<std::string>>>();
+    auto executor = co_await asio::this_coro::executor;
+    asio::co_spawn(executor, ResolveInto(answer, host), asio::detached);
+    auto address = co_await answer->Wait(options_.connect_timeout);
+    if (!address || !address->ok()) {
       state_ = State::kDown;
-      co_return Status(Code::kUnavailable, "cannot connect to postgresql: " +
-                                               address.status().message());
+      co_return Status(Code::kUnavailable,
+                       "cannot connect to postgresql: " +
+                           (address ? address->status().message() : "resolving " + host +
+                                                                         " took too long"));
     }
-    hostaddr = std::move(address.value());
+    hostaddr = std::move(address->value());
   }
   const PgConnectParams params(options_.url, options_.connect_timeout,
                                options_.application_name, hostaddr);
@@ -340,8 +359,11 @@ void PgPipeline::Close(const Status& why) {
     conn_ = nullptr;
   }
   if (state_ == State::kReady) state_ = State::kDown;
+  // What was sent may have been carried out: its answer is lost with the connection.
+  Status lost = why;
+  lost.MaybeApplied();
   for (auto& item : items) {
-    if (item.kind == Item::Kind::kSync) item.request->done.Set(why);
+    if (item.kind == Item::Kind::kSync) item.request->done.Set(lost);
   }
 }
 

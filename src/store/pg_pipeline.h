@@ -61,6 +61,10 @@ class PgPipeline {
   // A statement the server has this long past statement_timeout to answer, then the
   // connection is deemed lost.
   static constexpr Millis kAnswerMargin{2'000};
+  // The longest a caller waits for its statement's answer, however many are ahead of it
+  // (each head has its own deadline); past it the answer is lost to the caller (its write
+  // repaired by its ids), never the connection closed for it.
+  static constexpr Millis kMaxAnswerWait{60'000};
 
   PgPipeline(io::asio::io_context& context, PgPipelineOptions options);
   ~PgPipeline();

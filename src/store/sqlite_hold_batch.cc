@@ -174,7 +174,10 @@ io::asio::awaitable<Result<Hold>> SqliteStore::HoldSeatsAsync(HoldRequest reques
     }
     // Taken: its transaction runs and answers (bounded by the writer's own timeouts).
     result = co_await done.Wait(kHoldWaitBound);
-    if (!result) co_return Status(Code::kUnavailable, "the hold's transaction did not come back");
+    if (!result) {
+      co_return Status(Code::kUnavailable, "the hold's transaction did not come back")
+          .MaybeApplied();
+    }
   }
   co_return std::move(*result);
 }

@@ -498,7 +498,8 @@ class Store {
   virtual Status AbortCheckout(const KeyLock& lock) = 0;
   // Ends the lease of lock's claim now, its key staying at its phase, so the customer's
   // retry with the key carries on at once (a checkout whose answer was lost). Nothing when
-  // the claim is no longer lock.token's or the key is finished.
+  // the claim is no longer lock.token's or the key is finished; kNotFound when there is no
+  // such key (its claim may still be on its way: try again).
   virtual Status EndCheckoutLease(const KeyLock& lock) = 0;
   // Deletes up to limit keys created more than older_than ago; returns how many.
   virtual Result<int> PurgeCheckoutKeys(Millis older_than, int limit) = 0;

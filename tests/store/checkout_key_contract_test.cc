@@ -105,6 +105,8 @@ TEST_P(CheckoutKeyContract, ALostClaimsLeaseIsEndedByTheTokenItsCallerChose) {
   ASSERT_TRUE(booking.ok());
   EXPECT_EQ(Claim("k1", hold_.hold_id).status().code(), Code::kInProgress);
   EXPECT_TRUE(store_->EndCheckoutLease(KeyLock{1, "k1", NewUuid()}).ok()) << "not its claim";
+  EXPECT_EQ(store_->EndCheckoutLease(KeyLock{1, "k2", token}).code(), Code::kNotFound)
+      << "no such key (yet): its caller tries again";
   EXPECT_EQ(Claim("k1", hold_.hold_id).status().code(), Code::kInProgress);
   ASSERT_TRUE(store_->EndCheckoutLease(KeyLock{1, "k1", token}).ok());
   auto retry = Claim("k1", hold_.hold_id);

@@ -458,6 +458,29 @@ TEST_P(HoldBatches, AHoldWhoseAnswerWasLostIsReleased) {
   holds.follow_ups().Stop();
 }
 
+// A hold refused before it reached the database (it cannot be reached) may not have been
+// made: nothing is owed, and no repair is queued for it (a store that is down would
+// otherwise fill the repairs' queue with holds that never were, crowding out real ones).
+TEST_P(HoldBatches, AHoldThatNeverReachedTheDatabaseOwesNoRepair) {
+  if (GetParam() != Engine::kPostgres) GTEST_SKIP() << "a database that cannot be reached";
+  const int64_t showtime = MakeShowtime({{"A", 10}});
+  PgOptions o;
+  o.url = WithPort(pg_url_, 1);  // nothing listens on port 1
+  o.test_clock = &clock_;
+  o.connect_timeout = Millis(1'000);
+  PgStore unreachable(o);
+  Metrics metrics;
+  HoldService holds(&unreachable, HoldPolicy{}, &metrics);
+  Result<Hold> answer = Status(Code::kInternal, "not run");
+  {
+    LoopThread loop;
+    answer = loop.Run(holds.HoldSeatsAsync(showtime, 7, {"A1"}));
+  }
+  EXPECT_EQ(answer.status().code(), Code::kUnavailable) << answer.status().message();
+  EXPECT_FALSE(answer.status().maybe_applied()) << answer.status().message();
+  EXPECT_EQ(holds.follow_ups().pending(), 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, HoldBatches, AllEngines(), EngineName);
 
 }  // namespace

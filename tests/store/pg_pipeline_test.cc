@@ -142,6 +142,8 @@ TEST(PgPipeline, StatementsQueuedBehindSlowOnesAreNeverFailedForTheirWait) {
   LoopThread loop;
   PgPipelineOptions options = Options();
   options.statement_timeout = Millis(1'000);
+  // Its own name: ABrokenConnection… ends the sleeping sessions named as the others are.
+  options.application_name = "boxoffice-pipeline-queue-test";
   auto pipeline = std::make_unique<PgPipeline>(loop.context(), options);
   ASSERT_TRUE(loop.Run(ExecOne(pipeline.get(), &kOne, "1")).ok());
   constexpr int kQueued = 5;
