@@ -4,6 +4,9 @@
 
 #include <array>
 #include <charconv>
+#include <chrono>
+#include <mutex>
+#include <unordered_map>
 #include <nlohmann/json.hpp>
 #include <variant>
 
@@ -417,9 +420,9 @@ class Api {
     auto id = ParseId(req.params["showtimeId"]);
     if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
     // No line for a showtime whose sales have closed: nobody it admits could hold a seat.
-    auto showtime = co_await d_.store->GetShowtimeAsync(*id);
-    if (!showtime.ok()) co_return StatusResponse(showtime.status());
-    if (d_.clock->Now() >= showtime->sales_close_at()) co_return StatusResponse(SalesClosed(*id));
+    auto closes = co_await SalesCloseAt(*id);
+    if (!closes.ok()) co_return StatusResponse(closes.status());
+    if (d_.clock->Now() >= closes.value()) co_return StatusResponse(SalesClosed(*id));
     auto view = co_await d_.admission->JoinAsync(*id, std::get<Principal>(auth).customer_id);
     if (!view.ok()) co_return StatusResponse(view.status());
     co_return QueueResponse(201, view.value());
@@ -453,7 +456,32 @@ class Api {
   }
 
  private:
+  // When a showtime's sales close, read from the store at most once per kCloseTimeMaxAge
+  // per showtime: a premiere's line is joined by everyone at once. (The store decides every
+  // hold and checkout itself; this only keeps a line from forming.)
+  static constexpr Millis kCloseTimeMaxAge{5'000};
+  static constexpr size_t kMaxCloseTimes = 100'000;  // then the table starts afresh
+  io::asio::awaitable<Result<Instant>> SalesCloseAt(int64_t showtime_id) {
+    const auto now = std::chrono::steady_clock::now();
+    {
+      std::lock_guard lock(close_times_mu_);
+      if (auto it = close_times_.find(showtime_id);
+          it != close_times_.end() && now - it->second.second < kCloseTimeMaxAge) {
+        co_return it->second.first;
+      }
+    }
+    auto showtime = co_await d_.store->GetShowtimeAsync(showtime_id);
+    if (!showtime.ok()) co_return showtime.status();
+    std::lock_guard lock(close_times_mu_);
+    if (close_times_.size() >= kMaxCloseTimes) close_times_.clear();
+    close_times_[showtime_id] = {showtime->sales_close_at(), now};
+    co_return showtime->sales_close_at();
+  }
+
   ApiDeps d_;
+  std::mutex close_times_mu_;  // a leaf
+  std::unordered_map<int64_t, std::pair<Instant, std::chrono::steady_clock::time_point>>
+      close_times_;  // guarded by close_times_mu_
 };
 
 }  // namespace
