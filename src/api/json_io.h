@@ -7,8 +7,10 @@
 #include <vector>
 
 #include "core/status.h"
+#include "domain/booking.h"
+#include "domain/hold.h"
+#include "domain/showtime.h"
 #include "holds/seat_rules.h"
-#include "store/store.h"
 
 namespace boxoffice::api {
 

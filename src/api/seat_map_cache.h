@@ -47,9 +47,9 @@
 
 #include "core/clock.h"
 #include "core/metrics.h"
+#include "domain/showtime.h"
 #include "gate/seat_events.h"
 #include "io/loop.h"
-#include "store/store.h"
 
 namespace boxoffice::api {
 

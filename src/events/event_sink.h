@@ -10,7 +10,7 @@
 
 #include "core/clock.h"
 #include "core/status.h"
-#include "store/store.h"
+#include "domain/booking.h"
 
 namespace boxoffice {
 

@@ -25,7 +25,7 @@ return taken
 // ARGV[1]: hold id, ARGV[2]: TTL in ms, ARGV[3]: the number of picks, then per pick: its
 // seat count and seats, its guard count and guards as (seat, beyond) pairs, all as
 // 1-based places in KEYS (beyond 0: an aisle, the row's end, or a seat of the pick). A key
-// that exists is a taken seat (CheckPick of store.h). The first pick whose seats are free
+// that exists is a taken seat (CheckPick of domain/hold.h). The first pick whose seats are free
 // and whose guards hold is set to ARGV[1]: returns {1, pick}. Else {0, taken, stranded}:
 // for the last pick tried, its seats taken, and (when none is) the guards' seats it would
 // leave alone.

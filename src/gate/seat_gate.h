@@ -36,8 +36,8 @@
 #include <vector>
 
 #include "core/metrics.h"
+#include "domain/hold.h"
 #include "gate/redis_client.h"
-#include "store/store.h"
 
 namespace boxoffice {
 
@@ -82,7 +82,7 @@ class SeatGate {
   // A hold under the seat rules (docs/seat-rules.md): best available's ranked blocks, or one
   // pick by hand with its guards. The picks are tried in order in the same atomic step, the
   // first whose keys are all free and whose guards hold, a key counting as taken (CheckPick,
-  // store.h), being claimed for ttl.
+  // domain/hold.h), being claimed for ttl.
   struct PicksDecision {
     // kClaimed: pick `chosen` (1-based) is claimed; kTaken: no pick passed (for a single
     // pick, `taken` names its seats whose keys exist, else `stranded` the guards' seats it

@@ -30,8 +30,8 @@
 
 #include "core/clock.h"
 #include "core/status.h"
+#include "domain/showtime.h"
 #include "gate/redis_client.h"
-#include "store/store.h"
 
 namespace boxoffice {
 

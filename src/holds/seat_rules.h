@@ -27,7 +27,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "store/store.h"
+#include "domain/hold.h"
 
 namespace boxoffice {
 

@@ -1,0 +1,95 @@
+#include "domain/booking.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/time_format.h"
+
+namespace boxoffice {
+
+Status BookingNotFound(int64_t booking_id) {
+  return Status(Code::kNotFound, "booking " + std::to_string(booking_id) + " not found");
+}
+
+
+const char* BookingStatusName(BookingStatus s) {
+  switch (s) {
+    case BookingStatus::kPending:
+      return "PENDING";
+    case BookingStatus::kConfirmed:
+      return "CONFIRMED";
+    case BookingStatus::kFailed:
+      return "FAILED";
+    case BookingStatus::kRefunded:
+      return "REFUNDED";
+  }
+  return "?";
+}
+
+
+std::optional<BookingStatus> ParseBookingStatus(std::string_view text) {
+  for (auto s : {BookingStatus::kPending, BookingStatus::kConfirmed, BookingStatus::kFailed,
+                 BookingStatus::kRefunded}) {
+    if (text == BookingStatusName(s)) return s;
+  }
+  return std::nullopt;
+}
+
+
+const char* KeyPhaseName(KeyPhase phase) {
+  switch (phase) {
+    case KeyPhase::kStarted:
+      return "STARTED";
+    case KeyPhase::kBookingCreated:
+      return "BOOKING_CREATED";
+    case KeyPhase::kFinished:
+      return "FINISHED";
+  }
+  return "?";
+}
+
+
+std::optional<KeyPhase> ParseKeyPhase(std::string_view text) {
+  for (auto p : {KeyPhase::kStarted, KeyPhase::kBookingCreated, KeyPhase::kFinished}) {
+    if (text == KeyPhaseName(p)) return p;
+  }
+  return std::nullopt;
+}
+
+
+const char* SettlementName(Settlement s) {
+  switch (s) {
+    case Settlement::kDuplicate:
+      return "duplicate";
+    case Settlement::kConfirmed:
+      return "confirmed";
+    case Settlement::kLateRefunded:
+      return "late_refunded";
+    case Settlement::kMismatchRefunded:
+      return "mismatch_refunded";
+    case Settlement::kPaymentFailed:
+      return "payment_failed";
+    case Settlement::kNotPendingRefunded:
+      return "not_pending_refunded";
+    case Settlement::kUnknownRecorded:
+      return "unknown_recorded";
+    case Settlement::kOtherSession:
+      return "other_session_refunded";
+  }
+  return "?";
+}
+
+
+std::string BookingEventJson(const std::string& event_id, const std::string& type, const Booking& b,
+                             Instant occurred_at) {
+  return nlohmann::json{{"id", event_id},
+                        {"type", type},
+                        {"bookingId", b.id},
+                        {"showtimeId", b.showtime_id},
+                        {"seats", b.seats},
+                        {"amount", {{"amount", b.amount.amount}, {"currency", b.amount.currency}}},
+                        {"occurredAt", FormatRfc3339(occurred_at)}}
+      .dump();
+}
+
+
+}  // namespace boxoffice

@@ -1,0 +1,145 @@
+// A purchase's value types: bookings, what the gateway reports, settlements, refunds, the
+// outbox's events, checkout's idempotency keys and the audit's counts.
+#pragma once
+
+#include "domain/showtime.h"
+
+namespace boxoffice {
+
+enum class BookingStatus { kPending, kConfirmed, kFailed, kRefunded };
+const char* BookingStatusName(BookingStatus s);
+std::optional<BookingStatus> ParseBookingStatus(std::string_view text);
+
+struct Booking {
+  int64_t id = 0;
+  std::string hold_id;
+  int64_t showtime_id = 0;
+  int64_t customer_id = 0;
+  std::vector<std::string> seats;
+  BookingStatus status = BookingStatus::kPending;
+  Price amount;
+  std::string session_id;  // empty until the gateway session is attached
+  std::string payment_url;
+  std::optional<Instant> payment_expires_at;
+  std::string payment_id;  // the payment that confirmed it, if any
+  Instant created_at;
+  std::optional<Instant> hold_expires_at;  // StartCheckout only: the hold's re-armed expiry
+};
+
+// What the gateway says about a payment (callback or status query).
+struct PaymentReport {
+  std::string payment_id;
+  std::string session_id;
+  std::string reference;  // our booking id, as the checkout gave it to the gateway
+  bool succeeded = false;
+  int64_t amount = 0;
+  std::string currency;
+};
+
+// What SettlePayment did. Every outcome that kept money without a seat wrote a refund.
+enum class Settlement {
+  kDuplicate,           // this payment id was settled before: nothing changed
+  kConfirmed,           // seats BOOKED, booking CONFIRMED, BookingConfirmed in the outbox
+  kLateRefunded,        // paid, but the hold had expired or lost its seats: FAILED + refund
+  kMismatchRefunded,    // reported for another amount or currency than the booking's:
+                        // recorded, refunded if it succeeded; the booking is left as it was
+  kPaymentFailed,       // the payment failed: booking FAILED, the hold is kept
+  kNotPendingRefunded,  // paid for a booking no longer pending: refund
+  kUnknownRecorded,     // reference matches no booking: recorded, refunded if it succeeded
+  kOtherSession,        // reported for another session than the booking's: recorded, refunded
+                        // if it succeeded; the booking is left as it was (the last value:
+                        // tables are sized by it)
+};
+const char* SettlementName(Settlement s);
+
+// A row of the outbox: an event to deliver at least once, in id order.
+struct OutboxEvent {
+  int64_t id = 0;
+  std::string event_id;
+  std::string type;     // BookingConfirmed, BookingFailed, BookingRefunded
+  std::string key;      // the booking id: the Kafka message key
+  std::string payload;  // the event JSON of API.md
+  Instant created_at;
+};
+
+struct Refund {
+  std::string refund_id;  // also the gateway idempotency key
+  std::string payment_id;
+  int64_t booking_id = 0;  // 0: the payment matched no booking
+  Price amount;
+  bool issued = false;
+  int attempts = 0;  // attempts the gateway did not accept so far
+};
+
+// Refunds the gateway has yet to accept (for /metrics): retrying after a transport error
+// or 5xx, and refused (a 4xx answer: kept aside, still retried at the longest backoff).
+struct RefundBacklog {
+  int64_t retrying = 0;
+  int64_t refused = 0;
+};
+
+// An Idempotency-Key as a customer sent it, and what the request was about (for checkout:
+// the hold id). Keys are scoped per customer.
+struct IdempotencyKey {
+  int64_t customer_id = 0;
+  std::string key;
+  std::string fingerprint;
+  // The token a claim of this key takes: chosen by the caller, so that a claim whose answer
+  // was lost can still have its lease ended (EndCheckoutLease); empty: the store chooses.
+  // It must say the fingerprint's shard (shards.h, NewUuidOnShard).
+  std::string token = {};
+};
+
+// How far the request first sent with a key has come: its recovery point.
+enum class KeyPhase {
+  kStarted,         // claimed; nothing else done yet
+  kBookingCreated,  // the PENDING booking exists and the hold is re-armed
+  kFinished,        // the response is stored; it is replayed from now on
+};
+const char* KeyPhaseName(KeyPhase phase);
+std::optional<KeyPhase> ParseKeyPhase(std::string_view text);
+
+// A claim on a key: whoever holds the token may move the request to its next phase.
+struct KeyLock {
+  int64_t customer_id = 0;
+  std::string key;
+  std::string token;
+};
+
+struct IdempotencyRecord {
+  IdempotencyKey key;
+  KeyPhase phase = KeyPhase::kStarted;
+  std::string token;                    // the current claim's token; empty once finished
+  std::optional<Instant> locked_until;  // the current claim's lease
+  int64_t booking_id = 0;
+  std::optional<Instant> hold_expiry_before;  // the hold's expiry before checkout re-armed it
+  std::optional<Instant> hold_expiry_after;   // and after
+  int response_status = 0;                    // kFinished: the stored response
+  std::string response_body;
+  KeyLock lock() const { return KeyLock{key.customer_id, key.key, token}; }
+};
+
+// What `boxoffice audit` finds straight in the database after a run: the invariants of
+// DESIGN.md as counts. The first three must be 0; together they mean no seat is sold twice
+// (a seat row carries one booking, and every confirmed booking must own all its seats) and
+// no money is kept without a seat.
+struct AuditReport {
+  int64_t booked_seats_without_confirmed_booking = 0;  // BOOKED rows not owned by one
+  int64_t confirmed_bookings_missing_seats = 0;  // a confirmed booking not owning all its seats
+  int64_t payments_unaccounted = 0;  // succeeded, yet not exactly one of: confirmed / refunded
+  int64_t refunds_pending = 0;       // refunds the worker has yet to get accepted
+  int64_t seats_booked = 0;
+  int64_t bookings_confirmed = 0;
+  int64_t payments_succeeded = 0;
+  int64_t violations() const {
+    return booked_seats_without_confirmed_booking + confirmed_bookings_missing_seats +
+           payments_unaccounted;
+  }
+};
+Status BookingNotFound(int64_t booking_id);
+
+// The event JSON of API.md "Events" for a booking.
+std::string BookingEventJson(const std::string& event_id, const std::string& type,
+                             const Booking& booking, Instant occurred_at);
+
+}  // namespace boxoffice
