@@ -10,7 +10,6 @@ Status BookingNotFound(int64_t booking_id) {
   return Status(Code::kNotFound, "booking " + std::to_string(booking_id) + " not found");
 }
 
-
 const char* BookingStatusName(BookingStatus s) {
   switch (s) {
     case BookingStatus::kPending:
@@ -25,7 +24,6 @@ const char* BookingStatusName(BookingStatus s) {
   return "?";
 }
 
-
 std::optional<BookingStatus> ParseBookingStatus(std::string_view text) {
   for (auto s : {BookingStatus::kPending, BookingStatus::kConfirmed, BookingStatus::kFailed,
                  BookingStatus::kRefunded}) {
@@ -33,7 +31,6 @@ std::optional<BookingStatus> ParseBookingStatus(std::string_view text) {
   }
   return std::nullopt;
 }
-
 
 const char* KeyPhaseName(KeyPhase phase) {
   switch (phase) {
@@ -47,14 +44,12 @@ const char* KeyPhaseName(KeyPhase phase) {
   return "?";
 }
 
-
 std::optional<KeyPhase> ParseKeyPhase(std::string_view text) {
   for (auto p : {KeyPhase::kStarted, KeyPhase::kBookingCreated, KeyPhase::kFinished}) {
     if (text == KeyPhaseName(p)) return p;
   }
   return std::nullopt;
 }
-
 
 const char* SettlementName(Settlement s) {
   switch (s) {
@@ -78,7 +73,6 @@ const char* SettlementName(Settlement s) {
   return "?";
 }
 
-
 std::string BookingEventJson(const std::string& event_id, const std::string& type, const Booking& b,
                              Instant occurred_at) {
   return nlohmann::json{{"id", event_id},
@@ -90,6 +84,5 @@ std::string BookingEventJson(const std::string& event_id, const std::string& typ
                         {"occurredAt", FormatRfc3339(occurred_at)}}
       .dump();
 }
-
 
 }  // namespace boxoffice

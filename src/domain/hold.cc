@@ -10,7 +10,6 @@ Status HoldNotFound(const std::string& hold_id) {
   return Status(Code::kNotFound, "hold " + hold_id + " not found");
 }
 
-
 Status SeatsUnavailable(const HoldRequest& request, std::vector<std::string> taken) {
   std::sort(taken.begin(), taken.end());
   return Status(Code::kConflict,
@@ -19,13 +18,11 @@ Status SeatsUnavailable(const HoldRequest& request, std::vector<std::string> tak
                 std::move(taken));
 }
 
-
 Status NoBlockAvailable(const HoldRequest& request) {
   const size_t n = request.picks().empty() ? 0 : request.picks().front().seats.size();
   return Status(Code::kConflict, "No " + std::to_string(n) + " adjacent seats of showtime " +
                                      std::to_string(request.showtime_id) + " are available");
 }
-
 
 Status SingleSeatGap(const HoldRequest& request, std::vector<std::string> stranded) {
   std::sort(stranded.begin(), stranded.end());
@@ -35,7 +32,6 @@ Status SingleSeatGap(const HoldRequest& request, std::vector<std::string> strand
                         JoinSeats(stranded) + " alone";  // (before stranded is moved)
   return Status(Code::kSingleSeatGap, std::move(message), std::move(stranded));
 }
-
 
 Status UnknownSeats(const HoldRequest& request, const std::vector<std::string>& found) {
   std::vector<std::string> unknown;
@@ -49,7 +45,6 @@ Status UnknownSeats(const HoldRequest& request, const std::vector<std::string>& 
   return Status(Code::kUnknownSeats, std::move(message), std::move(unknown));
 }
 
-
 Status HoldLimit(const HoldRequest& request, int64_t held) {
   return Status(Code::kHoldLimit, "customer " + std::to_string(request.customer_id) +
                                       " already holds " + std::to_string(held) +
@@ -59,20 +54,17 @@ Status HoldLimit(const HoldRequest& request, int64_t held) {
       .WithId(held);
 }
 
-
 Status ExplainUnknownSeats(const HoldRequest& request, const std::vector<std::string>& found,
                            bool showtime_exists) {
   if (found.empty() && !showtime_exists) return ShowtimeNotFound(request.showtime_id);
   return UnknownSeats(request, found);
 }
 
-
 HoldState DeriveHoldState(std::string_view stored, bool expired) {
   if (stored == "RELEASED") return HoldState::kReleased;
   if (stored == "BOOKED") return HoldState::kBooked;
   return expired ? HoldState::kExpired : HoldState::kHeld;
 }
-
 
 const char* HoldStateName(HoldState s) {
   switch (s) {

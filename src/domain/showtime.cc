@@ -16,28 +16,23 @@ const char* SeatStatusName(SeatStatus s) {
   return "?";
 }
 
-
 Status ShowtimeNotFound(int64_t showtime_id) {
   return Status(Code::kNotFound, "showtime " + std::to_string(showtime_id) + " not found");
 }
 
-
 Status SalesClosed(int64_t showtime_id) {
-  return Status(Code::kSalesClosed, "sales for showtime " + std::to_string(showtime_id) +
-                                        " have closed");
+  return Status(Code::kSalesClosed,
+                "sales for showtime " + std::to_string(showtime_id) + " have closed");
 }
-
 
 bool IsLayoutSeat(const std::vector<int>& numbers, int number) {
   return std::find(numbers.begin(), numbers.end(), number) != numbers.end();
 }
-
 
 SeatStatus ParseSeatStatus(std::string_view stored) {
   if (stored == "HELD") return SeatStatus::kHeld;
   if (stored == "BOOKED") return SeatStatus::kBooked;
   return SeatStatus::kAvailable;
 }
-
 
 }  // namespace boxoffice

@@ -56,7 +56,9 @@ struct Showtime {
   std::string time_zone = "UTC";
   int sales_close_minutes = 0;
   // When sales close: holds, checkouts and queue joins are refused from then on.
-  Instant sales_close_at() const { return starts_at - Millis(int64_t{sales_close_minutes} * 60'000); }
+  Instant sales_close_at() const {
+    return starts_at - Millis(int64_t{sales_close_minutes} * 60'000);
+  }
 };
 
 // Showtimes with from <= starts_at < to, ordered by (starts_at, id), after the cursor.

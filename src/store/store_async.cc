@@ -1,19 +1,18 @@
-// The asynchronous forms of Store's methods, by default the blocking ones on the loop's
-// blocking pool (kept apart from store.cc, which the clang fuzz build compiles without
-// coroutines).
+// The default bodies of the store roles' virtual methods: the asynchronous forms run the
+// blocking ones on the loop's blocking pool.
 #include "store/store.h"
 
 namespace boxoffice {
 
-io::asio::awaitable<Result<Hold>> Store::HoldSeatsAsync(HoldRequest request) {
+io::asio::awaitable<Result<Hold>> HoldStore::HoldSeatsAsync(HoldRequest request) {
   // (Named first: g++ 12 destroys a lambda temporary in a co_await expression twice.)
   auto work = [this, request = std::move(request)] { return HoldSeats(request); };
   co_return co_await io::Offload(std::move(work));
 }
 
-io::asio::awaitable<Result<Hold>> Store::HoldActionAsync(HoldAction action, std::string hold_id,
-                                                         int64_t customer_id, Millis ttl,
-                                                         Millis max_lifetime) {
+io::asio::awaitable<Result<Hold>> HoldStore::HoldActionAsync(HoldAction action, std::string hold_id,
+                                                             int64_t customer_id, Millis ttl,
+                                                             Millis max_lifetime) {
   auto work = [this, action, hold_id = std::move(hold_id), customer_id, ttl,
                max_lifetime]() -> Result<Hold> {
     switch (action) {
@@ -29,13 +28,13 @@ io::asio::awaitable<Result<Hold>> Store::HoldActionAsync(HoldAction action, std:
   co_return co_await io::Offload(std::move(work));
 }
 
-io::asio::awaitable<Result<int64_t>> Store::CreateShowtimeAsync(NewShowtime showtime) {
+io::asio::awaitable<Result<int64_t>> ShowtimeStore::CreateShowtimeAsync(NewShowtime showtime) {
   auto work = [this, showtime = std::move(showtime)] { return CreateShowtime(showtime); };
   co_return co_await io::Offload(std::move(work));
 }
 
-io::asio::awaitable<Status> Store::SetWaitingRoomAsync(int64_t showtime_id,
-                                                       WaitingRoomConfig config) {
+io::asio::awaitable<Status> AdmissionStore::SetWaitingRoomAsync(int64_t showtime_id,
+                                                                WaitingRoomConfig config) {
   auto work = [this, showtime_id, config] { return SetWaitingRoom(showtime_id, config); };
   co_return co_await io::Offload(std::move(work));
 }
@@ -45,31 +44,31 @@ io::asio::awaitable<Status> Store::PingAsync() {
   co_return co_await io::Offload(std::move(work));
 }
 
-io::asio::awaitable<Result<Showtime>> Store::GetShowtimeAsync(int64_t showtime_id) {
+io::asio::awaitable<Result<Showtime>> ShowtimeStore::GetShowtimeAsync(int64_t showtime_id) {
   auto work = [this, showtime_id] { return GetShowtime(showtime_id); };
   co_return co_await io::Offload(std::move(work));
 }
 
-io::asio::awaitable<Result<SeatMap>> Store::GetSeatMapAsync(int64_t showtime_id) {
+io::asio::awaitable<Result<SeatMap>> ShowtimeStore::GetSeatMapAsync(int64_t showtime_id) {
   auto work = [this, showtime_id] { return GetSeatMap(showtime_id); };
   co_return co_await io::Offload(std::move(work));
 }
 
-io::asio::awaitable<Result<std::vector<Showtime>>> Store::ListShowtimesAsync(ShowtimeQuery query) {
+io::asio::awaitable<Result<std::vector<Showtime>>> ShowtimeStore::ListShowtimesAsync(
+    ShowtimeQuery query) {
   auto work = [this, query = std::move(query)] { return ListShowtimes(query); };
   co_return co_await io::Offload(std::move(work));
 }
 
-io::asio::awaitable<Result<Booking>> Store::GetBookingAsync(int64_t booking_id,
-                                                            int64_t customer_id) {
+io::asio::awaitable<Result<Booking>> CheckoutStore::GetBookingAsync(int64_t booking_id,
+                                                                    int64_t customer_id) {
   auto work = [this, booking_id, customer_id] { return GetBooking(booking_id, customer_id); };
   co_return co_await io::Offload(std::move(work));
 }
 
-io::asio::awaitable<Result<bool>> Store::FinishCheckoutAsync(KeyLock lock, std::string session_id,
-                                                             std::string url, Instant expires_at,
-                                                             int response_status,
-                                                             std::string response_body) {
+io::asio::awaitable<Result<bool>> CheckoutStore::FinishCheckoutAsync(
+    KeyLock lock, std::string session_id, std::string url, Instant expires_at, int response_status,
+    std::string response_body) {
   auto work = [this, lock = std::move(lock), session_id = std::move(session_id),
                url = std::move(url), expires_at, response_status,
                response_body = std::move(response_body)] {
@@ -78,19 +77,19 @@ io::asio::awaitable<Result<bool>> Store::FinishCheckoutAsync(KeyLock lock, std::
   co_return co_await io::Offload(std::move(work), /*may_refuse=*/false);
 }
 
-io::asio::awaitable<Result<bool>> Store::TryBeginCheckoutAsync(IdempotencyKey, std::string, Millis,
-                                                               Millis, Millis, CheckoutBegun*) {
+io::asio::awaitable<Result<bool>> CheckoutStore::TryBeginCheckoutAsync(IdempotencyKey, std::string,
+                                                                       Millis, Millis, Millis,
+                                                                       CheckoutBegun*) {
   co_return false;
 }
 
-io::asio::awaitable<Result<std::optional<Settlement>>> Store::TryConfirmPaymentAsync(PaymentReport,
-                                                                                     Booking*) {
+io::asio::awaitable<Result<std::optional<Settlement>>> PaymentStore::TryConfirmPaymentAsync(
+    PaymentReport, Booking*) {
   co_return std::optional<Settlement>();
 }
 
-// (Here with the other default virtuals: the fuzz build compiles store.cc without them.)
-Result<bool> Store::SeedBatch(const std::string&, const std::vector<NewShowtime>& showtimes,
-                              int64_t) {
+Result<bool> ShowtimeStore::SeedBatch(const std::string&, const std::vector<NewShowtime>& showtimes,
+                                      int64_t) {
   for (const NewShowtime& showtime : showtimes) {
     auto id = CreateShowtime(showtime);
     if (!id.ok()) return id.status();
