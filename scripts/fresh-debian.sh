@@ -59,13 +59,29 @@ rm -rf "$root/src/boxoffice"
 mkdir -p "$root/src"
 git clone -q "$repo" "$root/src/boxoffice"
 
+# A network that inspects TLS (a site proxy with its own certificate authority, added on
+# this machine under /usr/local/share/ca-certificates) must be trusted inside too, or npm
+# cannot reach its registry; nothing else of this machine goes in.
+extra_ca=()
+for crt in /usr/local/share/ca-certificates/*.crt; do [ -f "$crt" ] && extra_ca+=("$crt"); done
+ca_env=()
+if [ ${#extra_ca[@]} -gt 0 ]; then
+  ca_env=(NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt)
+fi
 in_chroot() {
-  chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
+  chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 "${ca_env[@]}" \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin /bin/bash -c "$1"
 }
 log "what the fresh system has: $(in_chroot 'command -v node make gcc cmake || true' | tr '\n' ' ')"
 # The README's commands need make first (a fresh Debian has none), as .ci/run installs it.
 in_chroot 'apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq make >/dev/null'
+if [ ${#extra_ca[@]} -gt 0 ]; then
+  log "trusting this network's certificate authorities: ${extra_ca[*]}"
+  in_chroot 'DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ca-certificates >/dev/null'
+  mkdir -p "$root/usr/local/share/ca-certificates"
+  cp "${extra_ca[@]}" "$root/usr/local/share/ca-certificates/"
+  in_chroot 'update-ca-certificates >/dev/null'
+fi
 
 if [[ " $steps " == *" run "* ]]; then
   log "make run, until /readyz answers"
