@@ -18,7 +18,6 @@
 #include "core/seats.h"
 #include "core/text.h"
 #include "core/time_format.h"
-#include "store/sharded_store.h"
 
 namespace boxoffice {
 std::string_view OpenApiYaml();  // docs/openapi.yaml, embedded at build time
@@ -117,8 +116,8 @@ class Api {
   // showtimes; the others answer 503), and the body names each shard's state.
   io::asio::awaitable<Response> Readyz(Request&) {
     std::string shards;  // ,"shards":{...} when sharded
-    if (auto* sharded = dynamic_cast<ShardedStore*>(d_.store)) {
-      auto pings = co_await sharded->PingShardsAsync();
+    if (d_.store->Databases().size() > 1) {
+      auto pings = co_await d_.store->PingDatabasesAsync(Store::kPingDeadline);
       std::vector<std::string> down;
       nlohmann::json states = nlohmann::json::object();
       for (auto& [number, status] : pings) {

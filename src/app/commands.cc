@@ -164,7 +164,7 @@ struct DatabaseJobs {
                   seat_events->Publish({SeatChange::Type::kReleased, showtime_id, std::move(seats),
                                         SystemClock().Now()});
                 }),
-        relay(db.store, sink, kRelayInterval, kRelayBatchLimit, metrics, nullptr, f.outbox_lease,
+        relay(db.outbox, sink, kRelayInterval, kRelayBatchLimit, metrics, nullptr, f.outbox_lease,
               ShardLabel(db)),
         refunds(db.store, gateway, kRefundInterval, kRefundBatchLimit, metrics, ShardLabel(db)),
         reconciler(db.store, gateway, payments, ReconcileOptions(f), metrics) {
@@ -183,7 +183,7 @@ struct DatabaseJobs {
       LogWarn("final outbox round failed", {{"error", last.status().message()}});
   }
   static std::string ShardLabel(const Stores::Database& db) {
-    return db.name.empty() ? "" : "shard=\"" + db.name.substr(db.name.find(' ') + 1) + "\"";
+    return db.name.empty() ? "" : "shard=\"" + std::to_string(db.number) + "\"";
   }
   static ReconcilerOptions ReconcileOptions(const ServeFlags& f) {
     ReconcilerOptions reconcile;
@@ -254,7 +254,7 @@ int Relay(const Common& common, const std::string& kafka, const std::string& eve
   Metrics metrics;
   std::vector<std::unique_ptr<OutboxRelay>> relays;  // one per database (shard)
   for (size_t i = 0; i < databases.size(); ++i) {
-    relays.push_back(std::make_unique<OutboxRelay>(databases[i].store, sinks.value().For(i),
+    relays.push_back(std::make_unique<OutboxRelay>(databases[i].outbox, sinks.value().For(i),
                                                    kRelayInterval, batch, &metrics, nullptr, lease,
                                                    DatabaseJobs::ShardLabel(databases[i])));
     relays.back()->Start();
@@ -584,7 +584,7 @@ void AddCommands(CLI::App* app, int* exit_code) {
           *exit_code = Fail("audit failed on " + db.name, report.status());
           return;
         }
-        print("audit_" + db.name.substr(0, 5) + db.name.substr(6), report.value());
+        print("audit_shard" + std::to_string(db.number), report.value());
       }
     }
     auto report = store.value().store->Audit();

@@ -64,12 +64,7 @@ Result<Stores> OpenAndMigrate(const StoreConfig& config, const Clock* clock) {
   if (!stores.ok()) return stores.status();
   Stores& s = stores.value();
   if (Status st = s.store->Migrate(); !st.ok()) return st;
-  if (auto* sharded = dynamic_cast<ShardedStore*>(s.store.get())) {
-    for (const ShardedStore::Shard& shard : sharded->shards())
-      s.databases.push_back({shard.store, "shard " + std::to_string(shard.number)});
-  } else {
-    s.databases.push_back({s.store.get(), ""});
-  }
+  s.databases = s.store->Databases();
   return stores;
 }
 

@@ -21,10 +21,7 @@ struct StoreConfig {
 // refund worker, reconciler) run on: each shard, or the one database.
 struct Stores {
   std::unique_ptr<Store> store;
-  struct Database {
-    Store* store = nullptr;
-    std::string name;  // "shard 3"; empty for a single database
-  };
+  using Database = Store::Database;
   std::vector<Database> databases;  // filled by OpenAndMigrate (shards are numbered then)
 };
 

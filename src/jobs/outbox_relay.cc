@@ -7,7 +7,7 @@
 
 namespace boxoffice {
 
-OutboxRelay::OutboxRelay(Store* store, EventSink* sink, Millis interval, int batch_limit,
+OutboxRelay::OutboxRelay(OutboxStore* store, EventSink* sink, Millis interval, int batch_limit,
                          Metrics* metrics, const Clock* clock, Millis lease,
                          const std::string& metric_labels)
     : store_(store),

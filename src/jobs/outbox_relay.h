@@ -9,7 +9,7 @@
 // "outbox" (kLease), so one relay at a time drains it, in order; when its instance dies,
 // another takes over once the lease runs out. The lease must outlast the sink's longest
 // delivery (EventSink::MaxDeliveryTime, asserted), so a live relay delivers only within its
-// lease; and the mark is fenced by the lease (Store::MarkEventsPublished): a relay that
+// lease; and the mark is fenced by the lease (OutboxStore::MarkEventsPublished): a relay that
 // lost its lease anyway (paused, its clock behind) marks nothing and stops, leaving the
 // rows to the new holder. The cost of such a loss is duplicates, never loss.
 #pragma once
@@ -20,7 +20,7 @@
 #include "core/metrics.h"
 #include "events/event_sink.h"
 #include "jobs/periodic.h"
-#include "store/store.h"
+#include "store/outbox_store.h"
 
 namespace boxoffice {
 
@@ -32,7 +32,7 @@ class OutboxRelay {
   // clock: what the lag gauge measures against (the system clock when null).
   // lease: how long a round's claim on the outbox lasts (kLease by default).
   // metric_labels: the lag gauge's labels (`shard="1"` when each shard has a relay).
-  OutboxRelay(Store* store, EventSink* sink, Millis interval, int batch_limit, Metrics* metrics,
+  OutboxRelay(OutboxStore* store, EventSink* sink, Millis interval, int batch_limit, Metrics* metrics,
               const Clock* clock = nullptr, Millis lease = kLease,
               const std::string& metric_labels = "");
   ~OutboxRelay();  // stops and joins
@@ -43,7 +43,7 @@ class OutboxRelay {
   void Stop();
 
  private:
-  Store* store_;
+  OutboxStore* store_;
   EventSink* sink_;
   Millis interval_;
   int batch_limit_;

@@ -42,7 +42,7 @@ struct PgOptions {
 
 class PgConnection;
 
-class PgStore final : public Store {
+class PgStore final : public Store, public OutboxStore {
  public:
   explicit PgStore(PgOptions options);
   ~PgStore() override;
@@ -118,6 +118,8 @@ class PgStore final : public Store {
                             Millis lease) override;
   Result<std::map<BookingStatus, int64_t>> CountRecentBookings(Millis window) override;
   Result<AuditReport> Audit() override;
+  // The one database: this store, with its outbox.
+  std::vector<Database> Databases() override { return {Database{0, "", this, this}}; }
   Status SetWaitingRoom(int64_t showtime_id, const WaitingRoomConfig& config) override;
   io::asio::awaitable<Status> SetWaitingRoomAsync(int64_t showtime_id,
                                                   WaitingRoomConfig config) override;

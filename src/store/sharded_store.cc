@@ -136,8 +136,11 @@ Result<PgStore*> ShardedStore::ForPayment(const PaymentReport& report) const {
   return shards_.front().store;  // a reference no shard issued: recorded and refunded there
 }
 
-Status ShardedStore::PerShardOnly(const char* what) const {
-  return Status(Code::kInternal, std::string(what) + " runs per shard (ShardedStore::shards())");
+std::vector<Store::Database> ShardedStore::Databases() {
+  std::vector<Database> out;
+  for (const Shard& s : shards_)
+    out.push_back(Database{s.number, "shard " + std::to_string(s.number), s.store, s.store});
+  return out;
 }
 
 namespace {
@@ -152,7 +155,7 @@ io::asio::awaitable<void> PingInto(PgStore* store, std::shared_ptr<io::Completio
 // Every shard is asked at once and waited for until the deadline: one shard that does not
 // answer (a host that drops packets waits out the connect timeout) must not make /readyz
 // slower than a balancer's health check, or every instance would be taken out.
-io::asio::awaitable<std::vector<std::pair<int, Status>>> ShardedStore::PingShardsAsync(
+io::asio::awaitable<std::vector<std::pair<int, Status>>> ShardedStore::PingDatabasesAsync(
     Millis deadline) {
   auto executor = co_await io::asio::this_coro::executor;
   std::vector<std::shared_ptr<io::Completion<Status>>> answers;
@@ -580,14 +583,6 @@ Result<bool> ShardedStore::AbandonCheckout(int64_t booking_id) {
   return s->AbandonCheckout(booking_id);
 }
 
-Result<std::vector<OutboxEvent>> ShardedStore::PendingEvents(int64_t, int) {
-  return PerShardOnly("the outbox relay");
-}
-
-Result<bool> ShardedStore::AcquireLease(const std::string&, const std::string&, Millis) {
-  return PerShardOnly("a lease");
-}
-
 Result<AuditReport> ShardedStore::Audit() {
   if (shards_.empty()) return NotMigrated();
   AuditReport total;
@@ -643,11 +638,6 @@ Result<std::vector<std::pair<int64_t, WaitingRoomConfig>>> ShardedStore::Enabled
   }
   if (answered == 0) return Status(Code::kUnavailable, "waiting rooms: no shard answered");
   return all;
-}
-
-Status ShardedStore::MarkEventsPublished(const std::vector<int64_t>&, const std::string&,
-                                         const std::string&) {
-  return PerShardOnly("the outbox relay");
 }
 
 // Refunds are rare: their methods ask each shard (a refund id does not name its shard).

@@ -8,9 +8,9 @@
 // A new showtime goes to the shard with the fewest showtimes, skipping one that is down.
 //
 // Each shard keeps its own outbox, relay lease and refunds, and serve runs the jobs that
-// drain them per shard, on shards(). The outbox's methods (PendingEvents, AcquireLease,
-// MarkEventsPublished) answer kInternal here: outbox ids are per shard. Refunds, rare, are
-// looked for on each shard in turn.
+// drain them per shard, on Databases(): the outbox role (store/outbox_store.h) is each
+// shard's own, this router has none, outbox ids being per shard. Refunds, rare, are looked
+// for on each shard in turn.
 //
 // Migrate() migrates every shard, then numbers the ones never numbered: one that already
 // holds showtimes (a single database growing into shards) becomes shard 0, the others take
@@ -42,11 +42,9 @@ class ShardedStore final : public Store {
   };
   // After Migrate: the shards, by number.
   const std::vector<Shard>& shards() const { return shards_; }
-  // Each shard's answer to a ping, by number (for /readyz: which shard is down), all asked
-  // at once; a shard without an answer by the deadline counts as down. On an I/O loop.
-  static constexpr Millis kPingDeadline{500};
-  io::asio::awaitable<std::vector<std::pair<int, Status>>> PingShardsAsync(
-      Millis deadline = kPingDeadline);
+  // Each shard's answer to a ping, by number (for /readyz: which shard is down).
+  io::asio::awaitable<std::vector<std::pair<int, Status>>> PingDatabasesAsync(
+      Millis deadline) override;
 
   Status Migrate() override;
   Status Ping() override;
@@ -108,16 +106,12 @@ class ShardedStore final : public Store {
                                                    int limit) override;
   Status ReleaseCheckoutClaims(const std::vector<int64_t>& booking_ids) override;
   Result<bool> AbandonCheckout(int64_t booking_id) override;
-  Result<std::vector<OutboxEvent>> PendingEvents(int64_t after_id, int limit) override;
-  Result<bool> AcquireLease(const std::string& name, const std::string& owner,
-                            Millis lease) override;
   Result<AuditReport> Audit() override;
+  std::vector<Database> Databases() override;  // the shards, by number
   Status SetWaitingRoom(int64_t showtime_id, const WaitingRoomConfig& config) override;
   io::asio::awaitable<Status> SetWaitingRoomAsync(int64_t showtime_id,
                                                   WaitingRoomConfig config) override;
   Result<std::vector<std::pair<int64_t, WaitingRoomConfig>>> EnabledWaitingRooms() override;
-  Status MarkEventsPublished(const std::vector<int64_t>& ids, const std::string& lease_name,
-                             const std::string& owner) override;
   Result<std::vector<Refund>> PendingRefunds(int limit) override;
   Status RefundAttemptFailed(const std::string& refund_id, bool refused, const std::string& error,
                              Millis retry_after) override;
@@ -134,7 +128,6 @@ class ShardedStore final : public Store {
   // instance does not know (never refunded for it); the first shard for a reference no
   // shard could have issued, which records it and refunds the money.
   Result<PgStore*> ForPayment(const PaymentReport& report) const;
-  Status PerShardOnly(const char* what) const;
   // A host/port/database name of shard `number` for messages (never the password).
   std::string Describe(const Shard& shard) const;
 

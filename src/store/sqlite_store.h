@@ -41,7 +41,7 @@ struct SqliteOptions {
 
 class SqliteConnection;
 
-class SqliteStore final : public Store {
+class SqliteStore final : public Store, public OutboxStore {
  public:
   // Parses "sqlite:PATH[?synchronous=full]" into options; nullopt if malformed.
   static std::optional<SqliteOptions> ParseUrl(const std::string& url);
@@ -104,6 +104,8 @@ class SqliteStore final : public Store {
                             Millis lease) override;
   Result<std::map<BookingStatus, int64_t>> CountRecentBookings(Millis window) override;
   Result<AuditReport> Audit() override;
+  // The one database: this store, with its outbox.
+  std::vector<Database> Databases() override { return {Database{0, "", this, this}}; }
   Status SetWaitingRoom(int64_t showtime_id, const WaitingRoomConfig& config) override;
   Result<std::vector<std::pair<int64_t, WaitingRoomConfig>>> EnabledWaitingRooms() override;
   Status MarkEventsPublished(const std::vector<int64_t>& ids, const std::string& lease_name,

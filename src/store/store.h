@@ -21,6 +21,10 @@
 // statement timeouts, then returns kUnavailable. Errors are the Codes of core/status.h.
 #pragma once
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "core/status.h"
 #include "domain/booking.h"
 #include "domain/hold.h"
@@ -39,10 +43,27 @@ class Store : public ShowtimeStore,
               public HoldStore,
               public CheckoutStore,
               public PaymentStore,
-              public AdmissionStore,
-              public OutboxStore {
+              public AdmissionStore {
  public:
   ~Store() override = default;
+
+  // A database behind a store: the store itself, or one of its shards. The roles that live
+  // per database (the outbox) and the per-database jobs (sweeper, outbox relay, refund
+  // worker, reconciler) are reached through it.
+  struct Database {
+    int number = 0;        // the shard's number; 0 for a single database
+    std::string name;      // "shard 3"; empty for a single database
+    Store* store = nullptr;
+    OutboxStore* outbox = nullptr;
+  };
+  // The databases behind this store, by number (a store of shards knows them once
+  // Migrate has numbered them, and has none before).
+  virtual std::vector<Database> Databases() = 0;
+  // Each database's answer to a ping, by number, all asked at once; one without an answer
+  // by the deadline counts as down. On an I/O loop. By default the one database's PingAsync.
+  static constexpr Millis kPingDeadline{500};
+  virtual io::asio::awaitable<std::vector<std::pair<int, Status>>> PingDatabasesAsync(
+      Millis deadline);
 
   // Applies pending migrations; safe when several processes start at once.
   virtual Status Migrate() = 0;

@@ -97,6 +97,12 @@ Result<bool> ShowtimeStore::SeedBatch(const std::string&, const std::vector<NewS
   return true;
 }
 
+io::asio::awaitable<std::vector<std::pair<int, Status>>> Store::PingDatabasesAsync(Millis) {
+  std::vector<std::pair<int, Status>> out;
+  out.emplace_back(0, co_await PingAsync());
+  co_return out;
+}
+
 Result<int64_t> Store::SizeOnDisk() {
   return Status(Code::kInvalid, "not measured for this store");
 }

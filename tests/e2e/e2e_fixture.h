@@ -236,14 +236,9 @@ class PaymentCallbacks : public HttpApi {
   // The unpublished outbox rows of every database (each shard has its own outbox).
   std::vector<OutboxEvent> DirectEvents() {
     auto store = Direct();
-    std::vector<Store*> dbs = {store.get()};
-    if (auto* sharded = dynamic_cast<ShardedStore*>(store.get())) {
-      dbs.clear();
-      for (const auto& shard : sharded->shards()) dbs.push_back(shard.store);
-    }
     std::vector<OutboxEvent> all;
-    for (Store* db : dbs) {
-      auto some = db->PendingEvents(0, 1'000);
+    for (const Store::Database& db : store->Databases()) {
+      auto some = db.outbox->PendingEvents(0, 1'000);
       EXPECT_TRUE(some.ok()) << some.status().message();
       if (some.ok()) all.insert(all.end(), some->begin(), some->end());
     }

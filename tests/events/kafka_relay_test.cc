@@ -48,7 +48,7 @@ class KafkaRelay : public StoreContract {
     }
     for (const Refund& r : store_->PendingRefunds(100).value())
       EXPECT_TRUE(store_->CompleteRefund(r.refund_id, "gw").ok());
-    return store_->PendingEvents(0, 1000).value();
+    return Outbox()->PendingEvents(0, 1000).value();
   }
 
   std::unique_ptr<KafkaSink> Sink(const testing::MockKafka& kafka, Millis timeout = Millis(5'000)) {
@@ -59,8 +59,8 @@ class KafkaRelay : public StoreContract {
 
   // Drains the outbox through the relay, a bounded number of rounds.
   void Drain(OutboxRelay& relay) {
-    for (int i = 0; i < 20 && !store_->PendingEvents(0, 1)->empty(); ++i) (void)relay.RunOnce();
-    EXPECT_TRUE(store_->PendingEvents(0, 1)->empty());
+    for (int i = 0; i < 20 && !Outbox()->PendingEvents(0, 1)->empty(); ++i) (void)relay.RunOnce();
+    EXPECT_TRUE(Outbox()->PendingEvents(0, 1)->empty());
   }
 
   Metrics metrics_;
@@ -71,7 +71,7 @@ TEST_P(KafkaRelay, EveryEventArrivesKeyedByItsBookingInOrder) {
   const auto events = MakeEvents();
   ASSERT_EQ(events.size(), 15u);
   auto sink = Sink(kafka);
-  OutboxRelay relay(store_.get(), sink.get(), Millis(10), 4, &metrics_, &clock_);
+  OutboxRelay relay(Outbox(), sink.get(), Millis(10), 4, &metrics_, &clock_);
   Drain(relay);
   auto messages = kafka.ReadAll(events.size(), std::chrono::seconds(10));
   ASSERT_EQ(messages.size(), events.size());
@@ -102,10 +102,10 @@ TEST_P(KafkaRelay, ABrokerOutageLosesNothing) {
   testing::MockKafka kafka;
   const auto events = MakeEvents();
   auto sink = Sink(kafka, Millis(1'000));
-  OutboxRelay relay(store_.get(), sink.get(), Millis(10), 100, &metrics_, &clock_);
+  OutboxRelay relay(Outbox(), sink.get(), Millis(10), 100, &metrics_, &clock_);
   kafka.SetBrokersUp(false);
   EXPECT_FALSE(relay.RunOnce().ok());
-  EXPECT_EQ(store_->PendingEvents(0, 100)->size(), events.size()) << "nothing marked published";
+  EXPECT_EQ(Outbox()->PendingEvents(0, 100)->size(), events.size()) << "nothing marked published";
   kafka.SetBrokersUp(true);
   Drain(relay);
   std::set<std::string> ids;
@@ -121,7 +121,7 @@ TEST_P(KafkaRelay, ARelayDyingBetweenProduceAndMarkDuplicatesButLosesNothing) {
   auto sink = Sink(kafka);
   const std::vector<OutboxEvent> first_batch(events.begin(), events.begin() + 6);
   ASSERT_TRUE(sink->Deliver(first_batch).ok());  // produced; the process dies here
-  OutboxRelay relay(store_.get(), sink.get(), Millis(10), 100, &metrics_, &clock_);
+  OutboxRelay relay(Outbox(), sink.get(), Millis(10), 100, &metrics_, &clock_);
   Drain(relay);
   std::map<std::string, int> seen;
   for (const auto& m : kafka.ReadAll(events.size() + first_batch.size(), std::chrono::seconds(10)))

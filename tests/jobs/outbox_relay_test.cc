@@ -68,7 +68,7 @@ TEST_P(Relay, DeliversInOrderThenMarksPublished) {
   MakeEvents();
   const std::string path = testing::TempDir() + "/out/events.jsonl";
   FileSink sink(path);
-  OutboxRelay relay(store_.get(), &sink, Millis(10), 1, &metrics_);
+  OutboxRelay relay(Outbox(), &sink, Millis(10), 1, &metrics_);
   EXPECT_EQ(relay.RunOnce().value(), 1);  // batch of one: order across rounds counts too
   EXPECT_EQ(relay.RunOnce().value(), 1);
   EXPECT_EQ(relay.RunOnce().value(), 0);
@@ -82,15 +82,15 @@ TEST_P(Relay, DeliversInOrderThenMarksPublished) {
       EXPECT_TRUE(l.contains(field)) << field;
     }
   }
-  EXPECT_TRUE(store_->PendingEvents(0, 10)->empty());
+  EXPECT_TRUE(Outbox()->PendingEvents(0, 10)->empty());
 }
 
 TEST_P(Relay, AFailingSinkLosesNothing) {
   MakeEvents();
   FailingSink broken;
-  OutboxRelay failing(store_.get(), &broken, Millis(10), 100, &metrics_, &clock_);
+  OutboxRelay failing(Outbox(), &broken, Millis(10), 100, &metrics_, &clock_);
   EXPECT_FALSE(failing.RunOnce().ok());
-  EXPECT_EQ(store_->PendingEvents(0, 10)->size(), 2u);
+  EXPECT_EQ(Outbox()->PendingEvents(0, 10)->size(), 2u);
   // The lag gauge shows how long the oldest undelivered event has waited.
   clock_.Advance(Millis(5'000));
   EXPECT_NE(metrics_.Render().find("\nboxoffice_outbox_lag_seconds 5"), std::string::npos)
@@ -99,9 +99,9 @@ TEST_P(Relay, AFailingSinkLosesNothing) {
   clock_.Advance(OutboxRelay::kLease);
   const std::string path = testing::TempDir() + "/events.jsonl";
   FileSink sink(path);
-  OutboxRelay relay(store_.get(), &sink, Millis(10), 100, &metrics_, &clock_);
+  OutboxRelay relay(Outbox(), &sink, Millis(10), 100, &metrics_, &clock_);
   relay.Start();
-  for (int i = 0; i < 500 && !store_->PendingEvents(0, 10)->empty(); ++i) {
+  for (int i = 0; i < 500 && !Outbox()->PendingEvents(0, 10)->empty(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   relay.Stop();
@@ -113,11 +113,11 @@ TEST_P(Relay, OneRelayAtATimeDrainsTheOutbox) {
   MakeEvents();
   const std::string path = testing::TempDir() + "/events.jsonl";
   FileSink sink(path);
-  OutboxRelay first(store_.get(), &sink, Millis(10), 1, &metrics_, &clock_);
-  OutboxRelay second(store_.get(), &sink, Millis(10), 1, &metrics_, &clock_);
+  OutboxRelay first(Outbox(), &sink, Millis(10), 1, &metrics_, &clock_);
+  OutboxRelay second(Outbox(), &sink, Millis(10), 1, &metrics_, &clock_);
   EXPECT_EQ(first.RunOnce().value(), 1);
   EXPECT_EQ(second.RunOnce().value(), 0) << "the first relay holds the lease";
-  EXPECT_EQ(store_->PendingEvents(0, 10)->size(), 1u);
+  EXPECT_EQ(Outbox()->PendingEvents(0, 10)->size(), 1u);
   // The first relay's instance died: once its lease runs out, the second carries on.
   clock_.Advance(OutboxRelay::kLease + Millis(1));
   EXPECT_EQ(second.RunOnce().value(), 1);
@@ -132,10 +132,10 @@ TEST_P(Relay, OneRelayAtATimeDrainsTheOutbox) {
 TEST_P(Relay, AMarkAfterTheLeaseWasLostIsFencedOut) {
   MakeEvents();
   SlowSink paused;
-  OutboxRelay stale(store_.get(), &paused, Millis(10), 100, &metrics_, &clock_);
+  OutboxRelay stale(Outbox(), &paused, Millis(10), 100, &metrics_, &clock_);
   const std::string path = testing::TempDir() + "/events.jsonl";
   FileSink sink(path);
-  OutboxRelay successor(store_.get(), &sink, Millis(10), 100, &metrics_, &clock_);
+  OutboxRelay successor(Outbox(), &sink, Millis(10), 100, &metrics_, &clock_);
   Result<int> taken_over = 0;
   paused.during = [&] {
     clock_.Advance(OutboxRelay::kLease + Millis(1));
@@ -146,7 +146,7 @@ TEST_P(Relay, AMarkAfterTheLeaseWasLostIsFencedOut) {
   ASSERT_TRUE(taken_over.ok());
   EXPECT_EQ(taken_over.value(), 2);
   EXPECT_EQ(stale_round.status().code(), Code::kNotActive) << "the stale relay's mark was fenced";
-  EXPECT_TRUE(store_->PendingEvents(0, 10)->empty()) << "the successor marked them";
+  EXPECT_TRUE(Outbox()->PendingEvents(0, 10)->empty()) << "the successor marked them";
   // The stale relay stays out while the successor holds the lease.
   EXPECT_EQ(stale.RunOnce().value(), 0);
   MakeEvents("b");
@@ -158,19 +158,19 @@ TEST_P(Relay, AMarkAfterTheLeaseWasLostIsFencedOut) {
 // The fence itself: only the lease's owner, while it runs, marks rows.
 TEST_P(Relay, OnlyTheLeaseOwnerMarksRows) {
   MakeEvents();
-  auto pending = store_->PendingEvents(0, 10).value();
+  auto pending = Outbox()->PendingEvents(0, 10).value();
   std::vector<int64_t> ids;
   for (const auto& e : pending) ids.push_back(e.id);
-  EXPECT_EQ(store_->MarkEventsPublished(ids, "outbox", "nobody").code(), Code::kNotActive);
-  ASSERT_TRUE(store_->AcquireLease("outbox", "me", Millis(1'000)).value());
-  EXPECT_EQ(store_->MarkEventsPublished(ids, "outbox", "someone-else").code(), Code::kNotActive);
+  EXPECT_EQ(Outbox()->MarkEventsPublished(ids, "outbox", "nobody").code(), Code::kNotActive);
+  ASSERT_TRUE(Outbox()->AcquireLease("outbox", "me", Millis(1'000)).value());
+  EXPECT_EQ(Outbox()->MarkEventsPublished(ids, "outbox", "someone-else").code(), Code::kNotActive);
   clock_.Advance(Millis(1'001));
-  EXPECT_EQ(store_->MarkEventsPublished(ids, "outbox", "me").code(), Code::kNotActive)
+  EXPECT_EQ(Outbox()->MarkEventsPublished(ids, "outbox", "me").code(), Code::kNotActive)
       << "a lease that ran out fences its owner too";
-  EXPECT_EQ(store_->PendingEvents(0, 10)->size(), 2u);
-  ASSERT_TRUE(store_->AcquireLease("outbox", "me", Millis(1'000)).value());
-  EXPECT_TRUE(store_->MarkEventsPublished(ids, "outbox", "me").ok());
-  EXPECT_TRUE(store_->PendingEvents(0, 10)->empty());
+  EXPECT_EQ(Outbox()->PendingEvents(0, 10)->size(), 2u);
+  ASSERT_TRUE(Outbox()->AcquireLease("outbox", "me", Millis(1'000)).value());
+  EXPECT_TRUE(Outbox()->MarkEventsPublished(ids, "outbox", "me").ok());
+  EXPECT_TRUE(Outbox()->PendingEvents(0, 10)->empty());
 }
 
 TEST_P(Relay, BookingStatsShowTheLastDaysBookingsByStatus) {

@@ -116,12 +116,14 @@ class StoreContract : public ::testing::TestWithParam<Engine> {
   // The databases under the store: its shards, or the store itself.
   std::vector<Store*> Databases() {
     std::vector<Store*> out;
-    if (auto* sharded = dynamic_cast<ShardedStore*>(store_.get())) {
-      for (const auto& shard : sharded->shards()) out.push_back(shard.store);
-    } else {
-      out.push_back(store_.get());
-    }
+    for (const Store::Database& db : store_->Databases()) out.push_back(db.store);
     return out;
+  }
+  // The outbox of an engine of one database (each shard has its own: PendingEventsOfAll).
+  OutboxStore* Outbox() {
+    const auto dbs = store_->Databases();
+    EXPECT_EQ(dbs.size(), 1u) << "the outbox of one database";
+    return dbs.front().outbox;
   }
   // A booking reference no booking has, on a shard the store has (the shards engine's are
   // 1 and 2; a reference of a shard it lacks is refused, not recorded).
@@ -132,8 +134,8 @@ class StoreContract : public ::testing::TestWithParam<Engine> {
   // Unpublished outbox rows of every database (each shard has its own outbox).
   Result<std::vector<OutboxEvent>> PendingEventsOfAll(int limit) {
     std::vector<OutboxEvent> all;
-    for (Store* db : Databases()) {
-      auto some = db->PendingEvents(0, limit);
+    for (const Store::Database& db : store_->Databases()) {
+      auto some = db.outbox->PendingEvents(0, limit);
       if (!some.ok()) return some.status();
       all.insert(all.end(), some->begin(), some->end());
     }
