@@ -31,7 +31,7 @@ constexpr size_t kMaxTokenLength = 128;
 
 }  // namespace
 
-Admission::Admission(WaitingRoom* room, Store* store, const std::string& secret, const Clock* clock,
+Admission::Admission(WaitingRoom* room, AdmissionStore* store, const std::string& secret, const Clock* clock,
                      Metrics* metrics)
     : room_(room),
       store_(store),

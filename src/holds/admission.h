@@ -25,7 +25,7 @@
 #include "core/metrics.h"
 #include "gate/waiting_room.h"
 #include "jobs/periodic.h"
-#include "store/store.h"
+#include "store/admission_store.h"
 
 namespace boxoffice {
 
@@ -43,7 +43,7 @@ class Admission {
   static constexpr Millis kMaxAdmissionTtl{24 * 3'600'000};
 
   // secret: the service's token secret (a key for rooms is derived from it).
-  Admission(WaitingRoom* room, Store* store, const std::string& secret, const Clock* clock,
+  Admission(WaitingRoom* room, AdmissionStore* store, const std::string& secret, const Clock* clock,
             Metrics* metrics);
   ~Admission();
 
@@ -100,7 +100,7 @@ class Admission {
   void Sizes(int64_t RoomSizes::*size, Metrics::Samples* out);
 
   WaitingRoom* room_;
-  Store* store_;
+  AdmissionStore* store_;
   const std::string key_;
   const Clock* clock_;
   Counter& refused_;

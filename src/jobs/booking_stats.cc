@@ -4,7 +4,7 @@
 
 namespace boxoffice {
 
-BookingStats::BookingStats(Store* store, Millis interval, Metrics* metrics)
+BookingStats::BookingStats(PaymentStore* store, Millis interval, Metrics* metrics)
     : store_(store),
       interval_(interval),
       counts_(std::make_shared<std::array<std::atomic<int64_t>, 4>>()) {

@@ -12,7 +12,7 @@
 
 #include "core/metrics.h"
 #include "jobs/periodic.h"
-#include "store/store.h"
+#include "store/payment_store.h"
 
 namespace boxoffice {
 
@@ -20,7 +20,7 @@ class BookingStats {
  public:
   static constexpr Millis kWindow{24 * 3'600'000};
 
-  BookingStats(Store* store, Millis interval, Metrics* metrics);
+  BookingStats(PaymentStore* store, Millis interval, Metrics* metrics);
   ~BookingStats();
 
   // One count now.
@@ -29,7 +29,7 @@ class BookingStats {
   void Stop();
 
  private:
-  Store* store_;
+  PaymentStore* store_;
   Millis interval_;
   // By BookingStatus; shared with the gauges, which may be read after this is gone.
   std::shared_ptr<std::array<std::atomic<int64_t>, 4>> counts_;

@@ -4,7 +4,7 @@
 
 namespace boxoffice {
 
-Reconciler::Reconciler(Store* store, Gateway* gateway, PaymentService* payments,
+Reconciler::Reconciler(CheckoutStore* store, Gateway* gateway, PaymentService* payments,
                        ReconcilerOptions options, Metrics* metrics)
     : store_(store), gateway_(gateway), payments_(payments), options_(options), metrics_(metrics) {}
 

@@ -16,7 +16,7 @@
 #include "jobs/periodic.h"
 #include "payments/gateway.h"
 #include "payments/settlement.h"
-#include "store/store.h"
+#include "store/checkout_store.h"
 
 namespace boxoffice {
 
@@ -30,7 +30,7 @@ struct ReconcilerOptions {
 class Reconciler {
  public:
   // payments: settles what the gateway answers, as it settles a callback.
-  Reconciler(Store* store, Gateway* gateway, PaymentService* payments, ReconcilerOptions options,
+  Reconciler(CheckoutStore* store, Gateway* gateway, PaymentService* payments, ReconcilerOptions options,
              Metrics* metrics);
   ~Reconciler();  // stops and joins
 
@@ -42,7 +42,7 @@ class Reconciler {
  private:
   void Count(const std::string& outcome);
 
-  Store* store_;
+  CheckoutStore* store_;
   Gateway* gateway_;
   PaymentService* payments_;
   ReconcilerOptions options_;

@@ -5,7 +5,7 @@
 
 namespace boxoffice {
 
-RefundWorker::RefundWorker(Store* store, Gateway* gateway, Millis interval, int batch_limit,
+RefundWorker::RefundWorker(PaymentStore* store, Gateway* gateway, Millis interval, int batch_limit,
                            Metrics* metrics, const std::string& metric_labels)
     : store_(store),
       gateway_(gateway),

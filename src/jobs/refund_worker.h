@@ -20,7 +20,7 @@
 #include "core/metrics.h"
 #include "jobs/periodic.h"
 #include "payments/gateway.h"
-#include "store/store.h"
+#include "store/payment_store.h"
 
 namespace boxoffice {
 
@@ -32,7 +32,7 @@ class RefundWorker {
   static Millis Backoff(int attempts);
 
   // metric_labels: put before the backlog gauge's state label (`shard="1"` per shard).
-  RefundWorker(Store* store, Gateway* gateway, Millis interval, int batch_limit, Metrics* metrics,
+  RefundWorker(PaymentStore* store, Gateway* gateway, Millis interval, int batch_limit, Metrics* metrics,
                const std::string& metric_labels = "");
   ~RefundWorker();  // stops and joins
 
@@ -42,7 +42,7 @@ class RefundWorker {
   void Stop();
 
  private:
-  Store* store_;
+  PaymentStore* store_;
   Gateway* gateway_;
   Millis interval_;
   int batch_limit_;

@@ -58,7 +58,7 @@ bool IsValidIdempotencyKey(const std::string& key) {
   return true;
 }
 
-CheckoutService::CheckoutService(Store* store, Gateway* gateway, CheckoutOptions options,
+CheckoutService::CheckoutService(CheckoutStore* store, Gateway* gateway, CheckoutOptions options,
                                  Metrics* metrics, SeatGate* gate)
     : store_(store),
       gateway_(gateway),
@@ -158,7 +158,7 @@ io::asio::awaitable<Result<CheckoutService::Begun>> CheckoutService::Begin(
   // The claim's token, chosen here: a claim whose answer is lost can still be found.
   IdempotencyKey key{customer_id, idempotency_key, hold_id, NewUuidOnShard(ShardOfUuid(hold_id))};
   const KeyLock claim{customer_id, idempotency_key, key.token};
-  Store::CheckoutBegun begun;
+  CheckoutStore::CheckoutBegun begun;
   auto at_once = co_await store_->TryBeginCheckoutAsync(key, hold_id, options_.key_lease,
                                                         options_.hold_ttl,
                                                         options_.hold_max_lifetime, &begun);

@@ -44,7 +44,7 @@
 #include "io/follow_ups.h"
 #include "payments/gateway.h"
 #include "store/shards.h"
-#include "store/store.h"
+#include "store/checkout_store.h"
 
 namespace boxoffice {
 
@@ -74,11 +74,11 @@ struct CheckoutResponse {
 class CheckoutService {
  public:
   // gate: the seat gate whose keys follow the hold's new expiry, or null.
-  CheckoutService(Store* store, Gateway* gateway, CheckoutOptions options, Metrics* metrics,
+  CheckoutService(CheckoutStore* store, Gateway* gateway, CheckoutOptions options, Metrics* metrics,
                   SeatGate* gate = nullptr);
 
   // As API.md "Checkout and bookings". Errors: kKeyReused, kInProgress, and those of
-  // Store::StartCheckout (kNotFound, kNotActive, kCheckoutExists); kUnavailable when the
+  // CheckoutStore::StartCheckout (kNotFound, kNotActive, kCheckoutExists); kUnavailable when the
   // gateway or the store cannot be reached (nothing half-done).
   Result<CheckoutResponse> Checkout(int64_t customer_id, const std::string& idempotency_key,
                                     const std::string& hold_id);
@@ -101,7 +101,7 @@ class CheckoutService {
   void EndLeaseAside(const KeyLock& lock);
   // Phases 1 and 2: the key's record (kFinished: replay it) and, unless finished, the
   // booking, made now or by a request that died before this one. One statement when the
-  // store decides a new key's case in one step (Store::TryBeginCheckoutAsync).
+  // store decides a new key's case in one step (CheckoutStore::TryBeginCheckoutAsync).
   struct Begun {
     IdempotencyRecord record;
     std::optional<Booking> booking;  // unless the record is kFinished
@@ -110,12 +110,12 @@ class CheckoutService {
                                            std::string hold_id);
   // The callback and return URLs of a booking's payment session (reference: its id).
   std::pair<std::string, std::string> PublicUrls(const std::string& reference) const;
-  // The installation id of the database holding the booking (Store::InstallationId), read
+  // The installation id of the database holding the booking (CheckoutStore::InstallationId), read
   // once per database for the life of the process (it never changes): a checkout costs no
   // statement for it but the first.
   io::asio::awaitable<Result<std::string>> InstallationId(int64_t booking_id);
 
-  Store* store_;
+  CheckoutStore* store_;
   Gateway* gateway_;
   CheckoutOptions options_;
   Metrics* metrics_;

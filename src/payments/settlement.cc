@@ -4,7 +4,7 @@
 
 namespace boxoffice {
 
-PaymentService::PaymentService(Store* store, Metrics* metrics, OnConfirmed on_confirmed)
+PaymentService::PaymentService(PaymentStore* store, Metrics* metrics, OnConfirmed on_confirmed)
     : store_(store), on_confirmed_(std::move(on_confirmed)) {
   for (size_t i = 0; i < settled_.size(); ++i) {
     const char* outcome = SettlementName(static_cast<Settlement>(i));

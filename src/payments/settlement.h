@@ -2,7 +2,7 @@
 // callback, or the reconciler asking after a callback that never came.
 //
 // The store applies a report exactly once per payment id, all in one transaction
-// (Store::SettlePayment: confirmed, failed, refunded, or a duplicate that changes nothing).
+// (PaymentStore::SettlePayment: confirmed, failed, refunded, or a duplicate that changes nothing).
 // Then, for a confirmed booking, on_confirmed tells the hold path (the gate keeps the seats
 // until the showtime, the seat maps and the waiting room hear of it). Every report is
 // counted by outcome (boxoffice_payments_settled_total) and logged. Handlers translate
@@ -15,7 +15,7 @@
 
 #include "core/metrics.h"
 #include "io/loop.h"
-#include "store/store.h"
+#include "store/payment_store.h"
 
 namespace boxoffice {
 
@@ -25,13 +25,13 @@ class PaymentService {
   // first = true; and again, with first = false, for a duplicate of that report (the
   // answer to the first may have been lost before the hold path heard of it). May be empty.
   using OnConfirmed = std::function<void(const Booking&, bool first)>;
-  PaymentService(Store* store, Metrics* metrics, OnConfirmed on_confirmed);
+  PaymentService(PaymentStore* store, Metrics* metrics, OnConfirmed on_confirmed);
 
   // via: who brought the report ("callback", "reconciler"), for the log.
   Result<Settlement> Settle(const PaymentReport& report, std::string_view via,
                             std::string_view request_id = "");
   // The same, awaited on an I/O loop: a confirmation in one statement when the store
-  // decides that case in one step (Store::TryConfirmPaymentAsync), every other case on the
+  // decides that case in one step (PaymentStore::TryConfirmPaymentAsync), every other case on the
   // loop's blocking pool. kUnavailable when that pool is full as the report arrives (the
   // gateway retries); once the report is taken, its work is never refused.
   io::asio::awaitable<Result<Settlement>> SettleAsync(PaymentReport report, std::string via,
@@ -42,7 +42,7 @@ class PaymentService {
   void Settled(const PaymentReport& report, Settlement outcome, const Booking& confirmed,
                std::string_view via, std::string_view request_id);
 
-  Store* store_;
+  PaymentStore* store_;
   OnConfirmed on_confirmed_;
   // One counter per outcome, registered at construction: no registry lock per report.
   std::array<Counter*, static_cast<size_t>(Settlement::kOtherSession) + 1> settled_{};
