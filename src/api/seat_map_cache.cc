@@ -420,4 +420,17 @@ void SeatMapCache::InvalidateRemote(int64_t showtime_id) {
   slot->remote_stale = true;
 }
 
+io::asio::awaitable<Result<std::shared_ptr<const SeatMap>>> SeatMapCacheView::Load(
+    int64_t showtime_id) {
+  auto entry = co_await cache_->GetAsync(showtime_id);
+  if (!entry.ok()) co_return entry.status();
+  co_return std::shared_ptr<const SeatMap>(entry.value()->map);
+}
+
+std::shared_ptr<const SeatMap> SeatMapCacheView::Recent(int64_t showtime_id) {
+  auto entry = cache_->Latest(showtime_id);
+  if (!entry || clock_->Now() - entry->loaded_at > recent_) return nullptr;
+  return entry->map;
+}
+
 }  // namespace boxoffice::api

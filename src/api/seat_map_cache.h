@@ -49,6 +49,7 @@
 #include "core/metrics.h"
 #include "domain/showtime.h"
 #include "gate/seat_events.h"
+#include "holds/seat_map_view.h"
 #include "io/loop.h"
 
 namespace boxoffice::api {
@@ -219,6 +220,25 @@ class SeatMapCache {
   std::unordered_map<int64_t, Node> slots_;  // guarded by mu_
   std::list<int64_t> lru_;                   // guarded by mu_; most recently used first
   size_t bytes_ = 0;                         // guarded by mu_: the sum over slots_
+};
+
+// The hold path's view of the cache (holds/seat_map_view.h): layouts loaded through its
+// single flight, alternatives and disputes from its latest map when not older than
+// `recent` (on `clock`).
+class SeatMapCacheView final : public SeatMapView {
+ public:
+  SeatMapCacheView(SeatMapCache* cache, const Clock* clock, Millis recent)
+      : cache_(cache), clock_(clock), recent_(recent) {}
+  io::asio::awaitable<Result<std::shared_ptr<const SeatMap>>> Load(int64_t showtime_id) override;
+  std::shared_ptr<const SeatMap> Recent(int64_t showtime_id) override;
+  bool ShowsAvailable(int64_t showtime_id, const std::vector<std::string>& seats) override {
+    return cache_->ShowsAvailable(showtime_id, seats);
+  }
+
+ private:
+  SeatMapCache* cache_;
+  const Clock* clock_;
+  Millis recent_;
 };
 
 }  // namespace boxoffice::api

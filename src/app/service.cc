@@ -13,14 +13,6 @@ constexpr Millis kSeatMapMaxAge{1'000};  // API.md's Cache-Control max-age; 2 s 
 constexpr Millis kAlternativesMaxAge{10'000};
 constexpr Millis kWaitingRoomInterval{1'000};  // rooms advance and settings refresh this often
 
-// A showtime's seat map from the instance's cache (the hold path's source of layouts).
-io::asio::awaitable<Result<std::shared_ptr<const SeatMap>>> CachedMap(api::SeatMapCache* cache,
-                                                                      int64_t showtime_id) {
-  auto entry = co_await cache->GetAsync(showtime_id);
-  if (!entry.ok()) co_return entry.status();
-  co_return std::shared_ptr<const SeatMap>(entry.value()->map);
-}
-
 // Redis from --redis (nullopt without it); false (logged) when the URL is malformed.
 bool RedisFromFlags(const ServeFlags& f, std::optional<RedisOptions>* redis) {
   if (f.redis_url.empty()) return true;
@@ -146,13 +138,27 @@ Result<std::unique_ptr<Service>> Service::Open(const ServeFlags& f, const Clock*
     s.room_ = std::make_unique<InProcessWaitingRoom>();
   }
   SeatGate* gate = s.gate_.get();
-  s.holds_ = std::make_unique<HoldService>(store, HoldPolicy{f.hold_ttl, f.hold_max_lifetime},
-                                           metrics, gate);
-  s.holds_->SetRateLimiter(s.limiter_.get(), f.holds_per_minute);
-  s.holds_->SetSeatEvents(s.seat_events_.get());
   s.admission_ =
       std::make_unique<Admission>(s.room_.get(), store, f.common.jwt_secret, clock, metrics);
-  s.holds_->SetAdmission(s.admission_.get());
+  s.seat_maps_ = std::make_unique<api::SeatMapCache>(
+      [store](int64_t id) { return store->GetSeatMap(id); }, clock, kSeatMapMaxAge, metrics,
+      [store](int64_t id) { return store->GetSeatMapAsync(id); }, f.seat_map_cache_bytes);
+  api::SeatMapCache* seat_maps = s.seat_maps_.get();
+  s.seat_map_view_ =
+      std::make_unique<api::SeatMapCacheView>(seat_maps, clock, kAlternativesMaxAge);
+  s.cache_subscription_ = s.seat_events_->Subscribe(
+      [seat_maps](const SeatChange& change) { seat_maps->Hear(change); });
+  HoldServiceDeps hold_deps;
+  hold_deps.store = store;
+  hold_deps.metrics = metrics;
+  hold_deps.gate = gate;
+  hold_deps.limiter = s.limiter_.get();
+  hold_deps.holds_per_minute = f.holds_per_minute;
+  hold_deps.events = s.seat_events_.get();
+  hold_deps.admission = s.admission_.get();
+  hold_deps.maps = s.seat_map_view_.get();
+  s.holds_ =
+      std::make_unique<HoldService>(hold_deps, HoldPolicy{f.hold_ttl, f.hold_max_lifetime});
   HttpGatewayOptions gateway_options;
   gateway_options.base_url = f.gateway_url;
   gateway_options.max_in_flight = f.gateway_calls;
@@ -165,24 +171,6 @@ Result<std::unique_ptr<Service>> Service::Open(const ServeFlags& f, const Clock*
   s.payments_ = std::make_unique<PaymentService>(
       store, metrics,
       [holds](const Booking& booking, bool first) { holds->BookingConfirmed(booking, first); });
-  s.seat_maps_ = std::make_unique<api::SeatMapCache>(
-      [store](int64_t id) { return store->GetSeatMap(id); }, clock, kSeatMapMaxAge, metrics,
-      [store](int64_t id) { return store->GetSeatMapAsync(id); }, f.seat_map_cache_bytes);
-  api::SeatMapCache* seat_maps = s.seat_maps_.get();
-  s.cache_subscription_ = s.seat_events_->Subscribe(
-      [seat_maps](const SeatChange& change) { seat_maps->Hear(change); });
-  holds->SetMapSource(
-      [seat_maps](int64_t showtime_id) { return CachedMap(seat_maps, showtime_id); });
-  holds->SetMapView(
-      [seat_maps, clock](int64_t showtime_id) -> std::shared_ptr<const SeatMap> {
-        // Alternatives are suggestions: from the instance's latest map, but not an old one.
-        auto entry = seat_maps->Latest(showtime_id);
-        if (!entry || clock->Now() - entry->loaded_at > kAlternativesMaxAge) return nullptr;
-        return entry->map;
-      });
-  holds->SetSeatView([seat_maps](int64_t showtime_id, const std::vector<std::string>& seats) {
-    return seat_maps->ShowsAvailable(showtime_id, seats);
-  });
   s.seat_streams_ =
       std::make_unique<api::SeatStreams>(s.seat_events_.get(), f.max_streams, metrics);
   api::ApiDeps deps;

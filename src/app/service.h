@@ -126,6 +126,7 @@ class Service {
   std::unique_ptr<CheckoutService> checkout_;
   std::unique_ptr<PaymentService> payments_;
   std::unique_ptr<api::SeatMapCache> seat_maps_;
+  std::unique_ptr<api::SeatMapCacheView> seat_map_view_;
   uint64_t cache_subscription_ = 0;
   std::unique_ptr<api::SeatStreams> seat_streams_;
   http::Router router_;

@@ -9,25 +9,62 @@
 #include "store/shards.h"
 
 namespace boxoffice {
+namespace {
 
-HoldService::HoldService(Store* store, HoldPolicy policy, Metrics* metrics, SeatGate* gate)
-    : store_(store),
-      gate_(gate),
+Metrics* Required(Metrics* metrics) {
+  BOX_ASSERT(metrics != nullptr);
+  return metrics;
+}
+
+}  // namespace
+
+struct HoldService::Attempt {
+  int64_t showtime_id = 0;
+  int64_t customer_id = 0;
+  std::optional<BestAvailable> best;
+  const std::string* admission_token = nullptr;
+  // Plan's: the seats validated and sorted (empty for best available), the layout (null
+  // for a showtime the store does not know: its answer says so), the token's verdict.
+  Result<std::vector<std::string>> sorted = std::vector<std::string>{};
+  std::shared_ptr<const HallLayout> layout;
+  bool limit_checked = false;  // the rate limit was asked before the layout was read
+  Status token = Status::Ok();
+  HoldRequest request;
+  // Under the seat rules (best available, or a showtime that forbids gaps): picks, not seats.
+  bool ruled = false;
+  // SendChecks': what went to Redis, in one write.
+  std::optional<RateLimiter::Pending> limit;
+  std::optional<SeatGate::PendingClaim> claim;
+  std::optional<SeatGate::PendingPicks> picks;
+};
+
+HoldService::HoldService(const HoldServiceDeps& deps, HoldPolicy policy)
+    : store_(deps.store),
+      gate_(deps.gate),
+      limiter_(deps.limiter),
+      per_minute_(deps.holds_per_minute),
+      events_(deps.events),
+      admission_(deps.admission),
+      maps_(deps.maps),
       policy_(policy),
-      won_(metrics->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.",
+      won_(Required(deps.metrics)->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.",
                                "outcome=\"won\"")),
-      lost_(metrics->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.",
+      lost_(deps.metrics->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.",
                                 "outcome=\"lost\"")),
-      released_(metrics->GetCounter("boxoffice_holds_released_total",
+      released_(deps.metrics->GetCounter("boxoffice_holds_released_total",
                                     "Holds released by their customer.")),
-      rate_limited_(metrics->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.",
+      rate_limited_(deps.metrics->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.",
                                         "outcome=\"rate_limited\"")),
-      hold_limited_(metrics->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.",
+      hold_limited_(deps.metrics->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.",
                                         "outcome=\"hold_limit\"")),
-      gate_disputed_(metrics->GetCounter(
+      gate_disputed_(deps.metrics->GetCounter(
           "boxoffice_gate_disputed_total",
           "Gate refusals of seats this instance's map showed free, asked of the store.")),
-      follow_ups_(metrics, "holds") {}
+      follow_ups_(deps.metrics, "holds") {
+  BOX_ASSERT(store_ != nullptr);
+  BOX_ASSERT(!limiter_ || per_minute_ > 0);
+  BOX_ASSERT(policy_.ttl > Millis(0) && policy_.max_lifetime >= policy_.ttl);
+}
 
 void HoldService::ReleaseIfMade(const HoldRequest& request) {
   // Past the hold's TTL it has expired by itself (and a margin for a statement that
@@ -94,8 +131,8 @@ io::asio::awaitable<Result<std::shared_ptr<const HallLayout>>> HoldService::Layo
   auto showtime = co_await store_->GetShowtimeAsync(showtime_id);
   if (!showtime.ok()) co_return showtime.status();
   std::shared_ptr<const SeatMap> map;
-  if (map_source_) {
-    auto cached = co_await map_source_(showtime_id);
+  if (maps_) {
+    auto cached = co_await maps_->Load(showtime_id);
     if (!cached.ok()) co_return cached.status();
     map = std::move(cached.value());
   } else {
@@ -116,8 +153,8 @@ Status HoldService::WithAlternatives(Status refused, int64_t showtime_id,
                                      const HallLayout* layout) {
   if (refused.code() != Code::kConflict && refused.code() != Code::kSingleSeatGap) return refused;
   std::vector<std::vector<std::string>> blocks;
-  if (layout && map_view_) {
-    if (auto map = map_view_(showtime_id))
+  if (layout && maps_) {
+    if (auto map = maps_->Recent(showtime_id))
       blocks = layout->Alternatives(seats, *map, kMaxAlternatives);
   }
   return refused.WithAlternatives(std::move(blocks));
@@ -127,123 +164,137 @@ io::asio::awaitable<Result<Hold>> HoldService::Decide(int64_t showtime_id, int64
                                                       std::vector<std::string> seats,
                                                       std::optional<BestAvailable> best,
                                                       const std::string* admission_token) {
-  // What asks nobody comes first: it decides whether a gate claim may be sent.
-  auto sorted = best ? Result<std::vector<std::string>>(std::vector<std::string>{})
-                     : ValidateHoldSeats(seats);
+  Attempt a;
+  a.showtime_id = showtime_id;
+  a.customer_id = customer_id;
+  a.best = std::move(best);
+  a.admission_token = admission_token;
+  a.sorted = a.best ? Result<std::vector<std::string>>(std::vector<std::string>{})
+                    : ValidateHoldSeats(seats);
+  if (Status planned = co_await Plan(a); !planned.ok()) co_return planned;
+  SendChecks(a);
+  if (Status admitted = co_await Admit(a); !admitted.ok()) co_return admitted;
+  if (!a.sorted.ok()) co_return a.sorted.status();
+  if (a.best && a.request.picks().empty()) {  // no block of that size in the hall at all
+    lost_.Inc();
+    co_return NoBlockAvailable(a.request);
+  }
+  if (!a.ruled) co_return co_await DecideByHand(a);
+  BOX_ASSERT(!a.claim);  // a ruled request claims picks, never plain seats
+  std::optional<SeatGate::PicksDecision> gated;
+  if (a.picks) gated = co_await gate_->AwaitPicks(std::move(*a.picks));
+  auto result = co_await DecideRuled(a.request, std::move(gated));
+  if (!result.ok() && !a.best) {
+    co_return WithAlternatives(result.status(), showtime_id, a.request.seats, a.layout.get());
+  }
+  co_return result;
+}
+
+io::asio::awaitable<Status> HoldService::Plan(Attempt& a) {
   // The layout and the gap rule (the store's, read once per showtime and instance). An
   // unknown showtime is left to the store's answer, as before there were rules. A layout
   // not known yet is read only after the rate limit has let the attempt through, so that
   // attempts past the limit (or on showtimes that do not exist) never cost a store read.
-  std::shared_ptr<const HallLayout> layout;
-  bool limit_checked = false;
-  if (sorted.ok()) {
-    layout = KnownLayout(showtime_id);
-    if (!layout) {
+  if (a.sorted.ok()) {
+    a.layout = KnownLayout(a.showtime_id);
+    if (!a.layout) {
       if (limiter_) {
-        auto first = limiter_->Send(customer_id);
+        auto first = limiter_->Send(a.customer_id);
         const auto d = co_await limiter_->Await(std::move(first));
         if (!d.allowed) {
           rate_limited_.Inc();
           co_return RateLimited(d.retry_after);
         }
-        limit_checked = true;
+        a.limit_checked = true;
       }
-      auto known = co_await LayoutOf(showtime_id);
+      auto known = co_await LayoutOf(a.showtime_id);
       if (known.ok()) {
-        layout = std::move(known.value());
+        a.layout = std::move(known.value());
       } else if (known.status().code() != Code::kNotFound) {
         co_return known.status();
-      } else if (best) {
-        co_return ShowtimeNotFound(showtime_id);
+      } else if (a.best) {
+        co_return ShowtimeNotFound(a.showtime_id);
       }
     }
   }
-  Status token =
-      admission_ ? admission_->CheckToken(showtime_id, customer_id, admission_token) : Status::Ok();
-  HoldRequest request{NewHoldId(showtime_id), showtime_id, customer_id,
-                      sorted.ok() ? std::move(sorted.value()) : std::vector<std::string>{},
-                      policy_.ttl};
-  if (best) {
-    if (!layout->HasCategory(best->category)) {
-      co_return Status(Code::kInvalid, "showtime " + std::to_string(showtime_id) +
-                                           " has no seats of category " + best->category);
+  a.token = admission_ ? admission_->CheckToken(a.showtime_id, a.customer_id, a.admission_token)
+                       : Status::Ok();
+  a.request = HoldRequest{NewHoldId(a.showtime_id), a.showtime_id, a.customer_id,
+                          a.sorted.ok() ? a.sorted.value() : std::vector<std::string>{},
+                          policy_.ttl};
+  if (a.best) {
+    BOX_ASSERT(a.layout);  // best available without a layout ended above
+    if (!a.layout->HasCategory(a.best->category)) {
+      co_return Status(Code::kInvalid, "showtime " + std::to_string(a.showtime_id) +
+                                           " has no seats of category " + a.best->category);
     }
-    request.best = layout->Best(best->count, best->category);
-  } else if (layout && sorted.ok()) {
-    request.guards = layout->GuardsFor(request.seats);
+    a.request.best = a.layout->Best(a.best->count, a.best->category);
+  } else if (a.layout && a.sorted.ok()) {
+    a.request.guards = a.layout->GuardsFor(a.request.seats);
   }
-  // Seats picked by hand and refused: with the alternatives this instance's map shows.
-  auto refuse = [&](Status refused) {
-    return best ? std::move(refused)
-                : WithAlternatives(std::move(refused), showtime_id, request.seats, layout.get());
-  };
-  // The rate limit and the claim leave in one write.
-  std::optional<RateLimiter::Pending> limit;
-  if (limiter_ && !limit_checked) limit = limiter_->Send(customer_id);
-  std::optional<SeatGate::PendingClaim> claim;
-  std::optional<SeatGate::PendingPicks> picks;
   // Holds under the seat rules claim their picks (best available's blocks, or the seats
   // with their guards) in one Lua call; the others their seats, as ever.
-  const bool ruled = best || !request.guards.empty();
-  if (gate_ && sorted.ok() && token.ok() &&
-      !(limit && limit->decided && !limit->decided->allowed)) {
-    const Millis claim_ttl = std::min(policy_.gate_claim_ttl, request.ttl);
-    if (!ruled) {
-      claim = gate_->SendClaim(showtime_id, request.seats, request.hold_id, claim_ttl);
-    } else if (!best || !request.picks().empty()) {
-      picks = gate_->SendPicks(showtime_id, Picks(request), request.hold_id, claim_ttl);
-    }
+  a.ruled = a.best || !a.request.guards.empty();
+  co_return Status::Ok();
+}
+
+void HoldService::SendChecks(Attempt& a) {
+  if (limiter_ && !a.limit_checked) a.limit = limiter_->Send(a.customer_id);
+  const bool limit_refused = a.limit && a.limit->decided && !a.limit->decided->allowed;
+  if (!gate_ || !a.sorted.ok() || !a.token.ok() || limit_refused) return;
+  const Millis claim_ttl = std::min(policy_.gate_claim_ttl, a.request.ttl);
+  if (!a.ruled) {
+    a.claim = gate_->SendClaim(a.showtime_id, a.request.seats, a.request.hold_id, claim_ttl);
+  } else if (!a.best || !a.request.picks().empty()) {
+    a.picks = gate_->SendPicks(a.showtime_id, Picks(a.request), a.request.hold_id, claim_ttl);
   }
-  // A refusal after the claim was sent gives its keys back (token-checked: only ours go),
-  // and is answered once they are gone.
-  const bool claim_sent = claim && (claim->call || claim->decided);
+}
+
+io::asio::awaitable<Status> HoldService::Admit(Attempt& a) {
   Status refused = Status::Ok();
-  if (limit) {
-    const auto d = co_await limiter_->Await(std::move(*limit));
+  if (a.limit) {
+    const auto d = co_await limiter_->Await(std::move(*a.limit));
+    a.limit.reset();
     if (!d.allowed) {
       rate_limited_.Inc();
       refused = RateLimited(d.retry_after);
     }
   }
-  if (refused.ok() && !token.ok()) refused = token;
+  if (refused.ok() && !a.token.ok()) refused = a.token;
   if (refused.ok() && admission_) {
-    refused = co_await admission_->CheckHoldAsync(showtime_id, customer_id, admission_token,
-                                                  /*token_checked=*/true);
+    refused = co_await admission_->CheckHoldAsync(a.showtime_id, a.customer_id,
+                                                  a.admission_token, /*token_checked=*/true);
   }
-  if (!refused.ok()) {
-    if (claim_sent) co_await gate_->ReleaseNow(showtime_id, request.seats, request.hold_id);
-    if (picks && picks->call) {
-      auto gated = co_await gate_->AwaitPicks(std::move(*picks));
-      if (auto seats = PicksClaimed(request, gated); !seats.empty()) {
-        co_await gate_->ReleaseNow(showtime_id, std::move(seats), request.hold_id);
-      }
+  if (refused.ok()) co_return refused;
+  // A refusal after the claim was sent gives its keys back, and is answered once they are
+  // gone.
+  if (a.claim && (a.claim->call || a.claim->decided)) {
+    co_await gate_->ReleaseNow(a.showtime_id, a.request.seats, a.request.hold_id);
+  }
+  a.claim.reset();
+  if (a.picks && a.picks->call) {
+    auto gated = co_await gate_->AwaitPicks(std::move(*a.picks));
+    if (auto seats = PicksClaimed(a.request, gated); !seats.empty()) {
+      co_await gate_->ReleaseNow(a.showtime_id, std::move(seats), a.request.hold_id);
     }
-    co_return refused;
   }
-  if (!sorted.ok()) co_return sorted.status();
-  if (best && request.picks().empty()) {  // no block of that size in the hall at all
-    lost_.Inc();
-    co_return NoBlockAvailable(request);
-  }
-  if (ruled) {
-    std::optional<SeatGate::PicksDecision> gated;
-    if (picks) gated = co_await gate_->AwaitPicks(std::move(*picks));
-    std::vector<std::string> asked = request.seats;  // (request is moved on)
-    auto result = co_await DecideRuled(std::move(request), std::move(gated));
-    if (!result.ok() && !best) {
-      co_return WithAlternatives(result.status(), showtime_id, asked, layout.get());
-    }
-    co_return result;
-  }
+  a.picks.reset();
+  co_return refused;
+}
+
+io::asio::awaitable<Result<Hold>> HoldService::DecideByHand(Attempt& a) {
+  const HoldRequest& request = a.request;
   bool claimed = false;
   bool disputed = false;  // the gate said taken, this instance's map says free
-  if (claim) {
-    auto decision = co_await gate_->AwaitClaim(std::move(*claim));
+  if (a.claim) {
+    auto decision = co_await gate_->AwaitClaim(std::move(*a.claim));
     if (decision.verdict == SeatGate::Verdict::kTaken) {
-      disputed = shown_free_ && shown_free_(showtime_id, decision.taken) && MayDispute(showtime_id);
+      disputed = maps_ && maps_->ShowsAvailable(a.showtime_id, decision.taken) &&
+                 MayDispute(a.showtime_id);
       if (!disputed) {
         lost_.Inc();
-        co_return refuse(SeatsUnavailable(request, std::move(decision.taken)));
+        co_return WithAlternatives(SeatsUnavailable(request, std::move(decision.taken)),
+                                   a.showtime_id, request.seats, a.layout.get());
       }
       gate_disputed_.Inc();
     }
@@ -253,22 +304,34 @@ io::asio::awaitable<Result<Hold>> HoldService::Decide(int64_t showtime_id, int64
   }
   auto result = co_await store_->HoldSeatsAsync(request);
   if (!result.ok() && result.status().maybe_applied()) ReleaseIfMade(request);
+  co_await SettleKeysByHand(a, result, claimed, disputed);
   if (result.ok()) {
+    // All or nothing: exactly the seats asked.
+    BOX_ASSERT(std::is_permutation(result->seats.begin(), result->seats.end(),
+                                   request.seats.begin(), request.seats.end()));
     won_.Inc();
-    if (claimed) gate_->Rearm(showtime_id, request.seats, request.hold_id, request.ttl);
-    if (disputed) {
-      co_await gate_->RepairNow(showtime_id, request.seats, request.hold_id, request.ttl);
-    }
-    SeatsChanged(SeatChange::Type::kHeld, showtime_id, result->seats);
-  } else {
-    const Code code = result.status().code();
-    if (code == Code::kConflict) lost_.Inc();
-    if (code == Code::kHoldLimit) hold_limited_.Inc();
-    // The store said no: this hold's keys must not turn anyone else away.
-    if (claimed) gate_->Release(showtime_id, request.seats, request.hold_id);
-    co_return refuse(result.status());
+    SeatsChanged(SeatChange::Type::kHeld, a.showtime_id, result->seats);
+    co_return result;
   }
-  co_return result;
+  const Code code = result.status().code();
+  if (code == Code::kConflict) lost_.Inc();
+  if (code == Code::kHoldLimit) hold_limited_.Inc();
+  co_return WithAlternatives(result.status(), a.showtime_id, request.seats, a.layout.get());
+}
+
+io::asio::awaitable<void> HoldService::SettleKeysByHand(const Attempt& a,
+                                                        const Result<Hold>& result, bool claimed,
+                                                        bool disputed) {
+  const HoldRequest& request = a.request;
+  if (!result.ok()) {
+    // The store said no: this hold's keys must not turn anyone else away.
+    if (claimed) gate_->Release(a.showtime_id, request.seats, request.hold_id);
+    co_return;
+  }
+  if (claimed) gate_->Rearm(a.showtime_id, request.seats, request.hold_id, request.ttl);
+  if (disputed) {
+    co_await gate_->RepairNow(a.showtime_id, request.seats, request.hold_id, request.ttl);
+  }
 }
 
 std::shared_ptr<const std::vector<SeatPick>> HoldService::Picks(const HoldRequest& request) {
@@ -295,8 +358,8 @@ std::vector<std::string> HoldService::PicksClaimed(const HoldRequest& request,
 }
 
 bool HoldService::MapAllows(const HoldRequest& request) {
-  if (!map_view_) return false;
-  auto map = map_view_(request.showtime_id);
+  if (!maps_) return false;
+  auto map = maps_->Recent(request.showtime_id);
   if (!map) return false;
   std::unordered_map<std::string, bool> free;
   for (const auto& s : map->seats) free.emplace(s.code, s.status == SeatStatus::kAvailable);
@@ -344,37 +407,45 @@ io::asio::awaitable<Result<Hold>> HoldService::DecideRuled(
     result = co_await store_->HoldSeatsAsync(request);
   }
   if (!result.ok() && result.status().maybe_applied()) ReleaseIfMade(request);
+  if (gate_) co_await SettleKeysRuled(request, gated, claimed, result);
   if (result.ok()) {
     won_.Inc();
-    if (gate_) {
-      // Keys claimed for seats the store did not give go; the store's seats get theirs.
-      // (Only the difference is released: a release sent aside could land after the
-      // repair and take a key of the new hold away.)
-      std::vector<std::string> stale;
-      std::set_difference(claimed.begin(), claimed.end(), result->seats.begin(),
-                          result->seats.end(), std::back_inserter(stale));
-      if (!stale.empty()) gate_->Release(showtime_id, stale, request.hold_id);
-      const bool asked = gated && gated->verdict != SeatGate::Verdict::kSkipped;
-      if (asked && gated->verdict == SeatGate::Verdict::kClaimed && claimed == result->seats) {
-        gate_->Rearm(showtime_id, result->seats, request.hold_id, request.ttl);
-      } else if (asked) {
-        // Awaited: the hold is answered once its keys are set, so a release the customer
-        // sends next cannot land before this repair (which would then set a dead hold's
-        // keys again, or overwrite a newer hold's).
-        co_await gate_->RepairNow(showtime_id, result->seats, request.hold_id, request.ttl);
-      } else {
-        gate_->Repair(showtime_id, result->seats, request.hold_id, request.ttl);  // resting
-      }
-    }
     SeatsChanged(SeatChange::Type::kHeld, showtime_id, result->seats);
     co_return result;
   }
   const Code code = result.status().code();
   if (code == Code::kConflict || code == Code::kSingleSeatGap) lost_.Inc();
   if (code == Code::kHoldLimit) hold_limited_.Inc();
-  // The store said no: this hold's keys must not turn anyone else away.
-  if (!claimed.empty()) gate_->Release(showtime_id, claimed, request.hold_id);
   co_return result;
+}
+
+io::asio::awaitable<void> HoldService::SettleKeysRuled(
+    const HoldRequest& request, const std::optional<SeatGate::PicksDecision>& gated,
+    const std::vector<std::string>& claimed, const Result<Hold>& result) {
+  const int64_t showtime_id = request.showtime_id;
+  if (!result.ok()) {
+    // The store said no: this hold's keys must not turn anyone else away.
+    if (!claimed.empty()) gate_->Release(showtime_id, claimed, request.hold_id);
+    co_return;
+  }
+  // Keys claimed for seats the store did not give go; the store's seats get theirs.
+  // (Only the difference is released: a release sent aside could land after the repair and
+  // take a key of the new hold away.)
+  std::vector<std::string> stale;
+  std::set_difference(claimed.begin(), claimed.end(), result->seats.begin(),
+                      result->seats.end(), std::back_inserter(stale));
+  if (!stale.empty()) gate_->Release(showtime_id, stale, request.hold_id);
+  const bool asked = gated && gated->verdict != SeatGate::Verdict::kSkipped;
+  if (asked && gated->verdict == SeatGate::Verdict::kClaimed && claimed == result->seats) {
+    gate_->Rearm(showtime_id, result->seats, request.hold_id, request.ttl);
+  } else if (asked) {
+    // Awaited: the hold is answered once its keys are set, so a release the customer sends
+    // next cannot land before this repair (which would then set a dead hold's keys again,
+    // or overwrite a newer hold's).
+    co_await gate_->RepairNow(showtime_id, result->seats, request.hold_id, request.ttl);
+  } else {
+    gate_->Repair(showtime_id, result->seats, request.hold_id, request.ttl);  // resting
+  }
 }
 
 bool HoldService::MayDispute(int64_t showtime_id) {

@@ -16,6 +16,7 @@
 #include "gate/seat_events.h"
 #include "gate/seat_gate.h"
 #include "holds/admission.h"
+#include "holds/seat_map_view.h"
 #include "holds/seat_rules.h"
 #include "io/follow_ups.h"
 #include "store/store.h"
@@ -31,10 +32,34 @@ struct HoldPolicy {
   Millis gate_claim_ttl{10'000};
 };
 
+// What a hold is decided with, given once at construction. Only the store and metrics are
+// required; each other part, when null, is simply not asked.
+struct HoldServiceDeps {
+  // Holds are decided by the store's HoldStore; a showtime's layout, gap rule and start
+  // come from its ShowtimeStore (read once per showtime and instance).
+  Store* store = nullptr;
+  Metrics* metrics = nullptr;
+  // The Redis seat gate in front of the store (null: the embedded profile).
+  SeatGate* gate = nullptr;
+  // Hold attempts per customer and minute (null: unlimited).
+  RateLimiter* limiter = nullptr;
+  int holds_per_minute = 0;
+  // Where this instance's seat changes are published once committed (seat-map caches and
+  // live streams hear of them).
+  SeatEvents* events = nullptr;
+  // The waiting rooms holds must pass (null: none).
+  Admission* admission = nullptr;
+  // This instance's seat maps (null: layouts come from the store's seat map, a refused hold
+  // carries no alternatives, and the gate's "taken" is final).
+  SeatMapView* maps = nullptr;
+};
+
 class HoldService {
  public:
-  // gate: the Redis seat gate in front of the store, or null (embedded profile).
-  HoldService(Store* store, HoldPolicy policy, Metrics* metrics, SeatGate* gate = nullptr);
+  HoldService(const HoldServiceDeps& deps, HoldPolicy policy);
+  // The store alone, with the gate when given (jobs, tests).
+  HoldService(Store* store, HoldPolicy policy, Metrics* metrics, SeatGate* gate = nullptr)
+      : HoldService(HoldServiceDeps{.store = store, .metrics = metrics, .gate = gate}, policy) {}
 
   // In order: the rate limit (kRateLimited), the waiting room (kNotAdmitted without a
   // running admission when the showtime has a room), validation (kInvalid, nothing
@@ -69,7 +94,8 @@ class HoldService {
   // Picked by hand on a showtime that forbids single-seat gaps, a hold carries the guards
   // of its seats (kSingleSeatGap when it would leave a seat alone). A hold picked by hand
   // and refused (kConflict, kSingleSeatGap) carries up to kMaxAlternatives free blocks of
-  // its size and category from this instance's seat map (SetMapView), nearest first.
+  // its size and category from this instance's recent seat map (SeatMapView::Recent),
+  // nearest first.
   static constexpr size_t kMaxAlternatives = 3;
   // A hold's read, release and extension, awaited on an I/O loop without blocking it (the
   // store's one statement; the gate's keys released or rearmed aside).
@@ -88,40 +114,12 @@ class HoldService {
   // own within their max age, and the streams are not told twice).
   void BookingConfirmed(const Booking& booking, bool announce = true);
 
-  // Hold attempts per customer are limited by `limiter` (null: unlimited). Set before
-  // serving.
-  void SetRateLimiter(RateLimiter* limiter, int per_minute) {
-    limiter_ = limiter;
-    per_minute_ = per_minute;
-  }
-
-  // After this instance changed seats (a hold, a release, a confirmed booking), the change
-  // is published there, once committed: seat-map caches and live streams hear of it. Set
-  // before serving.
-  void SetSeatEvents(SeatEvents* events) { events_ = events; }
-  // The waiting rooms holds must pass (null: none). Set before serving.
-  void SetAdmission(Admission* admission) { admission_ = admission; }
-  // Whether this instance's seat map (its cache, no store query) shows every one of the
-  // seats AVAILABLE. When the gate calls such seats taken, the gate may hold keys a lost
-  // release left behind: the store is asked, and its yes repairs the keys. The map also
-  // lags behind holds in flight and other instances' holds, so in a storm it would send
-  // every loser to the store: at most one such dispute per showtime per kDisputeInterval
-  // goes to the store, the others are refused as the gate says. Set before serving;
-  // without it, the gate's "taken" is final.
-  using SeatView = std::function<bool(int64_t showtime_id, const std::vector<std::string>& seats)>;
-  void SetSeatView(SeatView shown_free) { shown_free_ = std::move(shown_free); }
-  // The seat map this instance has for a showtime (its cache, no store query; maybe older
-  // than a map read would be served), or null: what alternatives are computed from, and
-  // what a dispute of the gate's "no" under the seat rules is checked against. Set before
-  // serving; without it, refusals carry none.
-  using MapView = std::function<std::shared_ptr<const SeatMap>(int64_t showtime_id)>;
-  void SetMapView(MapView map) { map_view_ = std::move(map); }
-  // Where a showtime's layout is read from the first time a hold needs it: the instance's
-  // seat-map cache, whose single flight keeps a storm's first holds from each loading it.
-  // Without it, the store's seat map.
-  using MapSource = std::function<io::asio::awaitable<Result<std::shared_ptr<const SeatMap>>>(
-      int64_t showtime_id)>;
-  void SetMapSource(MapSource source) { map_source_ = std::move(source); }
+  // When the gate calls seats taken that this instance's map shows AVAILABLE
+  // (SeatMapView::ShowsAvailable), the gate may hold keys a lost release left behind: the
+  // store is asked, and its yes repairs the keys. The map also lags behind holds in flight
+  // and other instances' holds, so in a storm it would send every loser to the store: at
+  // most one such dispute per showtime per kDisputeInterval goes to the store, the others
+  // are refused as the gate says.
   // Showtimes whose layout is kept (then the table starts afresh).
   // (A layout with its best-available lists is at most about half a megabyte.)
   static constexpr size_t kMaxKnownLayouts = 1'024;
@@ -138,15 +136,44 @@ class HoldService {
     if (events_) events_->Publish({type, showtime_id, std::move(seats), SystemClock().Now()});
   }
 
-  // A hold by hand (seats) or best available (best), every check on the way.
+  // One hold attempt on its way through Decide's steps (hold_service.cc).
+  struct Attempt;
+  // A hold by hand (seats) or best available (best), in named steps: Plan, SendChecks,
+  // Admit, then the store decides (DecideByHand, or DecideRuled under the seat rules) and
+  // the gate's keys are settled to its answer.
   io::asio::awaitable<Result<Hold>> Decide(int64_t showtime_id, int64_t customer_id,
                                            std::vector<std::string> seats,
                                            std::optional<BestAvailable> best,
                                            const std::string* admission_token);
+  // Plan: what asks nobody (the seats validated) and, once per showtime and instance, the
+  // store (the layout and gap rule; a layout not known yet is read only after the rate
+  // limit let the attempt through); the admission token checked; the request built (best
+  // available's blocks, or the seats with their guards). Not OK: the attempt ends so.
+  io::asio::awaitable<Status> Plan(Attempt& a);
+  // SendChecks: the rate limit and the gate claim leave in one Redis write, the claim only
+  // for a request that passed every check that asks nobody.
+  void SendChecks(Attempt& a);
+  // Admit: the rate limit's answer, the token's, the waiting room's. A refusal gives back the
+  // keys the claim may have set (token-checked: only ours go) before it is answered.
+  io::asio::awaitable<Status> Admit(Attempt& a);
+  // Seats picked by hand without seat rules: the gate's claim (a disputed "taken" goes to
+  // the store), the store's decision, then SettleKeysByHand.
+  io::asio::awaitable<Result<Hold>> DecideByHand(Attempt& a);
+  // The gate's keys after the store's answer to a hold by hand: rearmed for the hold's TTL
+  // (repaired when the gate had called the seats taken), or released on a refusal.
+  io::asio::awaitable<void> SettleKeysByHand(const Attempt& a, const Result<Hold>& result,
+                                             bool claimed, bool disputed);
   // A hold under the seat rules, once every check before the gate has passed: the gate's
-  // picks decision (if it was asked), then the store, which alone decides.
+  // picks decision (if it was asked), then the store, which alone decides, then
+  // SettleKeysRuled.
   io::asio::awaitable<Result<Hold>> DecideRuled(HoldRequest request,
                                                 std::optional<SeatGate::PicksDecision> gated);
+  // The gate's keys after the store's answer to a hold under the seat rules: the claimed
+  // keys of seats it did not give released, its seats' keys rearmed or repaired.
+  io::asio::awaitable<void> SettleKeysRuled(const HoldRequest& request,
+                                            const std::optional<SeatGate::PicksDecision>& gated,
+                                            const std::vector<std::string>& claimed,
+                                            const Result<Hold>& result);
   // The request's picks: best available's blocks, or its seats with their guards.
   static std::shared_ptr<const std::vector<SeatPick>> Picks(const HoldRequest& request);
   // The seats whose keys a picks claim may have set to this hold.
@@ -167,13 +194,13 @@ class HoldService {
 
   Store* store_;
   SeatGate* gate_;
-  MapView map_view_;
-  MapSource map_source_;
+  RateLimiter* limiter_;
+  int per_minute_;
+  SeatEvents* events_;
+  Admission* admission_;
+  SeatMapView* maps_;
   std::mutex layouts_mu_;                                                   // a leaf
   std::unordered_map<int64_t, std::shared_ptr<const HallLayout>> layouts_;  // by layouts_mu_
-  SeatEvents* events_ = nullptr;
-  Admission* admission_ = nullptr;
-  SeatView shown_free_;
   // A showtime's start (it never changes), read from the store once.
   std::optional<Instant> StartsAt(int64_t showtime_id);
   static constexpr size_t kMaxKnownShowtimes = 100'000;  // then the table starts afresh
@@ -184,8 +211,6 @@ class HoldService {
   std::mutex dispute_mu_;
   // guarded by dispute_mu_ (a leaf); a monotonic clock, which no clock step moves
   std::unordered_map<int64_t, std::chrono::steady_clock::time_point> last_dispute_;
-  RateLimiter* limiter_ = nullptr;
-  int per_minute_ = 0;
   HoldPolicy policy_;
   Counter& won_;
   Counter& lost_;

@@ -32,6 +32,32 @@
 namespace boxoffice {
 namespace {
 
+// This instance's seat maps as a test chooses them: each answer a function, unset ones as
+// an instance that has no map yet (layouts then load from the store).
+class ChosenSeatMaps final : public SeatMapView {
+ public:
+  explicit ChosenSeatMaps(Store* store) : store_(store) {}
+  std::function<io::asio::awaitable<Result<std::shared_ptr<const SeatMap>>>(int64_t)> load;
+  std::function<std::shared_ptr<const SeatMap>(int64_t)> recent;
+  std::function<bool(int64_t, const std::vector<std::string>&)> shows_available;
+
+  io::asio::awaitable<Result<std::shared_ptr<const SeatMap>>> Load(int64_t showtime_id) override {
+    if (load) co_return co_await load(showtime_id);
+    auto map = co_await store_->GetSeatMapAsync(showtime_id);
+    if (!map.ok()) co_return map.status();
+    co_return std::make_shared<const SeatMap>(std::move(map.value()));
+  }
+  std::shared_ptr<const SeatMap> Recent(int64_t showtime_id) override {
+    return recent ? recent(showtime_id) : nullptr;
+  }
+  bool ShowsAvailable(int64_t showtime_id, const std::vector<std::string>& seats) override {
+    return shows_available && shows_available(showtime_id, seats);
+  }
+
+ private:
+  Store* store_;
+};
+
 class RedisFixture {
  public:
   // The server, or null when redis-server is missing: a skip, but a failure under
@@ -224,8 +250,11 @@ TEST_P(GatedHolds, ALaggingMapNeverSendsAStormToTheStore) {
   Metrics metrics;
   auto gate = RedisFixture::Gate(*redis, &metrics, 16, Millis(5'000));
   const int64_t st = MakePricedShowtime();
-  HoldService holds(store_.get(), HoldPolicy{}, &metrics, gate.get());
-  holds.SetSeatView([](int64_t, const std::vector<std::string>&) { return true; });
+  ChosenSeatMaps maps(store_.get());
+  maps.shows_available = [](int64_t, const std::vector<std::string>&) { return true; };
+  HoldService holds(HoldServiceDeps{.store = store_.get(), .metrics = &metrics,
+                                    .gate = gate.get(), .maps = &maps},
+                    HoldPolicy{});
   ASSERT_TRUE(holds.HoldSeats(st, 1, {"E1", "E2"}).ok());
   constexpr int kLosers = 64;
   std::barrier start(kLosers);
@@ -633,11 +662,14 @@ TEST_P(GatedHolds, AGateRefusalUnderTheSeatRulesIsDisputedWhenTheMapShowsItWrong
   NewShowtime hall = PricedLayout();
   hall.forbid_single_seat_gaps = true;
   const int64_t st = store_->CreateShowtime(hall).value();
-  HoldService holds(store_.get(), HoldPolicy{}, &metrics, gate.get());
-  holds.SetMapView([&](int64_t showtime) -> std::shared_ptr<const SeatMap> {
+  ChosenSeatMaps maps(store_.get());
+  maps.recent = [&](int64_t showtime) -> std::shared_ptr<const SeatMap> {
     auto map = store_->GetSeatMap(showtime);
     return map.ok() ? std::make_shared<const SeatMap>(map.value()) : nullptr;
-  });
+  };
+  HoldService holds(HoldServiceDeps{.store = store_.get(), .metrics = &metrics,
+                                    .gate = gate.get(), .maps = &maps},
+                    HoldPolicy{});
   // Row E: wheelchair places E1-E2, an aisle after E5. A stale key on E7.
   ASSERT_EQ(gate->Claim(st, {"E7"}, "lost", Millis(60'000)).verdict, SeatGate::Verdict::kClaimed);
   auto first = holds.HoldSeats(st, 1, {"E6", "E7"});  // the gate: E7 taken; the map: free
@@ -698,9 +730,11 @@ TEST_P(GatedHolds, AttemptsPastTheRateLimitNeverReadALayout) {
   InProcessRateLimiter limiter(1, &clock_);
   const int64_t st = MakePricedShowtime();
   int reads = 0;
-  HoldService holds(store_.get(), HoldPolicy{}, &metrics);
-  holds.SetRateLimiter(&limiter, 1);
-  holds.SetMapSource([&](int64_t id) { return CountedMap(store_.get(), id, &reads); });
+  ChosenSeatMaps maps(store_.get());
+  maps.load = [&](int64_t id) { return CountedMap(store_.get(), id, &reads); };
+  HoldService holds(HoldServiceDeps{.store = store_.get(), .metrics = &metrics,
+                                    .limiter = &limiter, .holds_per_minute = 1, .maps = &maps},
+                    HoldPolicy{});
   ASSERT_TRUE(holds.HoldSeats(st + 1'000, 7, {"E5"}).status().code() == Code::kNotFound);
   EXPECT_EQ(reads, 0) << "an unknown showtime has no map to read";
   auto limited = holds.HoldSeats(st, 7, {"E5"});
