@@ -3,7 +3,7 @@
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build run test test-asan test-tsan fuzz chaos check bench bench-full clean format
+.PHONY: all deps build run test test-asan test-tsan thread-safety fuzz chaos check bench bench-full clean format
 
 all: build
 
@@ -27,6 +27,11 @@ test-asan: deps
 # The in-process race and concurrency suites under ThreadSanitizer (build-tsan/).
 test-tsan: deps
 	scripts/sanitize.sh thread
+
+# Clang's thread-safety analysis of the lock annotations (core/sync.h), no binary.
+thread-safety:
+	scripts/deps.sh fuzz
+	scripts/thread-safety.sh
 
 # libFuzzer targets (fuzz/), FUZZ_SECONDS each, from the committed seed corpora.
 FUZZ_SECONDS ?= 60

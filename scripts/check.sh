@@ -8,7 +8,9 @@
 #   3. on the release build: the premiere through haproxy on 2 shards and a Redis Cluster
 #      with an instance and a Redis master killed mid-run, and the seat picker in Chromium;
 #   4. the suites that race threads in one process under ThreadSanitizer;
-#   5. each fuzz target for FUZZ_SECONDS (30 s).
+#   5. each fuzz target for FUZZ_SECONDS (30 s);
+#   0. before all of these, clang's thread-safety analysis over src/ (scripts/thread-safety.sh:
+#      -fsyntax-only, no binary), so a lock annotation broken fails in minutes.
 #
 # While the sanitized tests of step 2 run, and then the premiere and the browser tests, the
 # release, TSan and fuzz trees are built beside them at low CPU priority: the tests get the
@@ -21,6 +23,8 @@ step() { echo "== check: $* ($(date -u +%H:%M:%S))"; }
 
 step "packages"
 for part in "" cluster browser fuzz; do scripts/deps.sh $part; done
+step "thread-safety analysis (clang -Wthread-safety)"
+scripts/thread-safety.sh
 step "ASan+UBSan build"
 scripts/sanitize.sh address build
 step "every test under ASan+UBSan; the release, TSan and fuzz builds beside them"

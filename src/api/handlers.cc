@@ -16,6 +16,7 @@
 #include "core/jwt.h"
 #include "core/log.h"
 #include "core/seats.h"
+#include "core/sync.h"
 #include "core/text.h"
 #include "core/time_format.h"
 
@@ -463,7 +464,7 @@ class Api {
   io::asio::awaitable<Result<Instant>> SalesCloseAt(int64_t showtime_id) {
     const auto now = std::chrono::steady_clock::now();
     {
-      std::lock_guard lock(close_times_mu_);
+      MutexLock lock(close_times_mu_);
       if (auto it = close_times_.find(showtime_id);
           it != close_times_.end() && now - it->second.second < kCloseTimeMaxAge) {
         co_return it->second.first;
@@ -471,16 +472,16 @@ class Api {
     }
     auto showtime = co_await d_.store->GetShowtimeAsync(showtime_id);
     if (!showtime.ok()) co_return showtime.status();
-    std::lock_guard lock(close_times_mu_);
+    MutexLock lock(close_times_mu_);
     if (close_times_.size() >= kMaxCloseTimes) close_times_.clear();
     close_times_[showtime_id] = {showtime->sales_close_at(), now};
     co_return showtime->sales_close_at();
   }
 
   ApiDeps d_;
-  std::mutex close_times_mu_;  // a leaf
+  Mutex close_times_mu_;  // a leaf
   std::unordered_map<int64_t, std::pair<Instant, std::chrono::steady_clock::time_point>>
-      close_times_;  // guarded by close_times_mu_
+      close_times_ BOX_GUARDED_BY(close_times_mu_);
 };
 
 }  // namespace

@@ -44,18 +44,18 @@ SeatMapCache::~SeatMapCache() {
 }
 
 size_t SeatMapCache::bytes() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return bytes_;
 }
 
 size_t SeatMapCache::entries() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return slots_.size();
 }
 
 std::shared_ptr<SeatMapCache::Slot> SeatMapCache::SlotFor(int64_t showtime_id) {
   std::vector<std::shared_ptr<Slot>> evicted;  // destroyed after mu_ is released
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = slots_.find(showtime_id);
   if (it != slots_.end()) {
     Touch(it->second);
@@ -72,7 +72,7 @@ std::shared_ptr<SeatMapCache::Slot> SeatMapCache::SlotFor(int64_t showtime_id) {
 }
 
 std::shared_ptr<SeatMapCache::Slot> SeatMapCache::Existing(int64_t showtime_id, Recency recency) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = slots_.find(showtime_id);
   if (it == slots_.end()) return nullptr;
   if (recency == Recency::kUse) Touch(it->second);
@@ -84,7 +84,7 @@ void SeatMapCache::Touch(Node& node) { lru_.splice(lru_.begin(), lru_, node.lru)
 void SeatMapCache::Account(const Slot& slot) {
   const size_t entry_bytes = slot.entry ? slot.entry->bytes : 0;
   std::vector<std::shared_ptr<Slot>> evicted;  // destroyed after mu_ is released
-  std::lock_guard lock(mu_);                   // Lock order: slot.mu (the caller's), then mu_.
+  MutexLock lock(mu_);                   // Lock order: slot.mu (the caller's), then mu_.
   auto it = slots_.find(slot.showtime_id);
   // Its caller holds it, so it was not evicted.
   BOX_ASSERT(it != slots_.end() && it->second.slot.get() == &slot);

@@ -47,6 +47,7 @@
 
 #include "core/clock.h"
 #include "core/metrics.h"
+#include "core/sync.h"
 #include "domain/showtime.h"
 #include "gate/seat_events.h"
 #include "holds/seat_map_view.h"
@@ -201,11 +202,11 @@ class SeatMapCache {
   // A make_shared allocation's control block (vtable pointer, two counts).
   static constexpr size_t kSharedBlockBytes = 16;
   // mu_ held: moves the node to the hot end.
-  void Touch(Node& node);
+  void Touch(Node& node) BOX_REQUIRES(mu_);
   // mu_ held: evicts showtimes not in use, coldest first, until bytes_ fits max_bytes_ (or
   // every showtime left is in use); the slots go to `evicted`, destroyed once mu_ is released.
-  void Evict(std::vector<std::shared_ptr<Slot>>* evicted);
-  void PublishLocked();  // mu_ held: the gauges' values
+  void Evict(std::vector<std::shared_ptr<Slot>>* evicted) BOX_REQUIRES(mu_);
+  void PublishLocked() BOX_REQUIRES(mu_);  // the gauges' values
 
   // The gauges' values, shared with their readers (which the registry may call after the
   // cache is gone).
@@ -216,10 +217,10 @@ class SeatMapCache {
   std::shared_ptr<Sizes> sizes_;
   // Lock order: a slot's mu, then mu_ (Account). Under mu_ no slot's mu is ever taken, not
   // even tried: whether a slot is in use is told by its reference count (Evict).
-  std::mutex mu_;
-  std::unordered_map<int64_t, Node> slots_;  // guarded by mu_
-  std::list<int64_t> lru_;                   // guarded by mu_; most recently used first
-  size_t bytes_ = 0;                         // guarded by mu_: the sum over slots_
+  Mutex mu_;
+  std::unordered_map<int64_t, Node> slots_ BOX_GUARDED_BY(mu_);
+  std::list<int64_t> lru_ BOX_GUARDED_BY(mu_);                   // most recently used first
+  size_t bytes_ BOX_GUARDED_BY(mu_) = 0;                         // the sum over slots_
 };
 
 // The hold path's view of the cache (holds/seat_map_view.h): layouts loaded through its

@@ -10,13 +10,13 @@ class SeatStreams::Stream final : public http::BodyStream {
   int64_t showtime_id() const { return showtime_id_; }
 
   void Attach(std::function<void()> wake) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     wake_ = std::move(wake);
     if (!queue_.empty() || overflowed_) wake_();
   }
 
   bool Pull(std::string* out) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (first_) {
       // Tells EventSource how soon to reconnect should the stream end.
       *out += "retry: 2000\n\n";
@@ -30,7 +30,7 @@ class SeatStreams::Stream final : public http::BodyStream {
   std::string Heartbeat() const override { return ": heartbeat\n\n"; }
 
   void Push(const std::string& event) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (overflowed_) return;
     if (queue_.size() >= kMaxQueuedPerStream) {
       overflowed_ = true;
@@ -44,11 +44,11 @@ class SeatStreams::Stream final : public http::BodyStream {
  private:
   SeatStreams* owner_;
   const int64_t showtime_id_;
-  std::mutex mu_;
-  std::function<void()> wake_;
-  std::deque<std::string> queue_;
-  bool first_ = true;
-  bool overflowed_ = false;
+  Mutex mu_;  // a leaf: wake_ only posts to the connection's loop
+  std::function<void()> wake_ BOX_GUARDED_BY(mu_);
+  std::deque<std::string> queue_ BOX_GUARDED_BY(mu_);
+  bool first_ BOX_GUARDED_BY(mu_) = true;
+  bool overflowed_ BOX_GUARDED_BY(mu_) = false;
 };
 
 SeatStreams::SeatStreams(SeatEvents* events, size_t max_streams, Metrics* metrics)
@@ -64,7 +64,7 @@ SeatStreams::SeatStreams(SeatEvents* events, size_t max_streams, Metrics* metric
 SeatStreams::~SeatStreams() { events_->Unsubscribe(subscription_); }
 
 Result<std::shared_ptr<http::BodyStream>> SeatStreams::Open(int64_t showtime_id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (by_showtime_.size() >= max_streams_) {
     refused_.Inc();
     return Status(Code::kUnavailable,
@@ -76,12 +76,12 @@ Result<std::shared_ptr<http::BodyStream>> SeatStreams::Open(int64_t showtime_id)
 }
 
 size_t SeatStreams::open() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return by_showtime_.size();
 }
 
 void SeatStreams::OnChange(const SeatChange& change) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto [first, last] = by_showtime_.equal_range(change.showtime_id);
   if (first == last) return;
   const std::string event = SeatChangeJson(change);
@@ -89,7 +89,7 @@ void SeatStreams::OnChange(const SeatChange& change) {
 }
 
 void SeatStreams::Close(Stream* stream) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto [first, last] = by_showtime_.equal_range(stream->showtime_id());
   for (auto it = first; it != last; ++it) {
     if (it->second == stream) {

@@ -18,6 +18,7 @@
 
 #include "core/metrics.h"
 #include "core/status.h"
+#include "core/sync.h"
 #include "gate/seat_events.h"
 #include "http/message.h"
 
@@ -44,8 +45,8 @@ class SeatStreams {
   const size_t max_streams_;
   uint64_t subscription_;
   Counter& refused_;
-  mutable std::mutex mu_;
-  std::multimap<int64_t, Stream*> by_showtime_;
+  mutable Mutex mu_;
+  std::multimap<int64_t, Stream*> by_showtime_ BOX_GUARDED_BY(mu_);
 };
 
 }  // namespace boxoffice::api

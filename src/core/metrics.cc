@@ -57,7 +57,7 @@ Metrics::Family& Metrics::FamilyFor(const std::string& name, const std::string& 
 
 Counter& Metrics::GetCounter(const std::string& name, const std::string& help,
                              const std::string& labels) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto& slot = FamilyFor(name, help, "counter").counters[labels];
   if (!slot) slot = std::make_unique<Counter>();
   return *slot;
@@ -65,7 +65,7 @@ Counter& Metrics::GetCounter(const std::string& name, const std::string& help,
 
 Histogram& Metrics::GetLatency(const std::string& name, const std::string& help,
                                const std::string& labels) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto& slot = FamilyFor(name, help, "histogram").histograms[labels];
   if (!slot) {
     slot = std::make_unique<Histogram>(std::vector<double>{0.0005, 0.001, 0.0025, 0.005, 0.01,
@@ -76,7 +76,7 @@ Histogram& Metrics::GetLatency(const std::string& name, const std::string& help,
 
 void Metrics::AddGauge(const std::string& name, const std::string& help,
                        std::function<double()> read, const std::string& labels) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   FamilyFor(name, help, "gauge").gauges[labels] = std::move(read);
 }
 
@@ -99,7 +99,7 @@ Metrics::CollectorHandle Metrics::AddCollector(const std::string& name, const st
                                                std::function<void(Samples*)> collect) {
   auto slot = std::make_shared<CollectorSlot>();
   slot->collect = std::move(collect);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto& collectors = FamilyFor(name, help, "gauge").collectors;
   std::erase_if(collectors, [](const auto& weak) { return weak.expired(); });
   collectors.push_back(slot);
@@ -116,7 +116,7 @@ std::string Metrics::Render() const {
   };
   std::vector<Part> parts;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     parts.reserve(families_.size());
     for (const auto& [name, f] : families_) {
       Part& p = parts.emplace_back();

@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "core/sync.h"
+
 namespace boxoffice {
 
 class Counter {
@@ -101,10 +103,11 @@ class Metrics {
     std::map<std::string, std::function<double()>> gauges;
     std::vector<std::weak_ptr<CollectorSlot>> collectors;
   };
-  Family& FamilyFor(const std::string& name, const std::string& help, const char* type);
+  Family& FamilyFor(const std::string& name, const std::string& help, const char* type)
+      BOX_REQUIRES(mu_);
 
-  mutable std::mutex mu_;
-  std::map<std::string, Family> families_;  // guarded by mu_
+  mutable Mutex mu_;
+  std::map<std::string, Family> families_ BOX_GUARDED_BY(mu_);
 };
 
 }  // namespace boxoffice

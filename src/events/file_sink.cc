@@ -16,7 +16,7 @@ FileSink::~FileSink() {
 }
 
 Status FileSink::Deliver(const std::vector<OutboxEvent>& events) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (fd_ < 0) {
     const auto dir = std::filesystem::path(path_).parent_path();
     std::error_code ec;

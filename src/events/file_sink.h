@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/sync.h"
 #include "events/event_sink.h"
 
 namespace boxoffice {
@@ -19,9 +20,9 @@ class FileSink final : public EventSink {
   Millis MaxDeliveryTime() const override { return Millis(1'000); }
 
  private:
-  std::mutex mu_;  // one Deliver at a time (each shard's relay may share this sink)
+  Mutex mu_;  // one Deliver at a time (each shard's relay may share this sink)
   std::string path_;
-  int fd_ = -1;  // guarded by mu_
+  int fd_ BOX_GUARDED_BY(mu_) = -1;
 };
 
 }  // namespace boxoffice

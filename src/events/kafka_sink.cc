@@ -86,13 +86,13 @@ KafkaSink::~KafkaSink() {
 }
 
 size_t KafkaSink::OverdueBatches() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::erase_if(overdue_, [](const auto& b) { return b->pending.load() == 0; });
   return overdue_.size();
 }
 
 Status KafkaSink::Deliver(const std::vector<OutboxEvent>& events) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   rd_kafka_poll(rk_, 0);  // serve reports owed to overdue batches
   std::erase_if(overdue_, [](const auto& b) { return b->pending.load() == 0; });
   if (overdue_.size() >= kMaxOverdueBatches) {

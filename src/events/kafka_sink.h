@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/clock.h"
+#include "core/sync.h"
 #include "events/event_sink.h"
 
 struct rd_kafka_s;
@@ -54,8 +55,8 @@ class KafkaSink final : public EventSink {
   KafkaSink(KafkaOptions options, rd_kafka_s* rk);
   KafkaOptions options_;
   rd_kafka_s* rk_;
-  std::mutex mu_;  // one Deliver at a time
-  std::vector<std::unique_ptr<Batch>> overdue_;  // guarded by mu_
+  Mutex mu_;  // one Deliver at a time
+  std::vector<std::unique_ptr<Batch>> overdue_ BOX_GUARDED_BY(mu_);
 };
 
 }  // namespace boxoffice

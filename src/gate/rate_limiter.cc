@@ -27,7 +27,7 @@ InProcessRateLimiter::InProcessRateLimiter(int per_minute, const Clock* clock)
 
 RateLimiter::Decision InProcessRateLimiter::Allow(int64_t customer_id) {
   const int64_t now = ToEpochMs(clock_->Now());
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (tat_ms_.size() >= kMaxCustomers) {
     std::erase_if(tat_ms_, [now](const auto& e) { return e.second <= now; });
   }

@@ -28,6 +28,7 @@
 
 #include "core/clock.h"
 #include "core/metrics.h"
+#include "core/sync.h"
 #include "gate/redis_client.h"
 
 namespace boxoffice {
@@ -64,8 +65,8 @@ class InProcessRateLimiter final : public RateLimiter {
   const Millis interval_;   // 60 s / per_minute
   const Millis tolerance_;  // interval * (per_minute - 1)
   const Clock* clock_;
-  std::mutex mu_;
-  std::unordered_map<int64_t, int64_t> tat_ms_;  // theoretical arrival time per customer
+  Mutex mu_;
+  std::unordered_map<int64_t, int64_t> tat_ms_ BOX_GUARDED_BY(mu_);  // theoretical arrival time per customer
 };
 
 // On an I/O loop, a customer turned away (by Redis or the fallback) is remembered by that

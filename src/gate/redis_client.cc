@@ -59,7 +59,7 @@ timeval ToTimeval(Millis ms) {
 void RedisResolver::Resolve(std::string host, std::shared_ptr<io::LoopHandle> loop, Done done) {
   io::asio::thread_pool* thread = nullptr;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (!thread_) thread_ = std::make_unique<io::asio::thread_pool>(1);
     thread = thread_.get();
   }
@@ -134,7 +134,7 @@ RedisScript::RedisScript(std::string text) : body(std::move(text)) {
 bool RedisClient::cluster() const { return Slots() != nullptr; }
 
 std::shared_ptr<const RedisSlotMap> RedisClient::Slots() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return slots_;
 }
 
@@ -159,7 +159,7 @@ RedisEndpoint RedisClient::NodeFor(const std::vector<std::string>& argv) const {
 }
 
 Pool<RedisConnection>& RedisClient::PoolFor(const RedisEndpoint& node) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::unique_ptr<Pool<RedisConnection>>& pool = pools_[node.Name()];
   if (!pool) {
     pool = std::make_unique<Pool<RedisConnection>>(options_.pool_size, options_.acquire_timeout,
@@ -327,7 +327,7 @@ Status RedisClient::RefreshSlots() {
       last = map.status();
       continue;
     }
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     slots_ = std::make_shared<const RedisSlotMap>(std::move(map.value()));
     return Status::Ok();
   }

@@ -49,6 +49,7 @@
 #include "core/clock.h"
 #include "core/pool.h"
 #include "core/status.h"
+#include "core/sync.h"
 #include "gate/redis_cluster.h"
 #include "io/loop.h"
 
@@ -182,9 +183,9 @@ class RedisClient {
   RedisEndpoint seed_;    // the node given, as given: a name is resolved at each connect
   std::unique_ptr<RedisResolver> resolver_;  // the loops' names, resolved off the loops
 
-  mutable std::mutex mu_;                      // guards the two below; a leaf
-  std::shared_ptr<const RedisSlotMap> slots_;  // null: standalone
-  std::map<std::string, std::unique_ptr<Pool<RedisConnection>>> pools_;  // by node
+  mutable Mutex mu_;                      // guards the two below; a leaf
+  std::shared_ptr<const RedisSlotMap> slots_ BOX_GUARDED_BY(mu_);  // null: standalone
+  std::map<std::string, std::unique_ptr<Pool<RedisConnection>>> pools_ BOX_GUARDED_BY(mu_);
 
   io::PerLoop<RedisLoopConnections> loop_connections_;
 

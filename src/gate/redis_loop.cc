@@ -439,7 +439,7 @@ RedisClient::RedisClient(RedisOptions options) : options_(std::move(options)) {
   if (slots.ok()) {
     if (auto map = ParseClusterSlots(slots.value()); map.ok()) {
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         slots_ = std::make_shared<const RedisSlotMap>(std::move(map.value()));
       }
       RequestRefresh();  // starts the refresher

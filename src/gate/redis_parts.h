@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "core/sync.h"
 #include "gate/redis_client.h"
 
 namespace boxoffice {
@@ -53,8 +54,8 @@ class RedisResolver {
 
  private:
   const RedisResolve resolve_;
-  std::mutex mu_;  // a leaf: guards the thread's start
-  std::unique_ptr<io::asio::thread_pool> thread_;
+  Mutex mu_;  // a leaf: guards the thread's start
+  std::unique_ptr<io::asio::thread_pool> thread_ BOX_GUARDED_BY(mu_);
 };
 
 // Whether `host` is an address already (IPv4 or IPv6): then no resolver is asked.

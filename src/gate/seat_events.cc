@@ -84,18 +84,18 @@ std::optional<std::pair<std::string, SeatChange>> DecodeSeatChange(std::string_v
 }
 
 uint64_t SeatEvents::Subscribe(Listener listener) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   listeners_.emplace(next_id_, std::move(listener));
   return next_id_++;
 }
 
 void SeatEvents::Unsubscribe(uint64_t id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   listeners_.erase(id);
 }
 
 void SeatEvents::Deliver(const SeatChange& change) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (auto& [id, listener] : listeners_) listener(change);
 }
 

@@ -26,6 +26,7 @@
 
 #include "core/clock.h"
 #include "core/metrics.h"
+#include "core/sync.h"
 #include "gate/redis_client.h"
 
 namespace boxoffice {
@@ -63,9 +64,9 @@ class SeatEvents {
   void Deliver(const SeatChange& change);
 
  private:
-  std::mutex mu_;
-  uint64_t next_id_ = 1;
-  std::map<uint64_t, Listener> listeners_;
+  Mutex mu_;
+  uint64_t next_id_ BOX_GUARDED_BY(mu_) = 1;
+  std::map<uint64_t, Listener> listeners_ BOX_GUARDED_BY(mu_);
 };
 
 // The embedded profile: one instance, so local delivery is all there is.

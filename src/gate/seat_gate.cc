@@ -189,7 +189,7 @@ std::shared_ptr<const RedisSeatGate::EncodedPicks> RedisSeatGate::Encode(int64_t
                                                                          const Picks& picks) {
   const bool kept = picks->size() > 1;  // a pick by hand is its request's own
   if (kept) {
-    std::lock_guard lock(encoded_mu_);
+    MutexLock lock(encoded_mu_);
     auto it = encoded_.find(picks.get());
     if (it != encoded_.end() && it->second->of.lock() == picks &&
         it->second->showtime_id == showtime_id) {
@@ -220,7 +220,7 @@ std::shared_ptr<const RedisSeatGate::EncodedPicks> RedisSeatGate::Encode(int64_t
   encoded->keys = Keys(showtime_id, codes);
   encoded->codes = std::make_shared<const std::vector<std::string>>(std::move(codes));
   if (kept) {
-    std::lock_guard lock(encoded_mu_);
+    MutexLock lock(encoded_mu_);
     if (encoded_.size() >= kMaxEncodedPicks) encoded_.clear();
     encoded_[picks.get()] = encoded;
   }

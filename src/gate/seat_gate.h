@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "core/metrics.h"
+#include "core/sync.h"
 #include "domain/hold.h"
 #include "gate/redis_client.h"
 
@@ -217,8 +218,8 @@ class RedisSeatGate final : public SeatGate {
     std::vector<std::string> args;
   };
   std::shared_ptr<const EncodedPicks> Encode(int64_t showtime_id, const Picks& picks);
-  std::mutex encoded_mu_;                                                         // a leaf
-  std::unordered_map<const void*, std::shared_ptr<const EncodedPicks>> encoded_;  // encoded_mu_
+  Mutex encoded_mu_;                                                         // a leaf
+  std::unordered_map<const void*, std::shared_ptr<const EncodedPicks>> encoded_ BOX_GUARDED_BY(encoded_mu_);
 
   std::unique_ptr<RedisClient> owned_client_;  // null when the client is shared
   RedisClient* client_;

@@ -47,18 +47,18 @@ void InProcessWaitingRoom::DropIfEmpty(std::unordered_map<int64_t, Room>::iterat
 }
 
 void InProcessWaitingRoom::Forget(int64_t showtime_id) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   rooms_.erase(showtime_id);
 }
 
 size_t InProcessWaitingRoom::RoomCount() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return rooms_.size();
 }
 
 Result<QueuePlace> InProcessWaitingRoom::Join(int64_t showtime_id, int64_t customer_id,
                                               const WaitingRoomConfig& config, Instant now) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   Room& room = rooms_[showtime_id];
   AdvanceLocked(room, config, now);
   if (!Present(room, customer_id)) {
@@ -74,7 +74,7 @@ Result<QueuePlace> InProcessWaitingRoom::Join(int64_t showtime_id, int64_t custo
 
 Result<QueuePlace> InProcessWaitingRoom::Find(int64_t showtime_id, int64_t customer_id,
                                               const WaitingRoomConfig& config, Instant now) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = rooms_.find(showtime_id);
   if (it == rooms_.end()) return Status(Code::kNotFound, "not in the waiting room");
   AdvanceLocked(it->second, config, now);
@@ -86,7 +86,7 @@ Result<QueuePlace> InProcessWaitingRoom::Find(int64_t showtime_id, int64_t custo
 }
 
 Result<bool> InProcessWaitingRoom::Admitted(int64_t showtime_id, int64_t customer_id, Instant now) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = rooms_.find(showtime_id);
   if (it == rooms_.end()) return false;
   auto a = it->second.admitted.find(customer_id);
@@ -95,7 +95,7 @@ Result<bool> InProcessWaitingRoom::Admitted(int64_t showtime_id, int64_t custome
 
 Status InProcessWaitingRoom::Leave(int64_t showtime_id, int64_t customer_id,
                                    const WaitingRoomConfig& config, Instant now) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = rooms_.find(showtime_id);
   if (it == rooms_.end()) return Status::Ok();
   Room& room = it->second;
@@ -114,7 +114,7 @@ Status InProcessWaitingRoom::Leave(int64_t showtime_id, int64_t customer_id,
 
 Result<RoomSizes> InProcessWaitingRoom::Advance(int64_t showtime_id,
                                                 const WaitingRoomConfig& config, Instant now) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   auto it = rooms_.find(showtime_id);
   if (it == rooms_.end()) return RoomSizes{};
   const RoomSizes sizes = AdvanceLocked(it->second, config, now);

@@ -30,6 +30,7 @@
 
 #include "core/clock.h"
 #include "core/status.h"
+#include "core/sync.h"
 #include "domain/showtime.h"
 #include "gate/redis_client.h"
 
@@ -117,14 +118,15 @@ class InProcessWaitingRoom final : public WaitingRoom {
     std::set<std::pair<int64_t, int64_t>> by_end;   // (end ms, customer)
     std::multiset<int64_t> granted;                 // admission times (ms) in kRateWindow
   };
-  RoomSizes AdvanceLocked(Room& room, const WaitingRoomConfig& config, Instant now);
+  RoomSizes AdvanceLocked(Room& room, const WaitingRoomConfig& config, Instant now)
+      BOX_REQUIRES(mu_);
   // Drops the room if nobody is in it any more.
-  void DropIfEmpty(std::unordered_map<int64_t, Room>::iterator it);
+  void DropIfEmpty(std::unordered_map<int64_t, Room>::iterator it) BOX_REQUIRES(mu_);
   QueuePlace PlaceOf(const Room& room, int64_t customer_id) const;
   bool Present(const Room& room, int64_t customer_id) const;
 
-  std::mutex mu_;
-  std::unordered_map<int64_t, Room> rooms_;  // guarded by mu_
+  Mutex mu_;
+  std::unordered_map<int64_t, Room> rooms_ BOX_GUARDED_BY(mu_);
 };
 
 class RedisWaitingRoom final : public WaitingRoom {

@@ -72,7 +72,7 @@ bool Admission::RunOnce() {
   std::map<int64_t, WaitingRoomConfig> enabled(rooms->begin(), rooms->end());
   std::vector<int64_t> closed;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [showtime_id, sizes] : sizes_) {
       if (!enabled.count(showtime_id)) closed.push_back(showtime_id);
     }
@@ -89,13 +89,13 @@ bool Admission::RunOnce() {
       errors_.Inc();
     }
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   sizes_ = std::move(sizes);
   return true;
 }
 
 void Admission::Sizes(int64_t RoomSizes::*size, Metrics::Samples* out) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [showtime_id, sizes] : sizes_) {
     out->emplace_back("showtime=\"" + std::to_string(showtime_id) + "\"",
                       static_cast<double>(sizes.*size));
@@ -116,7 +116,7 @@ Status Admission::CheckConfig(const WaitingRoomConfig& config) {
 
 void Admission::Apply(int64_t showtime_id, const WaitingRoomConfig& config) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     rooms_version_.fetch_add(1, std::memory_order_release);
     if (config.enabled) {
       rooms_[showtime_id] = config;
@@ -153,7 +153,7 @@ std::optional<WaitingRoomConfig> Admission::RoomOf(int64_t showtime_id) {
   thread_local Copy copy;
   if (copy.instance != instance_ ||
       copy.version != rooms_version_.load(std::memory_order_acquire)) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     copy.rooms = rooms_;
     copy.version = rooms_version_.load(std::memory_order_relaxed);
     copy.instance = instance_;

@@ -23,6 +23,7 @@
 
 #include "core/clock.h"
 #include "core/metrics.h"
+#include "core/sync.h"
 #include "gate/waiting_room.h"
 #include "jobs/periodic.h"
 #include "store/admission_store.h"
@@ -106,8 +107,8 @@ class Admission {
   Counter& refused_;
   Counter& errors_;
   // Lock order: mu_ is a leaf; nothing is called (store, room, metrics) while it is held.
-  std::mutex mu_;
-  std::map<int64_t, WaitingRoomConfig> rooms_;  // enabled rooms; guarded by mu_
+  Mutex mu_;
+  std::map<int64_t, WaitingRoomConfig> rooms_ BOX_GUARDED_BY(mu_);  // enabled rooms
   // Bumped under mu_ at each change of rooms_: RoomOf, on every hold, reads a per-thread
   // copy and takes mu_ only when the copy is older than this.
   std::atomic<uint64_t> rooms_version_{1};
@@ -116,7 +117,7 @@ class Admission {
     static std::atomic<uint64_t> next{1};
     return next.fetch_add(1, std::memory_order_relaxed);
   }
-  std::map<int64_t, RoomSizes> sizes_;     // open rooms as of the last round; guarded by mu_
+  std::map<int64_t, RoomSizes> sizes_ BOX_GUARDED_BY(mu_);     // open rooms as of the last round
   Metrics::CollectorHandle queued_gauge_;  // destroyed before the maps they read
   Metrics::CollectorHandle admitted_gauge_;
   Periodic keeper_;

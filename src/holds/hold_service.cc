@@ -117,7 +117,7 @@ Status HoldService::RateLimited(Millis retry_after) const {
 }
 
 std::shared_ptr<const HallLayout> HoldService::KnownLayout(int64_t showtime_id) {
-  std::lock_guard lock(layouts_mu_);
+  MutexLock lock(layouts_mu_);
   auto it = layouts_.find(showtime_id);
   return it == layouts_.end() ? nullptr : it->second;
 }
@@ -125,7 +125,7 @@ std::shared_ptr<const HallLayout> HoldService::KnownLayout(int64_t showtime_id) 
 io::asio::awaitable<Result<std::shared_ptr<const HallLayout>>> HoldService::LayoutOf(
     int64_t showtime_id) {
   {
-    std::lock_guard lock(layouts_mu_);
+    MutexLock lock(layouts_mu_);
     if (auto it = layouts_.find(showtime_id); it != layouts_.end()) co_return it->second;
   }
   auto showtime = co_await store_->GetShowtimeAsync(showtime_id);
@@ -142,7 +142,7 @@ io::asio::awaitable<Result<std::shared_ptr<const HallLayout>>> HoldService::Layo
   }
   BOX_ASSERT(map);
   auto layout = std::make_shared<const HallLayout>(*map, showtime->forbid_single_seat_gaps);
-  std::lock_guard lock(layouts_mu_);
+  MutexLock lock(layouts_mu_);
   if (layouts_.size() >= kMaxKnownLayouts) layouts_.clear();
   layouts_.emplace(showtime_id, layout);  // a layout never changes: either copy is right
   co_return std::shared_ptr<const HallLayout>(layout);
@@ -450,7 +450,7 @@ io::asio::awaitable<void> HoldService::SettleKeysRuled(
 
 bool HoldService::MayDispute(int64_t showtime_id) {
   const auto now = std::chrono::steady_clock::now();
-  std::lock_guard lock(dispute_mu_);
+  MutexLock lock(dispute_mu_);
   if (last_dispute_.size() >= kMaxDisputedShowtimes) last_dispute_.clear();
   auto [it, fresh] = last_dispute_.try_emplace(showtime_id, now);
   if (fresh) return true;
@@ -518,12 +518,12 @@ void HoldService::BookingConfirmed(const Booking& booking, bool announce) {
 
 std::optional<Instant> HoldService::StartsAt(int64_t showtime_id) {
   {
-    std::lock_guard lock(starts_mu_);
+    MutexLock lock(starts_mu_);
     if (auto it = starts_at_.find(showtime_id); it != starts_at_.end()) return it->second;
   }
   auto showtime = store_->GetShowtime(showtime_id);  // outside the lock
   if (!showtime.ok()) return std::nullopt;
-  std::lock_guard lock(starts_mu_);
+  MutexLock lock(starts_mu_);
   if (starts_at_.size() >= kMaxKnownShowtimes) starts_at_.clear();
   starts_at_[showtime_id] = showtime->starts_at;
   return showtime->starts_at;

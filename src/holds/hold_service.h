@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/metrics.h"
+#include "core/sync.h"
 #include "gate/rate_limiter.h"
 #include "gate/seat_events.h"
 #include "gate/seat_gate.h"
@@ -199,18 +200,18 @@ class HoldService {
   SeatEvents* events_;
   Admission* admission_;
   SeatMapView* maps_;
-  std::mutex layouts_mu_;                                                   // a leaf
-  std::unordered_map<int64_t, std::shared_ptr<const HallLayout>> layouts_;  // by layouts_mu_
+  Mutex layouts_mu_;                                                   // a leaf
+  std::unordered_map<int64_t, std::shared_ptr<const HallLayout>> layouts_ BOX_GUARDED_BY(layouts_mu_);
   // A showtime's start (it never changes), read from the store once.
   std::optional<Instant> StartsAt(int64_t showtime_id);
   static constexpr size_t kMaxKnownShowtimes = 100'000;  // then the table starts afresh
-  std::mutex starts_mu_;                                 // a leaf
-  std::unordered_map<int64_t, Instant> starts_at_;       // guarded by starts_mu_
+  Mutex starts_mu_;                                 // a leaf
+  std::unordered_map<int64_t, Instant> starts_at_ BOX_GUARDED_BY(starts_mu_);
   // Whether a dispute of the gate on this showtime may go to the store now.
   bool MayDispute(int64_t showtime_id);
-  std::mutex dispute_mu_;
+  Mutex dispute_mu_;
   // guarded by dispute_mu_ (a leaf); a monotonic clock, which no clock step moves
-  std::unordered_map<int64_t, std::chrono::steady_clock::time_point> last_dispute_;
+  std::unordered_map<int64_t, std::chrono::steady_clock::time_point> last_dispute_ BOX_GUARDED_BY(dispute_mu_);
   HoldPolicy policy_;
   Counter& won_;
   Counter& lost_;

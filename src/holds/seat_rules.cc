@@ -149,7 +149,7 @@ std::vector<SeatPick> HallLayout::BestBlocks(size_t count, const std::string& ca
 
 std::shared_ptr<const std::vector<SeatPick>> HallLayout::Best(size_t count,
                                                               const std::string& category) const {
-  std::lock_guard lock(best_mu_);
+  MutexLock lock(best_mu_);
   auto& list = best_[{count, category}];
   if (!list) list = std::make_shared<const std::vector<SeatPick>>(BestBlocks(count, category));
   return list;

@@ -27,6 +27,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/sync.h"
 #include "domain/hold.h"
 
 namespace boxoffice {
@@ -92,10 +93,10 @@ class HallLayout {
   std::vector<int> row_size_;  // the highest seat number of each row
   std::unordered_map<std::string, int> index_;
   bool forbid_ = false;
-  mutable std::mutex best_mu_;  // a leaf
+  mutable Mutex best_mu_;  // a leaf
   // by best_mu_: Best's lists, by count and category (at most kMaxSeatsPerHold × categories)
   mutable std::map<std::pair<size_t, std::string>, std::shared_ptr<const std::vector<SeatPick>>>
-      best_;
+      best_ BOX_GUARDED_BY(best_mu_);
 };
 
 }  // namespace boxoffice

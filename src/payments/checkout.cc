@@ -83,13 +83,13 @@ void CheckoutService::Count(const char* outcome) {
 
 void CheckoutService::SetPublicUrl(std::string url) {
   while (!url.empty() && url.back() == '/') url.pop_back();
-  std::lock_guard lock(public_url_mu_);
+  MutexLock lock(public_url_mu_);
   public_url_ = std::move(url);
 }
 
 std::pair<std::string, std::string> CheckoutService::PublicUrls(
     const std::string& reference) const {
-  std::lock_guard lock(public_url_mu_);
+  MutexLock lock(public_url_mu_);
   return {public_url_ + "/payments/callback", public_url_ + "/#/bookings/" + reference};
 }
 
@@ -104,7 +104,7 @@ io::asio::awaitable<Result<std::string>> CheckoutService::InstallationId(int64_t
   auto id = co_await io::Offload(std::move(read));
   if (!id.ok()) co_return id.status();
   if (id->empty()) co_return Status(Code::kInternal, "the database has no installation id");
-  std::lock_guard lock(installation_mu_);
+  MutexLock lock(installation_mu_);
   if (!slot.load(std::memory_order_relaxed)) {
     installation_owned_.push_back(std::make_unique<const std::string>(id.value()));
     slot.store(installation_owned_.back().get(), std::memory_order_release);

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "core/metrics.h"
+#include "core/sync.h"
 #include "gate/seat_gate.h"
 #include "io/follow_ups.h"
 #include "payments/gateway.h"
@@ -121,15 +122,15 @@ class CheckoutService {
   Metrics* metrics_;
   SeatGate* gate_;
   std::map<std::string, Counter*> outcomes_;  // registered at construction
-  mutable std::mutex public_url_mu_;
-  std::string public_url_;
+  mutable Mutex public_url_mu_;
+  std::string public_url_ BOX_GUARDED_BY(public_url_mu_);
   // Installation ids by shard number (store/shards.h; a single database is shard 0): read
   // without a lock once published (no lock per checkout), set once each under
   // installation_mu_, which also guards the strings' owner; they live as long as the
   // service.
   std::array<std::atomic<const std::string*>, kMaxShards> installation_ids_{};
-  std::mutex installation_mu_;
-  std::vector<std::unique_ptr<const std::string>> installation_owned_;
+  Mutex installation_mu_;
+  std::vector<std::unique_ptr<const std::string>> installation_owned_ BOX_GUARDED_BY(installation_mu_);
   // Last: its thread (which calls into the store through this object) ends first.
   io::FollowUps follow_ups_;
 };

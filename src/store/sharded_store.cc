@@ -622,7 +622,7 @@ Result<std::vector<std::pair<int64_t, WaitingRoomConfig>>> ShardedStore::Enabled
   for (const Shard& s : shards_) read.push_back(s.store->EnabledWaitingRooms());
   std::vector<std::pair<int64_t, WaitingRoomConfig>> all;
   size_t answered = 0;
-  std::lock_guard lock(rooms_mu_);  // (taken after the reads: no I/O under it)
+  MutexLock lock(rooms_mu_);  // (taken after the reads: no I/O under it)
   for (size_t i = 0; i < shards_.size(); ++i) {
     const int number = shards_[i].number;
     if (read[i].ok()) {

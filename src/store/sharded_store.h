@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "core/sync.h"
 #include "store/pg_store.h"
 #include "store/store.h"
 
@@ -131,8 +132,8 @@ class ShardedStore final : public Store {
   // A host/port/database name of shard `number` for messages (never the password).
   std::string Describe(const Shard& shard) const;
 
-  std::mutex rooms_mu_;  // a leaf: guards last_rooms_
-  std::map<int, std::vector<std::pair<int64_t, WaitingRoomConfig>>> last_rooms_;  // by shard
+  Mutex rooms_mu_;  // a leaf: guards last_rooms_
+  std::map<int, std::vector<std::pair<int64_t, WaitingRoomConfig>>> last_rooms_ BOX_GUARDED_BY(rooms_mu_);
 
   std::vector<std::unique_ptr<PgStore>> owned_;
   std::vector<Shard> shards_;        // by number, after Migrate

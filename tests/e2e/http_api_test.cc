@@ -729,6 +729,9 @@ class SqliteLocked : public ::testing::Test {
         HttpCall(service_->port(), "POST", "/admin/showtimes", kLayout, {Bearer(Token(1, true))});
     ASSERT_EQ(created.status, 201);
     ASSERT_EQ(sqlite3_open(path_.c_str(), &db_), SQLITE_OK);
+    // The service writes on its own too (the outbox relay renews its lease every 200 ms):
+    // taking the lock waits for such a write to end instead of failing with SQLITE_BUSY.
+    sqlite3_busy_timeout(db_, 10'000);
   }
   void TearDown() override { sqlite3_close(db_); }
   void Lock() {
