@@ -1,0 +1,95 @@
+// The seat map's side panel, drawn from the showtime page's state (showtime.js): the hold
+// with its countdown and actions, or the selection with the blocks offered after a refusal
+// and the best-available form, or that sales have closed. It only draws; what a button
+// does is the hold controller's (holds.js).
+
+import { SALES_CLOSED, clock, el, fill, money, seatList } from './format.js';
+import { left } from './page.js';
+import { MAX_SEATS } from './seatmap.js';
+
+// The price of these seats by their categories.
+export function total(page, seats) {
+  let sum = 0; let currency = '';
+  for (const code of seats) {
+    const p = page.s.prices[page.map.seats.get(code)?.category];
+    if (p) { sum += p.amount; currency = p.currency; }
+  }
+  return { amount: sum, currency };
+}
+
+export function drawPanel(page) {
+  const { panel, map, holds } = page;
+  if (page.tick) { clearInterval(page.tick); page.tick = null; }
+  if (left(page.nav)) return;  // an answer that came after the customer left this view
+  const hold = page.hold;
+  if (hold) {
+    const remaining = el('strong', { class: 'countdown', 'aria-live': 'off' });
+    const update = () => {
+      const ms = new Date(page.hold.expiresAt).getTime() - page.serverNow();
+      remaining.textContent = clock(ms);
+      remaining.classList.toggle('soon', ms < 60000);
+      if (ms <= 0) { clearInterval(page.tick); page.tick = null; holds.ended(); }
+    };
+    const paying = Boolean(hold.checkoutKey);
+    // Once sales have closed only a payment already open goes on (API.md: it is honoured
+    // while the hold lives); a hold not yet in checkout can only be released.
+    fill(panel,
+      el('h2', { id: 'panel-title' }, 'Your seats are held'),
+      el('p', {}, `Seats ${seatList(hold.seats)} · ${money(total(page, hold.seats))}`),
+      el('p', { class: 'timer' }, 'Time left to pay: ', remaining),
+      paying ? el('p', {}, 'A payment is open for these seats.') : null,
+      page.closed && !paying ? el('p', { class: 'closed-note' }, `${SALES_CLOSED} These seats can no longer be paid for.`) : null,
+      el('div', { class: 'actions' },
+        paying || !page.closed ? el('button', { class: 'primary', onclick: holds.checkout }, paying ? 'Continue to payment' : 'Checkout') : null,
+        page.closed ? null : el('button', { onclick: holds.extend }, 'More time'),
+        el('button', { onclick: holds.release }, 'Release seats')));
+    update();
+    if (page.hold && page.tick === null && new Date(page.hold.expiresAt).getTime() > page.serverNow()) page.tick = setInterval(update, 250);
+    return;
+  }
+  if (page.closed) {
+    fill(panel,
+      el('h2', { id: 'panel-title' }, 'Sales closed'),
+      el('p', { class: 'closed-note' }, SALES_CLOSED),
+      el('p', {}, el('a', { href: '#/' }, 'Other showtimes')));
+    return;
+  }
+  const chosen = [...map.selected];
+  const holdButton = el('button', { class: 'primary', onclick: holds.holdSeats, disabled: chosen.length === 0 },
+    chosen.length ? `Hold ${chosen.length} seat${chosen.length > 1 ? 's' : ''}` : 'Hold seats');
+  fill(panel,
+    el('h2', { id: 'panel-title' }, 'Your selection'),
+    el('p', {}, chosen.length ? `Seats ${seatList(chosen)} · ${money(total(page, chosen))}` : `Choose up to ${MAX_SEATS} seats on the map.`),
+    el('div', { class: 'actions' }, holdButton,
+      chosen.length ? el('button', { onclick: () => { map.clearSelection(); map.markAlone([]); page.offers = []; drawPanel(page); } }, 'Clear') : null),
+    offersBox(page),
+    bestForm(page));
+}
+
+// Free blocks the service offered with a refusal: one click holds one.
+function offersBox(page) {
+  if (!page.offers.length) return null;
+  return el('div', { class: 'offers' },
+    el('h3', {}, 'Free seats nearby'),
+    el('ul', { class: 'alternatives' }, ...page.offers.map((seats) => el('li', {},
+      el('button', { onclick: () => page.holds.takeOffer(seats), 'data-seats': seats.join(' ') },
+        `Hold ${seatList(seats)} · ${money(total(page, seats))}`)))));
+}
+
+// "Best available": the service chooses and holds the best free block in one step.
+function bestForm(page) {
+  const count = el('select', { name: 'count' },
+    ...Array.from({ length: MAX_SEATS }, (_, i) => el('option', { value: String(i + 1), selected: i + 1 === page.bestCount }, String(i + 1))));
+  const categories = page.seatCategories;
+  const category = el('select', { name: 'category' },
+    ...categories.map((c) => el('option', { value: c, selected: c === page.bestCategory }, `${c} (${money(page.s.prices[c])})`)));
+  const go = () => {
+    page.bestCount = Number(count.value);
+    page.bestCategory = category.value;
+    page.holds.holdBest(page.bestCount, page.bestCategory);
+  };
+  return el('div', { class: 'best', role: 'group', 'aria-label': 'Best available' },
+    el('label', {}, 'Seats', count),
+    categories.length > 1 ? el('label', {}, 'Category', category) : null,
+    el('button', { onclick: go, class: 'best-button' }, 'Best available'));
+}

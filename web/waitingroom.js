@@ -1,0 +1,76 @@
+// The waiting room of a showtime's page (API.md "Waiting room"): joined when the service
+// answers a hold NOT_ADMITTED, its place in line and an estimated wait shown while the
+// page polls, the admission kept in the tab once it is the customer's turn, and then the
+// hold that was refused asked again.
+
+import { api } from './api.js';
+import { el, explain, fill } from './format.js';
+import { announce, every, later, left, say, store } from './page.js';
+
+const QUEUE_POLL_MS = 2000;
+
+// The page's waiting room (showtime.js): enter(retryHold) joins (or finds the place kept)
+// and polls until admitted; one poller per page.
+export function waitingRoom(page) {
+  const { id, nav, room } = page;
+  let waiting = false;
+
+  async function enter(retryHold) {
+    if (waiting) return;
+    waiting = true;
+    let place = store.get(`queue.${id}`);
+    try {
+      if (!place) {
+        const { data } = await api.joinQueue(id);
+        place = { queueToken: data.queueToken, joined: Date.now(), firstPosition: data.position };
+        store.set(`queue.${id}`, place);
+      }
+    } catch (e) {
+      waiting = false;
+      if (left(nav)) return;
+      if (e.code === 'SALES_CLOSED') page.holds.salesClosed(); else say(explain(e));
+      return;
+    }
+    if (left(nav)) return;
+    const position = el('strong', { class: 'position' }, '…');
+    const eta = el('span', { class: 'eta' }, 'estimating…');
+    room.hidden = false;
+    fill(room,
+      el('h2', {}, 'Waiting room'),
+      el('p', {}, 'Many people want this showtime. You will choose your seats when it is your turn; keep this page open.'),
+      el('p', {}, 'Your place in line: ', position, ' · Estimated wait: ', eta));
+    say('');
+    const seen = [];
+    const check = async () => {
+      let data;
+      try { ({ data } = await api.queue(id, place.queueToken)); } catch (e) {
+        if (e.code === 'NOT_FOUND' && !left(nav)) { store.set(`queue.${id}`, null); clearInterval(timer); waiting = false; enter(retryHold); }
+        return;
+      }
+      if (left(nav)) return;
+      if (data.admitted && data.admissionToken) {
+        clearInterval(timer);
+        waiting = false;
+        store.set(`admission.${id}`, { token: data.admissionToken, expiresAt: data.admissionExpiresAt });
+        store.set(`queue.${id}`, null);
+        fill(room, el('h2', {}, 'It is your turn'), el('p', {}, 'You may now choose and hold your seats.'));
+        announce('It is your turn: you may now hold your seats.');
+        later(4000, () => { room.hidden = true; });
+        if (retryHold && page.map.selected.size) page.holds.holdSeats();
+        return;
+      }
+      position.textContent = String(data.position);
+      seen.push([Date.now(), data.position]);
+      const [t0, p0] = seen[0];
+      const moved = p0 - data.position;
+      if (moved > 0) {
+        const perPlace = (Date.now() - t0) / moved;
+        eta.textContent = `about ${Math.max(1, Math.round(perPlace * data.position / 60000))} min`;
+      }
+    };
+    const timer = every(QUEUE_POLL_MS, check);
+    check();
+  }
+
+  return { enter };
+}
