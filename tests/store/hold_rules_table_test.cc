@@ -60,13 +60,7 @@ struct RuleCase {
 };
 
 NewShowtime Hall(bool forbid_gaps) {
-  NewShowtime s;
-  s.title = "Dune: Part Three";
-  s.cinema = "Odeon";
-  s.hall = "Screen 1";
-  s.starts_at = kStart + Millis(86'400'000);
-  s.rows = {{"E", 10, "standard", {5}, {1, 2}}, {"F", 10, "premium", {3, 7}}};
-  s.prices = {{"standard", {1250, "EUR"}}, {"premium", {1650, "EUR"}}};
+  NewShowtime s = PricedHall();
   s.forbid_single_seat_gaps = forbid_gaps;
   return s;
 }

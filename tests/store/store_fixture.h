@@ -31,6 +31,19 @@ using testing::AllEngines;
 using testing::Engine;
 using testing::EngineName;
 
+// Rows E (standard, 12.50 EUR; wheelchair places E1 and E2, an aisle after E5) and F
+// (premium, 16.50 EUR; aisles after F3 and F7), ten seats each.
+inline NewShowtime PricedHall() {
+  NewShowtime s;
+  s.title = "Dune: Part Three";
+  s.cinema = "Odeon";
+  s.hall = "Screen 1";
+  s.starts_at = kStart + Millis(86'400'000);
+  s.rows = {{"E", 10, "standard", {5}, {1, 2}}, {"F", 10, "premium", {3, 7}}};
+  s.prices = {{"standard", {1250, "EUR"}}, {"premium", {1650, "EUR"}}};
+  return s;
+}
+
 class StoreContract : public ::testing::TestWithParam<Engine> {
  protected:
   void SetUp() override {
@@ -90,17 +103,7 @@ class StoreContract : public ::testing::TestWithParam<Engine> {
     return id.ok() ? id.value() : 0;
   }
 
-  // Rows E (standard, 12.50 EUR) and F (premium, 16.50 EUR), ten seats each.
-  static NewShowtime PricedLayout() {
-    NewShowtime s;
-    s.title = "Dune: Part Three";
-    s.cinema = "Odeon";
-    s.hall = "Screen 1";
-    s.starts_at = kStart + Millis(86'400'000);
-    s.rows = {{"E", 10, "standard", {5}, {1, 2}}, {"F", 10, "premium", {3, 7}}};
-    s.prices = {{"standard", {1250, "EUR"}}, {"premium", {1650, "EUR"}}};
-    return s;
-  }
+  static NewShowtime PricedLayout() { return PricedHall(); }
   int64_t MakePricedShowtime() {
     auto id = store_->CreateShowtime(PricedLayout());
     EXPECT_TRUE(id.ok());
