@@ -14,7 +14,8 @@ flags=(-std=c++20 -fsyntax-only -Wthread-safety -Wthread-safety-beta -Werror=thr
        -Werror=thread-safety-beta -Wno-unknown-warning-option
        -D__cpp_impl_coroutine=201902L -DBOOST_ASIO_HAS_CO_AWAIT=1 -DBOOST_ASIO_HAS_STD_COROUTINE=1
        -Isrc -I. -isystem /usr/include/postgresql -isystem /usr/include/hiredis)
-mapfile -t files < <(git ls-files 'src/*.cc')
+mapfile -t files < <(find src -name '*.cc' | sort)
+[ ${#files[@]} -gt 0 ] || { echo "thread-safety: no source files found under src/" >&2; exit 1; }
 started=$(date +%s)
 printf '%s\n' "${files[@]}" |
   xargs -P "$(nproc 2>/dev/null || echo 2)" -I{} sh -c '"$0" "$@" {} 2>&1 || echo "thread-safety: FAILED {}"' "$clang" "${flags[@]}" |
