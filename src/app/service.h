@@ -120,14 +120,16 @@ class Service {
   std::unique_ptr<RateLimiter> limiter_;
   std::unique_ptr<SeatEvents> seat_events_;
   std::unique_ptr<WaitingRoom> room_;
-  std::unique_ptr<HoldService> holds_;
   std::unique_ptr<Admission> admission_;
-  std::unique_ptr<HttpGateway> gateway_;
-  std::unique_ptr<CheckoutService> checkout_;
-  std::unique_ptr<PaymentService> payments_;
   std::unique_ptr<api::SeatMapCache> seat_maps_;
   std::unique_ptr<api::SeatMapCacheView> seat_map_view_;
   uint64_t cache_subscription_ = 0;
+  // After what it is given (HoldServiceDeps), so it ends, its follow-ups thread joined,
+  // before them; before the payments, whose confirmations call into it.
+  std::unique_ptr<HoldService> holds_;
+  std::unique_ptr<HttpGateway> gateway_;
+  std::unique_ptr<CheckoutService> checkout_;
+  std::unique_ptr<PaymentService> payments_;
   std::unique_ptr<api::SeatStreams> seat_streams_;
   http::Router router_;
   api::WebApp web_app_;
