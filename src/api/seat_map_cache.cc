@@ -64,7 +64,8 @@ std::shared_ptr<SeatMapCache::Slot> SeatMapCache::SlotFor(int64_t showtime_id) {
   // Held here before Evict, so the new slot is in use and stays.
   auto slot = std::make_shared<Slot>(showtime_id);
   lru_.push_front(showtime_id);
-  slots_.emplace(showtime_id, Node{slot, lru_.begin(), 0});
+  const bool added = slots_.emplace(showtime_id, Node{slot, lru_.begin(), 0}).second;
+  BOX_ASSERT(added);  // not found above, under the same lock
   bytes_ += SlotBytes();
   Evict(&evicted);
   PublishLocked();
@@ -115,6 +116,7 @@ void SeatMapCache::Evict(std::vector<std::shared_ptr<Slot>>* evicted) {
     lru_.pop_back();
     evictions_.Inc();
   }
+  BOX_ASSERT(lru_.size() == slots_.size());  // one place in the order per showtime kept
 }
 
 void SeatMapCache::PublishLocked() {
@@ -294,6 +296,7 @@ Result<std::shared_ptr<const SeatMapCache::Entry>> SeatMapCache::FinishLoad(
   const Instant loaded_at = clock_->Now();
   if (map.ok()) entry = MakeEntry(std::move(map.value()), loaded_at);  // rendered unlocked
   lock.lock();
+  BOX_ASSERT(slot.loading);  // this load's, begun by BeginLoad and ended only here
   // This instance's holds and bookings that came during the load may be missing from its
   // snapshot: they are applied to it, a few rounds at most (more may come meanwhile);
   // past that, or if too many came, the next reader loads again.
@@ -369,6 +372,7 @@ void SeatMapCache::Apply(int64_t showtime_id, const std::vector<std::string>& se
   if (slot->loading) {
     if (slot->changes_during_load.size() < kMaxChangesDuringLoad) {
       slot->changes_during_load.emplace_back(seats, status);
+      BOX_ASSERT(slot->changes_during_load.size() <= kMaxChangesDuringLoad);
       recorded = true;
     } else {
       slot->changes_overflowed = true;

@@ -73,6 +73,7 @@ std::string Base64UrlEncode(std::string_view bytes) {
     out += kB64Url[(v >> 12) & 63];
     out += kB64Url[(v >> 6) & 63];
   }
+  BOX_ASSERT(out.size() == (bytes.size() * 4 + 2) / 3);  // unpadded: ceil(4n / 3)
   return out;
 }
 
@@ -103,8 +104,10 @@ std::string FormatUuid(unsigned char* b) {  // 16 bytes
   b[6] = (b[6] & 0x0f) | 0x40;
   b[8] = (b[8] & 0x3f) | 0x80;
   const std::string hex = HexEncode(std::string_view(reinterpret_cast<char*>(b), 16));
-  return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" +
-         hex.substr(16, 4) + "-" + hex.substr(20);
+  std::string uuid = hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" +
+                     hex.substr(16, 4) + "-" + hex.substr(20);
+  BOX_ASSERT(IsUuid(uuid));  // the one spelling IsUuid accepts: ids go through it
+  return uuid;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "core/crypto.h"
+#include "core/status.h"
 
 namespace boxoffice {
 
@@ -42,6 +43,7 @@ Status VerifyGatewaySignature(std::string_view header, std::string_view body,
   auto floor_div = [](int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); };
   const int64_t earliest_s = -floor_div(-earliest_ms, 1000);  // ceiling
   const int64_t latest_s = floor_div(latest_ms, 1000);
+  BOX_ASSERT(earliest_s <= latest_s);  // a window of whole seconds around now, never empty
   if (t < earliest_s || t > latest_s) {
     return Status(Code::kInvalid, "signature timestamp outside the tolerance");
   }

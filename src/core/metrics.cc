@@ -1,6 +1,9 @@
 #include "core/metrics.h"
 
+#include <algorithm>
 #include <cstdio>
+
+#include "core/status.h"
 
 namespace boxoffice {
 namespace {
@@ -20,6 +23,7 @@ std::string Series(const std::string& name, const std::string& labels) {
 Histogram::Histogram(std::vector<double> bounds)
     : bounds_(std::move(bounds)), buckets_(new std::atomic<uint64_t>[bounds_.size() + 1]) {
   for (size_t i = 0; i <= bounds_.size(); ++i) buckets_[i] = 0;
+  BOX_ASSERT(std::is_sorted(bounds_.begin(), bounds_.end()));  // Observe scans them in order
 }
 
 void Histogram::Observe(double seconds) {

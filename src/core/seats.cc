@@ -21,6 +21,7 @@ std::optional<SeatCode> ParseSeatCode(std::string_view code) {
     if (c < '0' || c > '9') return std::nullopt;
     number = number * 10 + (c - '0');
   }
+  BOX_ASSERT(number >= 1 && number <= kMaxSeatNumber);  // 1-3 digits, no leading zero
   return SeatCode{std::string(code.substr(0, letters)), number};
 }
 
@@ -50,6 +51,8 @@ Result<std::vector<std::string>> ValidateHoldSeats(const std::vector<std::string
   if (auto dup = std::adjacent_find(sorted.begin(), sorted.end()); dup != sorted.end()) {
     return Status(Code::kInvalid, "seat " + *dup + " is listed twice");
   }
+  // What every store and the gate rely on: 1..8 distinct seats in lock order.
+  BOX_ASSERT(!sorted.empty() && sorted.size() <= kMaxSeatsPerHold);
   return sorted;
 }
 

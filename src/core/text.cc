@@ -6,11 +6,14 @@
 
 #include <algorithm>
 
+#include "core/status.h"
+
 namespace boxoffice {
 namespace {
 
 // The length of the well-formed UTF-8 character (never NUL) that text starts with, or 0.
 size_t CharLength(std::string_view text) {
+  BOX_ASSERT(!text.empty());  // its callers loop while text is not empty
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const unsigned char c = p[0];
   if (c == 0) return 0;
@@ -60,6 +63,7 @@ std::string CleanTextPrefix(std::string_view text, size_t max_bytes) {
       text.remove_prefix(n);
     }
   }
+  BOX_ASSERT(out.size() <= max_bytes);  // the bound a stored refusal's text relies on
   return out;
 }
 
@@ -105,6 +109,7 @@ std::optional<int64_t> ParseDecimalId(std::string_view text) {
     if (value > (INT64_MAX - digit) / 10) return std::nullopt;
     value = value * 10 + digit;
   }
+  BOX_ASSERT(value >= 1);  // no sign, no leading zero: every id spelled so is positive
   return value;
 }
 

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "core/status.h"
+
 namespace boxoffice {
 namespace {
 
@@ -57,6 +59,7 @@ std::optional<Instant> ParseRfc3339(std::string_view s) {
     if (digits == 0 || digits > 9) return std::nullopt;
     for (int i = digits; i < 3; ++i) ms *= 10;
   }
+  BOX_ASSERT(ms >= 0 && ms <= 999);  // at most three digits were kept
   int offset_min = 0;
   if (pos < s.size() && (s[pos] == 'Z' || s[pos] == 'z')) {
     ++pos;

@@ -1,5 +1,7 @@
 #include "gate/rate_limiter.h"
 
+#include "core/status.h"
+
 namespace boxoffice {
 namespace {
 
@@ -23,7 +25,10 @@ return {1, 0}
 InProcessRateLimiter::InProcessRateLimiter(int per_minute, const Clock* clock)
     : interval_(Millis(60'000) / per_minute),
       tolerance_(interval_ * (per_minute - 1)),
-      clock_(clock) {}
+      clock_(clock) {
+  // --holds-per-minute is 1..100,000 (its flag check; HoldService asserts it too).
+  BOX_ASSERT(per_minute >= 1 && interval_ >= Millis(0) && tolerance_ >= Millis(0));
+}
 
 RateLimiter::Decision InProcessRateLimiter::Allow(int64_t customer_id) {
   const int64_t now = ToEpochMs(clock_->Now());
@@ -33,8 +38,11 @@ RateLimiter::Decision InProcessRateLimiter::Allow(int64_t customer_id) {
   }
   int64_t& tat = tat_ms_.try_emplace(customer_id, now).first->second;
   tat = std::max(tat, now);
-  if (now < tat - tolerance_.count())
-    return Decision{false, Millis(tat - tolerance_.count() - now)};
+  if (now < tat - tolerance_.count()) {
+    const int64_t wait_ms = tat - tolerance_.count() - now;
+    BOX_ASSERT(wait_ms > 0);  // a refusal always names a wait (429's Retry-After)
+    return Decision{false, Millis(wait_ms)};
+  }
   tat += interval_.count();
   return Decision{true, Millis(0)};
 }
@@ -58,8 +66,9 @@ RateLimiter::Pending RedisRateLimiter::Send(int64_t customer_id) {
     if (auto it = refused->find(customer_id); it != refused->end()) {
       const auto now = std::chrono::steady_clock::now();
       if (now < it->second) {
-        return Pending{Decision{false, std::chrono::ceil<Millis>(it->second - now)}, nullptr,
-                       customer_id};
+        const Millis wait = std::chrono::ceil<Millis>(it->second - now);
+        BOX_ASSERT(wait > Millis(0));
+        return Pending{Decision{false, wait}, nullptr, customer_id};
       }
       refused->erase(it);
     }
@@ -83,6 +92,7 @@ io::asio::awaitable<RateLimiter::Decision> RedisRateLimiter::Await(Pending pendi
     if (refused) {
       if (refused->size() >= kMaxRemembered) refused->clear();
       (*refused)[pending.customer_id] = std::chrono::steady_clock::now() + d.retry_after;
+      BOX_ASSERT(refused->size() <= kMaxRemembered);
     }
   }
   co_return d;

@@ -1,5 +1,6 @@
 #include "gate/redis_client.h"
 
+#include "core/status.h"
 #include "gate/redis_parts.h"
 
 namespace boxoffice {
@@ -46,6 +47,8 @@ Result<std::vector<std::string>> AddressesOf(const RedisResolve& resolve, const 
   if (found.ok() && found->empty())
     return Status(Code::kUnavailable, "redis: no address for " + host);
   if (found.ok() && found->size() > kMaxRedisAddresses) found->resize(kMaxRedisAddresses);
+  // Whatever the resolver said: a connection has 1..kMaxRedisAddresses addresses to try.
+  BOX_ASSERT(!found.ok() || (!found->empty() && found->size() <= kMaxRedisAddresses));
   return found;
 }
 
@@ -152,10 +155,16 @@ RedisEndpoint RedisClient::NodeFor(const std::vector<std::string>& argv) const {
   if (!map) return seed_;
   if (auto key = RedisRoutingKey(argv)) {
     const int16_t master = map->master_of[RedisKeySlot(*key)];
-    if (master >= 0) return map->masters[master];
+    if (master >= 0) {
+      // ParseClusterSlots stores indices it took from masters (an index past int16 wraps
+      // to a negative or a smaller one, never a larger one).
+      BOX_ASSERT(static_cast<size_t>(master) < map->masters.size());
+      return map->masters[master];
+    }
     return seed_;  // a slot no master serves: the node answers CLUSTERDOWN or MOVED
   }
-  return map->masters.front();  // a command without keys: any master
+  BOX_ASSERT(!map->masters.empty());  // ParseClusterSlots refuses a map without a master
+  return map->masters.front();        // a command without keys: any master
 }
 
 Pool<RedisConnection>& RedisClient::PoolFor(const RedisEndpoint& node) {
@@ -211,6 +220,7 @@ Result<RedisReply> RedisClient::CommandOn(const RedisEndpoint& node,
     args.push_back(a.data());
     lengths.push_back(a.size());
   }
+  BOX_ASSERT(args.size() == argv.size() && lengths.size() == argv.size());
   auto* reply = static_cast<redisReply*>(
       redisCommandArgv(c, static_cast<int>(args.size()), args.data(), lengths.data()));
   if (!reply) {

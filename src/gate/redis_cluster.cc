@@ -4,6 +4,7 @@
 
 #include <charconv>
 
+#include "core/status.h"
 #include "gate/redis_client.h"
 
 namespace boxoffice {
@@ -106,6 +107,11 @@ Result<RedisSlotMap> ParseClusterSlots(const RedisReply& reply) {
       if (endpoint(range.elements[i], &replica)) index_of(map.nodes, replica);
     }
   }
+  // What the client relies on, whatever the reply held: a master, a slot table, and the
+  // masters among the nodes.
+  BOX_ASSERT(!map.masters.empty() &&
+             map.master_of.size() == static_cast<size_t>(kRedisClusterSlots));
+  BOX_ASSERT(map.nodes.size() >= map.masters.size());
   return map;
 }
 

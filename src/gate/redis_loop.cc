@@ -2,6 +2,7 @@
 // client's construction and end, which own the loops' connections).
 #include "gate/redis_client.h"
 
+#include "core/status.h"
 #include "gate/redis_parts.h"
 
 namespace boxoffice {
@@ -91,6 +92,7 @@ class RedisLoopConnection {
       args.push_back(a.data());
       lengths.push_back(a.size());
     }
+    BOX_ASSERT(args.size() == call->argv.size() && lengths.size() == args.size());
     auto* owner = new RedisPending(call);
     call->connection = this;
     call->generation = generation_;
@@ -113,6 +115,7 @@ class RedisLoopConnection {
     call->connection = this;
     call->generation = generation_;  // no context: a Drop for it does nothing
     waiting_.push_back(call);
+    BOX_ASSERT(waiting_.size() <= kMaxWaiting);
     if (waiting_.size() == 1) ArmDeadline();
     if (resolving_) return;
     resolving_ = true;
@@ -178,6 +181,8 @@ class RedisLoopConnection {
       addresses_.clear();
       next_address_ = 0;
     }
+    // The next connect has an address to try, or resolves the name again.
+    BOX_ASSERT(addresses_.empty() ? next_address_ == 0 : next_address_ < addresses_.size());
   }
 
   bool Connect() {
@@ -251,6 +256,7 @@ class RedisLoopConnection {
 
   static void OnReply(redisAsyncContext*, void* raw, void* privdata) {
     std::unique_ptr<RedisPending> owner(static_cast<RedisPending*>(privdata));
+    BOX_ASSERT(owner != nullptr && *owner != nullptr);  // Write's, one per command
     const auto* reply = static_cast<const redisReply*>(raw);
     RedisCall& call = **owner;
     if (!reply) {
@@ -312,6 +318,8 @@ struct RedisLoopConnections {
 
 RedisPending RedisClient::SendTo(const RedisEndpoint& node, std::vector<std::string> argv,
                                  const RedisScript* script, bool asking, int redirects) {
+  // Await follows a redirect only below the limit; PING goes out at it (none followed).
+  BOX_ASSERT(redirects >= 0 && redirects <= kMaxRedirects);
   auto call = std::make_shared<RedisCall>();
   call->script = script;
   call->argv = std::move(argv);
@@ -399,6 +407,7 @@ io::asio::awaitable<Status> RedisClient::PingAsync() {
     for (const RedisEndpoint& master : map->masters)
       calls.push_back(SendTo(master, {"PING"}, nullptr, false, kMaxRedirects));
   }
+  BOX_ASSERT(!calls.empty());  // a cluster's map has a master (ParseClusterSlots)
   Status last(Code::kUnavailable, "redis: no master");
   bool any = false;
   for (RedisPending& call : calls) {

@@ -8,6 +8,7 @@
 
 #include "core/crypto.h"
 #include "core/log.h"
+#include "core/status.h"
 #include "core/time_format.h"
 
 namespace boxoffice {
@@ -45,6 +46,9 @@ bool ParseInt(std::string_view text, int64_t* out) {
 
 // origin|type|showtime|at_ms|A1,A2
 std::string EncodeSeatChange(std::string_view origin, const SeatChange& change) {
+  // The origin is an instance's own tag (hex): a '|' in it would shift every field.
+  BOX_ASSERT(origin.find('|') == std::string_view::npos);
+  BOX_ASSERT(static_cast<size_t>(change.type) < std::size(kTypeLetters));
   std::string out(origin);
   out += '|';
   out += kTypeLetters[static_cast<int>(change.type)];
@@ -138,6 +142,7 @@ void RedisSeatEvents::Publish(const SeatChange& change) {
       return;
     }
     queue_.push_back(EncodeSeatChange(origin_, change));
+    BOX_ASSERT(queue_.size() <= kMaxQueued);
   }
   wake_.notify_all();
 }
@@ -165,6 +170,7 @@ void RedisSeatEvents::SubscribeLoop() {
     const timeval connect{static_cast<time_t>(options_.connect_timeout.count() / 1000),
                           static_cast<suseconds_t>(options_.connect_timeout.count() % 1000 * 1000)};
     const std::vector<RedisEndpoint> nodes = publisher_.Nodes();
+    BOX_ASSERT(!nodes.empty());  // the node given comes first, always
     const RedisEndpoint node = nodes[attempt++ % nodes.size()];
     redisContext* c = redisConnectWithTimeout(node.host.c_str(), node.port, connect);
     bool subscribed = false;

@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "core/log.h"
+#include "core/status.h"
 
 namespace boxoffice {
 namespace {
@@ -168,6 +169,8 @@ SeatGate::Decision RedisSeatGate::Claim(int64_t showtime_id, const std::vector<s
 SeatGate::PendingClaim RedisSeatGate::SendClaim(int64_t showtime_id,
                                                 const std::vector<std::string>& seats,
                                                 const std::string& hold_id, Millis ttl) {
+  // HoldService's: validated seats, a fresh hold id, min(gate_claim_ttl, the hold's TTL).
+  BOX_ASSERT(!seats.empty() && !hold_id.empty() && ttl > Millis(0));
   PendingClaim pending{nullptr, seats, std::nullopt};
   if (Resting()) return pending;
   pending.call =
@@ -187,6 +190,7 @@ io::asio::awaitable<SeatGate::Decision> RedisSeatGate::AwaitClaim(PendingClaim p
 
 std::shared_ptr<const RedisSeatGate::EncodedPicks> RedisSeatGate::Encode(int64_t showtime_id,
                                                                          const Picks& picks) {
+  BOX_ASSERT(picks != nullptr && !picks->empty());  // SendPicks sends no empty list
   const bool kept = picks->size() > 1;  // a pick by hand is its request's own
   if (kept) {
     MutexLock lock(encoded_mu_);
@@ -218,11 +222,13 @@ std::shared_ptr<const RedisSeatGate::EncodedPicks> RedisSeatGate::Encode(int64_t
     }
   }
   encoded->keys = Keys(showtime_id, codes);
+  BOX_ASSERT(codes.size() == place.size());  // each seat once, at the place `at` gave it
   encoded->codes = std::make_shared<const std::vector<std::string>>(std::move(codes));
   if (kept) {
     MutexLock lock(encoded_mu_);
     if (encoded_.size() >= kMaxEncodedPicks) encoded_.clear();
     encoded_[picks.get()] = encoded;
+    BOX_ASSERT(encoded_.size() <= kMaxEncodedPicks);
   }
   return encoded;
 }

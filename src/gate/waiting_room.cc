@@ -1,5 +1,7 @@
 #include "gate/waiting_room.h"
 
+#include "core/status.h"
+
 namespace boxoffice {
 
 // ---- in process ----
@@ -26,6 +28,12 @@ RoomSizes InProcessWaitingRoom::AdvanceLocked(Room& room, const WaitingRoomConfi
     room.by_end.emplace(end, customer);
     room.granted.insert(now_ms);
   }
+  // Two structures, kept in step: nobody is counted without their entry in the other, and
+  // nobody waits while a slot is free (whatever limit the setting read from the store has).
+  BOX_ASSERT(room.admitted.size() == room.by_end.size() &&
+             room.queue.size() == room.seq_of.size());
+  BOX_ASSERT(room.queue.empty() ||
+             static_cast<int64_t>(room.admitted.size()) >= config.active_limit);
   return RoomSizes{static_cast<int64_t>(room.queue.size()),
                    static_cast<int64_t>(room.admitted.size())};
 }
@@ -69,6 +77,7 @@ Result<QueuePlace> InProcessWaitingRoom::Join(int64_t showtime_id, int64_t custo
     room.seq_of[customer_id] = seq;
     AdvanceLocked(room, config, now);
   }
+  BOX_ASSERT(Present(room, customer_id));  // queued or admitted: an admission ends only later
   return PlaceOf(room, customer_id);
 }
 
@@ -107,6 +116,7 @@ Status InProcessWaitingRoom::Leave(int64_t showtime_id, int64_t customer_id,
     room.queue.erase({q->second, customer_id});
     room.seq_of.erase(q);
   }
+  BOX_ASSERT(!Present(room, customer_id));
   AdvanceLocked(room, config, now);
   DropIfEmpty(it);
   return Status::Ok();
@@ -207,6 +217,7 @@ namespace {
 
 // A Join's or Find's place from the script's reply.
 Result<QueuePlace> PlaceOf(const std::vector<RedisReply>& e) {
+  BOX_ASSERT(e.size() == 5);  // RunAsync answers only a reply of five elements
   const int64_t state = e[0].integer;
   if (state == -2) return Status(Code::kUnavailable, "the waiting room is full");
   if (state == -1) return Status(Code::kNotFound, "not in the waiting room");
@@ -274,6 +285,7 @@ Result<RoomSizes> RedisWaitingRoom::Advance(int64_t showtime_id, const WaitingRo
                                             Instant now) {
   auto reply = Run(4, showtime_id, 0, config, now);
   if (!reply.ok()) return reply.status();
+  BOX_ASSERT(reply.value().size() == 5);  // RunAsync's check
   return RoomSizes{reply.value()[3].integer, reply.value()[4].integer};
 }
 

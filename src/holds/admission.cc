@@ -7,6 +7,7 @@
 #include "core/crypto.h"
 #include "core/text.h"
 #include "core/log.h"
+#include "core/status.h"
 
 namespace boxoffice {
 
@@ -41,6 +42,7 @@ Admission::Admission(WaitingRoom* room, AdmissionStore* store, const std::string
                                    "outcome=\"not_admitted\"")),
       errors_(metrics->GetCounter("boxoffice_waiting_room_errors_total",
                                   "Waiting-room calls the backend did not answer.")) {
+  BOX_ASSERT(room_ != nullptr && store_ != nullptr && clock_ != nullptr);
   // Registered once, here, never under mu_ (see core/metrics.h's lock order): each scrape
   // lists the rooms open as of the last round, so a closed room's series disappear.
   queued_gauge_ = metrics->AddCollector(
@@ -54,6 +56,7 @@ Admission::Admission(WaitingRoom* room, AdmissionStore* store, const std::string
 Admission::~Admission() { Stop(); }
 
 void Admission::Start(Millis interval) {
+  BOX_ASSERT(interval > Millis(0));  // the service's constant
   RunOnce();
   keeper_.Start(interval, [this] {
     RunOnce();
@@ -115,6 +118,7 @@ Status Admission::CheckConfig(const WaitingRoomConfig& config) {
 }
 
 void Admission::Apply(int64_t showtime_id, const WaitingRoomConfig& config) {
+  BOX_ASSERT(CheckConfig(config).ok());  // Configure's callers checked it first
   {
     MutexLock lock(mu_);
     rooms_version_.fetch_add(1, std::memory_order_release);
@@ -169,14 +173,19 @@ std::string Admission::Sign(const std::string& what) const {
 
 std::string Admission::QueueToken(int64_t showtime_id, int64_t customer_id) const {
   const std::string body = "q." + std::to_string(showtime_id) + "." + std::to_string(customer_id);
-  return body + "." + Sign(body);
+  std::string token = body + "." + Sign(body);
+  // Two int64s and a signature fit: FindAsync never refuses a token this issued as too long.
+  BOX_ASSERT(token.size() <= kMaxTokenLength);
+  return token;
 }
 
 std::string Admission::AdmissionToken(int64_t showtime_id, int64_t customer_id,
                                       Instant until) const {
   const std::string body = "a." + std::to_string(showtime_id) + "." + std::to_string(customer_id) +
                            "." + std::to_string(ToEpochMs(until));
-  return body + "." + Sign(body);
+  std::string token = body + "." + Sign(body);
+  BOX_ASSERT(token.size() <= kMaxTokenLength);  // as QueueToken: CheckToken takes it
+  return token;
 }
 
 QueueView Admission::View(int64_t showtime_id, int64_t customer_id, const QueuePlace& place,

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <tuple>
 
+#include "core/status.h"
+
 namespace boxoffice {
 
 HallLayout::HallLayout(const SeatMap& map, bool forbid_single_seat_gaps)
@@ -34,6 +36,8 @@ HallLayout::HallLayout(const SeatMap& map, bool forbid_single_seat_gaps)
     aisle_before = s.aisle_after;
     last_number = s.number;
   }
+  // Every row opens a section and every section holds a seat, whatever the map says.
+  BOX_ASSERT(row_size_.size() <= sections_.size() && sections_.size() <= seats_.size());
 }
 
 bool HallLayout::HasCategory(const std::string& category) const {
@@ -49,7 +53,10 @@ int HallLayout::IndexOf(const std::string& code) const {
 std::vector<std::string> HallLayout::Codes(const std::vector<int>& block) const {
   std::vector<std::string> codes;
   codes.reserve(block.size());
-  for (int i : block) codes.push_back(seats_[static_cast<size_t>(i)].code);
+  for (int i : block) {
+    BOX_ASSERT(i >= 0 && static_cast<size_t>(i) < seats_.size());  // indices of this layout
+    codes.push_back(seats_[static_cast<size_t>(i)].code);
+  }
   std::sort(codes.begin(), codes.end());
   return codes;
 }
@@ -61,6 +68,9 @@ std::vector<SeatGuard> HallLayout::Guards(std::vector<int> picked) const {
   // the pick's runs of seats side by side are runs of indices.
   std::sort(picked.begin(), picked.end());
   picked.erase(std::unique(picked.begin(), picked.end()), picked.end());
+  // Sorted: the first and last bound every index (from IndexOf or Blocks, never input).
+  BOX_ASSERT(picked.empty() ||
+             (picked.front() >= 0 && static_cast<size_t>(picked.back()) < seats_.size()));
   auto is_picked = [&](int section, int pos) {
     const auto& seats = sections_[static_cast<size_t>(section)].seats;
     if (pos < 0 || pos >= static_cast<int>(seats.size())) return false;
@@ -95,6 +105,7 @@ std::vector<SeatGuard> HallLayout::Guards(std::vector<int> picked) const {
     guard(last.section, last.pos + 1, +1);
     i = j + 1;
   }
+  BOX_ASSERT(guards.size() <= 2 * picked.size());  // at most one neighbour on each side of a run
   return guards;
 }
 
@@ -118,8 +129,10 @@ std::vector<std::vector<int>> HallLayout::Blocks(size_t count, const std::string
       const Seat& s = seats_[static_cast<size_t>(section.seats[k])];
       run = (s.category == category && !s.accessible) ? run + 1 : 0;
       if (run >= count) {
+        BOX_ASSERT(run <= k + 1);  // so the block starts inside the section
         blocks.emplace_back(section.seats.begin() + static_cast<std::ptrdiff_t>(k + 1 - count),
                             section.seats.begin() + static_cast<std::ptrdiff_t>(k + 1));
+        BOX_ASSERT(blocks.back().size() == count);
       }
     }
   }
@@ -134,6 +147,7 @@ std::vector<SeatPick> HallLayout::BestBlocks(size_t count, const std::string& ca
   auto key = [&](const std::vector<int>& b) {
     const Seat& first = seats_[static_cast<size_t>(b.front())];
     const Seat& last = seats_[static_cast<size_t>(b.back())];
+    BOX_ASSERT(first.row >= 0 && static_cast<size_t>(first.row) < row_size_.size());
     const int row_distance = std::abs(2 * first.row - (rows - 1));
     const int centre_distance =
         std::abs(first.number + last.number - (row_size_[static_cast<size_t>(first.row)] + 1));
@@ -152,6 +166,8 @@ std::shared_ptr<const std::vector<SeatPick>> HallLayout::Best(size_t count,
   MutexLock lock(best_mu_);
   auto& list = best_[{count, category}];
   if (!list) list = std::make_shared<const std::vector<SeatPick>>(BestBlocks(count, category));
+  // The list kept for (count, category) is of blocks of count seats: a hold's seat count.
+  BOX_ASSERT(list->empty() || list->front().seats.size() == count);
   return list;
 }
 

@@ -15,6 +15,7 @@
 
 #include "core/crypto.h"
 #include "core/log.h"
+#include "core/status.h"
 #include "core/text.h"
 
 namespace boxoffice::http {
@@ -87,6 +88,10 @@ struct Server::Impl {
       guards.push_back(asio::make_work_guard(*contexts.back()));
       loops.push_back(std::make_unique<io::Loop>(i, contexts.back().get(), &workers));
     }
+    BOX_ASSERT(router != nullptr);
+    // 1..kMaxLoops loops, each with its context and work guard, whatever io_threads says.
+    BOX_ASSERT(!contexts.empty() && contexts.size() <= io::Loop::kMaxLoops);
+    BOX_ASSERT(loops.size() == contexts.size() && guards.size() == contexts.size());
   }
 
   // The loops' contexts go first: destroying them destroys the coroutines a stop left
@@ -168,7 +173,10 @@ constexpr size_t kReadBufferSlack = 4 * 1024;
 class RequestInFlight {
  public:
   explicit RequestInFlight(std::atomic<size_t>* count) : count_(count) { count_->fetch_add(1); }
-  ~RequestInFlight() { count_->fetch_sub(1); }
+  ~RequestInFlight() {
+    const size_t before = count_->fetch_sub(1);
+    BOX_ASSERT(before > 0);  // this object's own increment at least
+  }
   RequestInFlight(const RequestInFlight&) = delete;
   RequestInFlight& operator=(const RequestInFlight&) = delete;
 
@@ -255,6 +263,7 @@ asio::awaitable<Response> Server::Impl::Dispatch(Request& request, std::string* 
     co_return ErrorResponse(404, "NOT_FOUND", "no such route");
   }
   const Route& route = *match.route;
+  BOX_ASSERT(route.async || route.handler);  // routes are registered by code, each with one
   *route_label = route.pattern;
   if (route.fast) {
     try {
@@ -310,7 +319,8 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
     stream.socket().shutdown(tcp::socket::shutdown_both, ec);
     stream.socket().close(ec);
   }
-  connections.fetch_sub(1);
+  const size_t before = connections.fetch_sub(1);
+  BOX_ASSERT(before > 0);  // Accept counted this connection before starting its session
 }
 
 asio::awaitable<void> Server::Impl::Serve(beast::tcp_stream& stream, Progress& progress) {
@@ -353,6 +363,7 @@ asio::awaitable<void> Server::Impl::Serve(beast::tcp_stream& stream, Progress& p
       progress.request_id = request.request_id;
       const std::string_view target(req.target().data(), req.target().size());
       auto refuse = [&](int status, std::string_view why, const char* label) {
+        BOX_ASSERT(status >= 400 && status < 500);  // a request refused by its head: 4xx
         response = ErrorResponse(status, "VALIDATION_FAILED", why);
         route_label = label;
         refused = true;
@@ -505,6 +516,7 @@ asio::awaitable<void> Server::Impl::Serve(beast::tcp_stream& stream, Progress& p
 
 asio::awaitable<void> Server::Impl::Stream(beast::tcp_stream& stream, Response& response,
                                            const std::string& request_id) {
+  BOX_ASSERT(response.stream != nullptr);  // Serve streams only a response with a stream
   beast::error_code ec;
   bhttp::response<bhttp::empty_body> res;
   res.version(11);
@@ -606,7 +618,9 @@ asio::awaitable<void> Server::Impl::Accept() {
       socket.close(ec);
       continue;
     }
-    connections.fetch_add(1);
+    // Only this coroutine adds (sessions only take away): the bound holds once counted.
+    const size_t now_open = connections.fetch_add(1) + 1;
+    BOX_ASSERT(now_open <= options.max_connections);
     socket.set_option(tcp::no_delay(true), ec);
     asio::co_spawn(target, Session(beast::tcp_stream(std::move(socket))), asio::detached);
   }

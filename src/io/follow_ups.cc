@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/log.h"
+#include "core/status.h"
 
 namespace boxoffice::io {
 
@@ -29,6 +30,7 @@ FollowUps::FollowUps(Metrics* metrics, std::string name, size_t max_pending)
 FollowUps::~FollowUps() { Stop(); }
 
 bool FollowUps::Add(std::string what, Repair repair, Clock::time_point deadline) {
+  BOX_ASSERT(repair != nullptr);  // Run calls it
   {
     std::lock_guard lock(mu_);
     if (stop_ || entries_.size() >= max_pending_) {
@@ -38,6 +40,7 @@ bool FollowUps::Add(std::string what, Repair repair, Clock::time_point deadline)
     }
     entries_.push_back(Entry{std::move(what), std::move(repair), deadline, Clock::now(),
                              kFirstRetry});
+    BOX_ASSERT(entries_.size() <= max_pending_);
     pending_gauge_->store(entries_.size());
     if (!thread_.joinable()) thread_ = std::thread([this] { Run(); });
   }
@@ -108,6 +111,7 @@ void FollowUps::Run() {
     } else {
       entry.next_try = Clock::now() + entry.backoff;
       entry.backoff = std::min(entry.backoff * 2, kMaxRetry);
+      BOX_ASSERT(entry.backoff >= kFirstRetry && entry.backoff <= kMaxRetry);
       entries_.push_back(std::move(entry));
     }
     pending_gauge_->store(entries_.size());

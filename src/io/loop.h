@@ -54,7 +54,10 @@ class BlockingPool {
   // Counts a job in whatever waits: for the few jobs that finish what a request started.
   void Enter() { pending_.fetch_add(1, std::memory_order_relaxed); }
   // The job left the queue (it started on a thread).
-  void Leave() { pending_.fetch_sub(1, std::memory_order_relaxed); }
+  void Leave() {
+    const size_t before = pending_.fetch_sub(1, std::memory_order_relaxed);
+    BOX_ASSERT(before > 0);  // each Leave gives back an Enter's or a TryEnter's place
+  }
   asio::thread_pool::executor_type executor() { return pool_.get_executor(); }
   void Join() { pool_.join(); }
 

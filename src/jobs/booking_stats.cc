@@ -1,6 +1,7 @@
 #include "jobs/booking_stats.h"
 
 #include "core/log.h"
+#include "core/status.h"
 
 namespace boxoffice {
 
@@ -8,6 +9,7 @@ BookingStats::BookingStats(PaymentStore* store, Millis interval, Metrics* metric
     : store_(store),
       interval_(interval),
       counts_(std::make_shared<std::array<std::atomic<int64_t>, 4>>()) {
+  BOX_ASSERT(store_ != nullptr && interval_ > Millis(0));  // the service's constant
   for (auto status : {BookingStatus::kPending, BookingStatus::kConfirmed, BookingStatus::kFailed,
                       BookingStatus::kRefunded}) {
     const size_t i = static_cast<size_t>(status);

@@ -4,6 +4,7 @@
 
 #include "core/crypto.h"
 #include "core/log.h"
+#include "core/status.h"
 
 namespace boxoffice {
 
@@ -23,6 +24,8 @@ OutboxRelay::OutboxRelay(OutboxStore* store, EventSink* sink, Millis interval, i
       oldest_pending_ms_(std::make_shared<std::atomic<int64_t>>(0)) {
   // A delivery must end while its lease runs (fenced marks catch what slips through).
   BOX_ASSERT(lease_ > sink_->MaxDeliveryTime());
+  // kRelayBatchLimit, or `relay --batch` (1..10,000, its flag check); a constant interval.
+  BOX_ASSERT(batch_limit_ >= 1 && interval_ > Millis(0));
   metrics->AddGauge(
       "boxoffice_outbox_lag_seconds",
       "Age of the oldest outbox event not yet delivered as of the relay's last round (0: none).",
@@ -51,6 +54,8 @@ Result<int> OutboxRelay::RunOnce() {
     oldest_pending_ms_->store(0);
     return 0;
   }
+  // The statement's LIMIT: a delivery is never larger than the batch the lease was sized for.
+  BOX_ASSERT(events->size() <= static_cast<size_t>(batch_limit_));
   oldest_pending_ms_->store(ToEpochMs(events->front().created_at));
   if (Status s = sink_->Deliver(events.value()); !s.ok()) return s;
   std::vector<int64_t> ids;

@@ -1,12 +1,17 @@
 #include "jobs/reconciler.h"
 
 #include "core/log.h"
+#include "core/status.h"
 
 namespace boxoffice {
 
 Reconciler::Reconciler(CheckoutStore* store, Gateway* gateway, PaymentService* payments,
                        ReconcilerOptions options, Metrics* metrics)
-    : store_(store), gateway_(gateway), payments_(payments), options_(options), metrics_(metrics) {}
+    : store_(store), gateway_(gateway), payments_(payments), options_(options), metrics_(metrics) {
+  // --reconcile-interval is checked positive (ServeFlagsError); the rest are constants.
+  BOX_ASSERT(options_.batch_limit >= 1 && options_.lease > Millis(0) &&
+             options_.interval > Millis(0));
+}
 
 Reconciler::~Reconciler() { Stop(); }
 
@@ -16,6 +21,7 @@ Result<int> Reconciler::RunOnce() {
   if (!claimed.ok()) return claimed.status();
   int settled = 0;
   const std::vector<Booking>& batch = claimed.value();
+  BOX_ASSERT(batch.size() <= static_cast<size_t>(options_.batch_limit));  // the claim's LIMIT
   for (size_t i = 0; i < batch.size(); ++i) {
     const Booking& b = batch[i];
     std::string outcome;
@@ -56,6 +62,8 @@ Result<int> Reconciler::RunOnce() {
         Count("malformed_answer");
         continue;
       } else if (session->status == "PAID" || session->status == "FAILED") {
+        // The answers without a payment id went their own ways above: a report has one.
+        BOX_ASSERT(!session->payment_id.empty());
         auto r = payments_->Settle(
             PaymentReport{session->payment_id, b.session_id, std::to_string(b.id),
                           session->status == "PAID", b.amount.amount, b.amount.currency},

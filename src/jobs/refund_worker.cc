@@ -1,6 +1,7 @@
 #include "jobs/refund_worker.h"
 
 #include "core/log.h"
+#include "core/status.h"
 #include "core/text.h"
 
 namespace boxoffice {
@@ -15,6 +16,7 @@ RefundWorker::RefundWorker(PaymentStore* store, Gateway* gateway, Millis interva
                                   "Refunds accepted by the gateway.")),
       failed_(metrics->GetCounter("boxoffice_refund_attempts_failed_total",
                                   "Refund attempts the gateway did not accept (retried).")) {
+  BOX_ASSERT(batch_limit_ >= 1 && interval_ > Millis(0));  // the service's constants
   backlog_gauge_ = metrics->AddCollector(
       "boxoffice_refunds_backlog", "Refunds the gateway has yet to accept, by state.",
       [this, prefix = metric_labels.empty() ? "" : metric_labels + ","](Metrics::Samples* out) {
@@ -30,7 +32,10 @@ constexpr size_t kMaxErrorBytes = 500;  // of a refusal's text kept with the ref
 Millis RefundWorker::Backoff(int attempts) {
   Millis wait = kFirstRetry;
   for (int i = 1; i < attempts && wait < kMaxRetry; ++i) wait *= 2;
-  return std::min(wait, kMaxRetry);
+  const Millis backoff = std::min(wait, kMaxRetry);
+  // Whatever count a refund row carries: 1 s to the 10-minute cap, never 0, never past it.
+  BOX_ASSERT(backoff >= kFirstRetry && backoff <= kMaxRetry);
+  return backoff;
 }
 
 RefundWorker::~RefundWorker() { Stop(); }
@@ -38,6 +43,7 @@ RefundWorker::~RefundWorker() { Stop(); }
 Result<int> RefundWorker::RunOnce() {
   auto pending = store_->PendingRefunds(batch_limit_);
   if (!pending.ok()) return pending.status();
+  BOX_ASSERT(pending->size() <= static_cast<size_t>(batch_limit_));  // the statement's LIMIT
   int done = 0;
   for (const Refund& r : pending.value()) {
     auto accepted = gateway_->Refund(r.payment_id, r.amount.amount, r.refund_id);

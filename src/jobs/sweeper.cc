@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/log.h"
+#include "core/status.h"
 
 namespace boxoffice {
 
@@ -17,7 +18,10 @@ Sweeper::Sweeper(Store* store, Millis interval, int batch_limit, Metrics* metric
                                     "Expired held seats freed by the sweeper.")),
       keys_purged_(metrics->GetCounter("boxoffice_idempotency_keys_purged_total",
                                        "Checkout idempotency keys deleted after 24 hours.")),
-      errors_(metrics->GetCounter("boxoffice_sweeper_errors_total", "Sweeper runs that failed.")) {}
+      errors_(metrics->GetCounter("boxoffice_sweeper_errors_total", "Sweeper runs that failed.")) {
+  // --sweep-interval is checked positive (ServeFlagsError); the batch is a constant.
+  BOX_ASSERT(store_ != nullptr && batch_limit_ >= 1 && interval_ > Millis(0));
+}
 
 Sweeper::~Sweeper() { Stop(); }
 
@@ -38,6 +42,7 @@ Result<int> Sweeper::RunOnce() {
         on_freed_(showtime_id, std::move(codes));
       }
     }
+    BOX_ASSERT(freed.value() >= 0);  // a count of rows
     total += freed.value();
     released_.Inc(static_cast<uint64_t>(freed.value()));
     if (freed.value() < batch_limit_) break;

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/log.h"
+#include "core/status.h"
 #include "core/time_format.h"
 
 namespace boxoffice {
@@ -25,6 +26,8 @@ std::string CheckoutJson(const Booking& b, const GatewaySession& session, Instan
 }  // namespace
 
 std::string GatewaySessionKey(const std::string& installation_id, int64_t booking_id) {
+  // InstallationId refuses an empty id; booking ids from the store are positive.
+  BOX_ASSERT(!installation_id.empty() && booking_id > 0);
   return installation_id + ":" + std::to_string(booking_id);
 }
 
@@ -67,6 +70,11 @@ CheckoutService::CheckoutService(CheckoutStore* store, Gateway* gateway, Checkou
       gate_(gate),
       public_url_(options_.public_url),
       follow_ups_(metrics, "checkout") {
+  // From the flags, as ServeFlagsError checked them (or the defaults): the session never
+  // outlives the hold's margin, and a claim's lease ends.
+  BOX_ASSERT(options_.hold_ttl > Millis(0) && options_.hold_max_lifetime >= options_.hold_ttl);
+  BOX_ASSERT(options_.payment_ttl > Millis(0) && options_.payment_ttl <= options_.hold_ttl);
+  BOX_ASSERT(options_.key_lease > Millis(0));
   for (const char* outcome : {"created", "replayed", "refused", "in_progress", "too_late",
                               "gateway_unavailable", "gateway_mismatch", "error"}) {
     outcomes_[outcome] = &metrics_->GetCounter("boxoffice_checkouts_total",
@@ -301,6 +309,7 @@ io::asio::awaitable<Result<CheckoutResponse>> CheckoutService::CheckoutAsync(
     co_return Status(Code::kUnavailable,
                      "payment gateway returned a session that is not this booking's");
   }
+  BOX_ASSERT(session->status == "OPEN");  // SessionMismatch refuses any other
   MaybeCrash("session");
 
   // Phase 4: attach the session and store the response, in one transaction.

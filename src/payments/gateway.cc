@@ -3,6 +3,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "core/status.h"
 #include "core/text.h"
 #include "core/time_format.h"
 #include "http/async_client.h"
@@ -51,6 +52,7 @@ io::asio::awaitable<Result<json>> Call(const HttpGatewayOptions& o, http::HttpPo
       delay *= 2;
     }
   }
+  BOX_ASSERT(!last.ok());  // every attempt failed: an error, never a success without a body
   co_return last;
 }
 
@@ -88,6 +90,9 @@ io::asio::awaitable<Result<GatewaySession>> Gateway::CreateSessionAsync(
 }
 
 HttpGateway::HttpGateway(HttpGatewayOptions options) : options_(std::move(options)) {
+  // The service's defaults; --gateway-calls is 1..100,000 (its flag check).
+  BOX_ASSERT(options_.attempts >= 1 && options_.timeout > Millis(0));
+  BOX_ASSERT(options_.max_in_flight >= 1);
   if (auto url = http::ParseHttpUrl(options_.base_url)) {
     pool_ = std::make_unique<http::HttpPool>(url->host, url->port, options_.max_in_flight);
   }
@@ -155,6 +160,7 @@ Result<std::string> HttpGateway::Refund(const std::string& payment_id, int64_t a
   if (!r.ok()) return r.status();
   std::string refund_id = IdField(*r, "refundId");
   if (refund_id.empty()) return Status(Code::kInternal, "gateway refund without refundId");
+  BOX_ASSERT(refund_id.size() <= kMaxGatewayIdLength);  // IdField's bound: it fits its column
   return refund_id;
 }
 

@@ -1,6 +1,7 @@
 #include "payments/settlement.h"
 
 #include "core/log.h"
+#include "core/status.h"
 
 namespace boxoffice {
 
@@ -17,6 +18,8 @@ PaymentService::PaymentService(PaymentStore* store, Metrics* metrics, OnConfirme
 void PaymentService::Settled(const PaymentReport& report, Settlement outcome,
                              const Booking& confirmed, std::string_view via,
                              std::string_view request_id) {
+  // A Settlement of our own (kOtherSession is the last): the table is sized by it.
+  BOX_ASSERT(static_cast<size_t>(outcome) < settled_.size());
   settled_[static_cast<size_t>(outcome)]->Inc();
   // A duplicate of the payment that confirmed its booking tells the hold path again: the
   // answer to the first report may have been lost (a 503 the gateway retried), and with it

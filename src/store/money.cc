@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "core/crypto.h"
+#include "core/status.h"
 #include "core/text.h"
 #include "store/shards.h"
 
@@ -12,6 +13,8 @@ namespace {
 // Re-arms an active hold's seats to now + ttl, never past its lifetime cap and never
 // earlier than it already ends. kNotActive when the hold lost any seat.
 Result<Hold> Rearm(MoneyTx& tx, Hold hold, Millis ttl, Millis max_lifetime, Instant now) {
+  // The policy's, checked where it is made (ServeFlagsError, HoldService, CheckoutService).
+  BOX_ASSERT(ttl > Millis(0) && max_lifetime >= ttl);
   if (hold.state != HoldState::kHeld) return Status(Code::kNotActive, "hold is not active");
   const Instant target =
       std::max(hold.expires_at, std::min(now + ttl, hold.created_at + max_lifetime));
@@ -20,6 +23,7 @@ Result<Hold> Rearm(MoneyTx& tx, Hold hold, Millis ttl, Millis max_lifetime, Inst
   if (static_cast<size_t>(changed.value()) != hold.seats.size()) {
     return Status(Code::kNotActive, "hold lost its seats");
   }
+  BOX_ASSERT(target >= hold.expires_at);  // a re-arm never shortens a hold
   if (Status s = tx.SetHoldExpiry(hold.hold_id, target); !s.ok()) return s;
   hold.expires_at = target;
   return hold;
@@ -38,6 +42,7 @@ Result<Price> SumPrices(const std::vector<Price>& prices, size_t seats) {
       return Status(Code::kInternal, "seat prices do not sum");
     }
   }
+  BOX_ASSERT(total.amount >= 0);  // each price checked non-negative, the sum checked
   return total;
 }
 
@@ -48,6 +53,9 @@ Status WriteEvent(MoneyTx& tx, const char* type, const Booking& booking, Instant
 }
 
 Status WriteRefund(MoneyTx& tx, const PaymentReport& report, int64_t booking_id, Instant now) {
+  // Only money received is given back, and only a report with an id reaches here
+  // (SettlePaymentIn refuses one without).
+  BOX_ASSERT(report.succeeded && !report.payment_id.empty());
   return tx.InsertRefund(Refund{NewUuid(), report.payment_id, booking_id,
                                 Price{report.amount, report.currency}, false},
                          now);
@@ -114,10 +122,14 @@ Result<Booking> StartCheckoutIn(MoneyTx& tx, const KeyLock* lock, const std::str
   b.status = BookingStatus::kPending;
   b.amount = price.value();
   b.created_at = now.value();
+  // SumPrices priced every seat of the hold: a booking is never for no seat.
+  BOX_ASSERT(!b.seats.empty() && b.seats.size() == prices->size());
   auto id = tx.InsertBooking(b, now.value());
   if (!id.ok()) return id.status();
   b.id = id.value();
   b.hold_expires_at = rearmed->expires_at;
+  // The undo (AbortCheckoutIn) puts the expiry back from after to before.
+  BOX_ASSERT(rearmed->expires_at >= hold->expires_at);
   if (record) {
     record->phase = KeyPhase::kBookingCreated;
     record->booking_id = b.id;
@@ -129,8 +141,10 @@ Result<Booking> StartCheckoutIn(MoneyTx& tx, const KeyLock* lock, const std::str
 }
 
 std::string ClaimToken(const IdempotencyKey& key) {
-  return key.token.empty() ? NewUuidOnShard(ShardOfUuid(key.fingerprint))  // routes the claim
-                           : key.token;
+  std::string token = key.token.empty() ? NewUuidOnShard(ShardOfUuid(key.fingerprint))  // routes
+                                        : key.token;
+  BOX_ASSERT(!token.empty());  // an empty token would match a finished key's cleared one
+  return token;
 }
 
 namespace {
@@ -165,6 +179,7 @@ Status EndCheckoutLeaseIn(MoneyTx& tx, const KeyLock& lock) {
 }
 
 Result<IdempotencyRecord> ClaimCheckoutKeyIn(MoneyTx& tx, const IdempotencyKey& key, Millis lease) {
+  BOX_ASSERT(lease > Millis(0));  // CheckoutOptions::key_lease, checked at construction
   auto now = tx.Now();
   if (!now.ok()) return now.status();
   auto found = tx.LockKey(key.customer_id, key.key);
@@ -227,6 +242,7 @@ Status AbortCheckoutIn(MoneyTx& tx, const KeyLock& lock) {
   if (!record.ok()) return record.status();
   if (!record.value()) return Status::Ok();  // not ours to undo
   const IdempotencyRecord& r = *record.value();
+  BOX_ASSERT(r.token == lock.token && r.phase != KeyPhase::kFinished);  // LockOwnClaim's
   if (r.phase == KeyPhase::kBookingCreated) {
     auto booking = tx.LockBooking(r.booking_id);
     if (!booking.ok()) return booking.status();
@@ -316,6 +332,10 @@ Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report,
     if (Status s = WriteEvent(tx, "BookingFailed", b, now); !s.ok()) return s;
     return Settlement::kPaymentFailed;
   }
+  // Only a paid report of this booking's own session, amount and currency confirms it.
+  BOX_ASSERT(b.status == BookingStatus::kPending && report.succeeded);
+  BOX_ASSERT(report.amount == b.amount.amount && report.currency == b.amount.currency);
+  BOX_ASSERT(b.session_id.empty() || report.session_id == b.session_id);
   // Lock order: the hold row before its seats, as release and extend take them.
   auto hold = tx.LockHold(b.hold_id, b.customer_id, now);
   if (!hold.ok()) return hold.status();

@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/status.h"
 #include "store/pg_common.h"
 #include "store/pg_pipeline.h"
 
@@ -55,7 +56,10 @@ class PgBatcher {
         answer_bound_(2 * (statement_timeout + PgPipeline::kAnswerMargin)),
         limits_(limits),
         counts_(counts),
-        busy_(std::move(busy)) {}
+        busy_(std::move(busy)) {
+    // The stores' constants: a batch takes at least one request, and a full batch can wait.
+    BOX_ASSERT(limits_.max_batch >= 1 && limits_.max_waiting >= limits_.max_batch);
+  }
 
   // The request's row of the statement that decided it, the statement's failure, or
   // kUnavailable (too many waiting, or not sent within the bound).
@@ -65,6 +69,7 @@ class PgBatcher {
     auto waiting = std::make_shared<Waiting>();
     waiting->request = std::move(request);
     queue.waiting.push_back(waiting);
+    BOX_ASSERT(queue.waiting.size() <= limits_.max_waiting);
     if (!queue.in_flight) {
       queue.in_flight = true;
       auto executor = co_await io::asio::this_coro::executor;
@@ -108,6 +113,7 @@ class PgBatcher {
         batch.push_back(std::move(next));
       }
       if (batch.empty()) continue;
+      BOX_ASSERT(batch.size() <= limits_.max_batch);
       std::vector<const Request*> requests;
       requests.reserve(batch.size());
       for (const auto& w : batch) requests.push_back(&w->request);
@@ -123,6 +129,8 @@ class PgBatcher {
         // Every request taken is answered whatever happens, and the queue carries on.
         rows = Status(Code::kUnavailable, std::string("batch failed: ") + e.what()).MaybeApplied();
       }
+      // ReadRows answers exactly `expected` rows or an error: each request gets its own.
+      BOX_ASSERT(!rows.ok() || rows.value().size() == batch.size());
       for (size_t i = 0; i < batch.size(); ++i) {
         batch[i]->done.Set(rows.ok() ? Result<Row>(std::move(rows.value()[i]))
                                      : Result<Row>(rows.status()));

@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "core/status.h"
 #include "store/pg_rows.h"
 #include "store/pg_sql.h"
 
@@ -14,6 +15,7 @@ io::asio::awaitable<Result<std::optional<Booking>>> PgBookingReads::Get(int64_t 
   auto waiting = std::make_shared<Waiting>();
   waiting->booking_id = booking_id;
   waiting_.push_back(waiting);
+  BOX_ASSERT(waiting_.size() <= kMaxWaiting);
   if (!in_flight_) {
     in_flight_ = true;
     auto executor = co_await io::asio::this_coro::executor;
@@ -40,6 +42,7 @@ io::asio::awaitable<void> PgBookingReads::Drain() {
       batch.push_back(std::move(next));
     }
     if (batch.empty()) continue;
+    BOX_ASSERT(batch.size() <= kMaxBatch && ids.size() == batch.size());
     std::unordered_map<int64_t, Booking> rows;
     Status failed = Status::Ok();
     try {

@@ -1,5 +1,6 @@
 #include "store/pg_confirm_batch.h"
 
+#include "core/status.h"
 #include "store/pg_rows.h"
 
 namespace boxoffice {
@@ -24,6 +25,9 @@ std::vector<Param> ConfirmBatchTraits::Params(const Param& now,
     currencies.push_back(r->currency);
     events.push_back(r->event_id);
   }
+  BOX_ASSERT(payments.size() == batch.size() && sessions.size() == batch.size() &&
+             bookings.size() == batch.size() && amounts.size() == batch.size() &&
+             currencies.size() == batch.size() && events.size() == batch.size());
   return {now,
           ArrayLiteral(payments),
           ArrayLiteral(sessions),

@@ -7,6 +7,8 @@
 
 #include <memory>
 
+#include "core/status.h"
+
 namespace boxoffice {
 namespace {
 
@@ -40,6 +42,9 @@ PgConnectParams::PgConnectParams(const std::string& url, Millis connect_timeout,
   }
   keys_.push_back(nullptr);
   values_.push_back(nullptr);
+  // libpq reads the two arrays side by side, up to their null ends.
+  BOX_ASSERT(storage_.size() % 2 == 0 && keys_.size() == values_.size() &&
+             keys_.size() == storage_.size() / 2 + 1);
 }
 
 std::string PgHostToResolve(const std::string& url) {

@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "core/seats.h"
+#include "core/status.h"
 
 namespace boxoffice {
 
@@ -63,6 +64,14 @@ std::vector<Param> HoldBatchParams(const Param& now, const std::vector<const Hol
       add_pick(r->seats, r->guards);
     }
   }
+  // The statement's arrays, built here side by side: one entry per request, per pick, per
+  // guard, and each code once.
+  BOX_ASSERT(hold_ids.size() == batch.size() && customers.size() == batch.size() &&
+             counts.size() == batch.size() && ttls.size() == batch.size() &&
+             best.size() == batch.size() && first_pick.size() == batch.size());
+  BOX_ASSERT(pick_seats.size() == pick_seat.size() && pick_guard.size() == pick_seat.size() &&
+             pick_guards.size() == pick_seat.size());
+  BOX_ASSERT(beyond_at.size() == guard_at.size() && codes.size() == position.size());
   return {now,
           P(batch.front()->showtime_id),
           ArrayLiteral(hold_ids),

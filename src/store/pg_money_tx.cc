@@ -1,6 +1,7 @@
 #include "store/pg_money_tx.h"
 
 #include "core/crypto.h"
+#include "core/status.h"
 #include "store/pg_rows.h"
 #include "store/pg_sql.h"
 
@@ -55,6 +56,8 @@ Result<std::vector<Price>> PgMoneyTx::SeatPrices(int64_t showtime_id,
 }
 
 Result<int64_t> PgMoneyTx::InsertBooking(const Booking& b, Instant now) {
+  // StartCheckoutIn's booking: priced seats, PENDING.
+  BOX_ASSERT(!b.seats.empty() && b.amount.amount >= 0 && b.status == BookingStatus::kPending);
   auto r = c_.Exec(kInsertBooking,
                    {b.hold_id, P(b.showtime_id), P(b.customer_id), ArrayLiteral(b.seats),
                     P(b.amount.amount), b.amount.currency, P(ToEpochMs(now))});
@@ -70,6 +73,7 @@ Result<std::optional<Booking>> PgMoneyTx::LockBooking(int64_t booking_id) {
 }
 
 Result<bool> PgMoneyTx::InsertPayment(const PaymentReport& p, int64_t booking_id, Instant now) {
+  BOX_ASSERT(!p.payment_id.empty());  // SettlePaymentIn refuses a report without one
   auto r =
       c_.Exec(kInsertPayment, {p.payment_id, p.session_id, booking_id ? P(booking_id) : Param(),
                                std::string(p.succeeded ? "SUCCEEDED" : "FAILED"), P(p.amount),
@@ -97,6 +101,7 @@ Status PgMoneyTx::UpdateBooking(int64_t booking_id, BookingStatus status, const 
 }
 
 Status PgMoneyTx::InsertRefund(const Refund& refund, Instant now) {
+  BOX_ASSERT(!refund.refund_id.empty() && !refund.payment_id.empty() && !refund.issued);
   return Done(c_.Exec(
       kInsertRefund,
       {refund.refund_id, refund.payment_id, refund.booking_id ? P(refund.booking_id) : Param(),
@@ -145,6 +150,8 @@ Result<std::optional<IdempotencyRecord>> PgMoneyTx::LockKey(int64_t customer_id,
 }
 
 Result<bool> PgMoneyTx::InsertKey(const IdempotencyRecord& rec, Instant now) {
+  // ClaimCheckoutKeyIn's fresh claim: started, with its token and lease.
+  BOX_ASSERT(rec.phase == KeyPhase::kStarted && !rec.token.empty() && rec.locked_until);
   auto res = c_.Exec(kInsertKey, {P(rec.key.customer_id), rec.key.key, rec.key.fingerprint,
                                   std::string(KeyPhaseName(rec.phase)), rec.token,
                                   OptMs(rec.locked_until), P(ToEpochMs(now))});

@@ -1,6 +1,7 @@
 #include "store/pg_pipeline.h"
 
 #include "core/log.h"
+#include "core/status.h"
 #include "store/pg_connect.h"
 
 namespace boxoffice {
@@ -247,6 +248,7 @@ std::shared_ptr<PgPipeline::Request> PgPipeline::Submit(const Sql& sql,
   queue_.push_back(Item{Item::Kind::kQuery, request});
   queue_.push_back(Item{Item::Kind::kSync, request});
   ++in_flight_;
+  BOX_ASSERT(in_flight_ <= options_.max_in_flight);  // refused above at the limit
   if (was_idle) NewHead();
   Flush();
   if (conn_) Arm(/*read=*/true);
@@ -301,6 +303,7 @@ void PgPipeline::OnReadable() {
       }
       std::shared_ptr<Request> request = std::move(front.request);
       queue_.pop_front();
+      BOX_ASSERT(in_flight_ > 0);  // one Sync queued per statement counted in flight
       --in_flight_;
       NewHead();
       request->done.Set(request->result
@@ -342,6 +345,8 @@ void PgPipeline::OnReadable() {
 }
 
 void PgPipeline::Close(const Status& why) {
+  // Every statement it carried is answered with why: an OK status would pass for a result.
+  BOX_ASSERT(!why.ok());
   ++generation_;
   ++head_seq_;
   watchdog_.cancel();

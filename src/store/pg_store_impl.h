@@ -12,6 +12,7 @@
 #include "core/log.h"
 #include "core/pool.h"
 #include "core/seats.h"
+#include "core/status.h"
 #include "store/migrations.h"
 #include "store/money.h"
 #include "store/pg_booking_reads.h"
@@ -132,6 +133,8 @@ struct PgStore::Impl {
         continue;
       }
       if (!s.ok()) return s;
+      // BEGIN took, so the body ran, and failed: an OK result leaves only after its COMMIT.
+      BOX_ASSERT(r.has_value() && !r->ok());
       return std::move(*r);
     }
   }

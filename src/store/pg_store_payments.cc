@@ -40,6 +40,7 @@ io::asio::awaitable<Result<std::optional<Settlement>>> PgStore::TryConfirmPaymen
   ConfirmRequest request{report.payment_id, report.session_id, *booking_id,
                          report.amount,     report.currency,   NewUuid()};
   const int64_t queue = *booking_id % Impl::kConfirmQueues;
+  BOX_ASSERT(queue >= 0 && queue < Impl::kConfirmQueues);  // ParseReference's ids are positive
   auto row = co_await loop->confirmations.Submit(queue, std::move(request));
   if (!row.ok()) co_return row.status();
   switch (row->outcome) {

@@ -81,6 +81,12 @@ Result<bool> PgStore::SeedBatch(const std::string& batch, const std::vector<NewS
       }
       counts.push_back(count);
     }
+    // The statements' arrays, built side by side: one entry per showtime, one per price.
+    BOX_ASSERT(ids.size() == showtimes.size() && titles.size() == ids.size() &&
+               cinemas.size() == ids.size() && halls.size() == ids.size() &&
+               starts.size() == ids.size() && counts.size() == ids.size());
+    BOX_ASSERT(categories.size() == price_ids.size() && amounts.size() == price_ids.size() &&
+               currencies.size() == price_ids.size());
     auto inserted = c.Exec(kSeedShowtimes,
                            {IntArrayLiteral(ids), ArrayLiteral(titles), ArrayLiteral(cinemas),
                             ArrayLiteral(halls), IntArrayLiteral(starts), IntArrayLiteral(counts)});

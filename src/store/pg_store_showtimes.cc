@@ -16,6 +16,7 @@ std::vector<Param> CreateShowtimeParams(const NewShowtime& st) {
     amounts.push_back(price.amount);
     currencies.push_back(price.currency);
   }
+  BOX_ASSERT(amounts.size() == categories.size() && currencies.size() == categories.size());
   std::vector<std::string> codes, rows, seat_categories, accessible, aisle_after;
   std::vector<int64_t> numbers, orders;
   for (const auto& row : st.rows) {
@@ -30,6 +31,9 @@ std::vector<Param> CreateShowtimeParams(const NewShowtime& st) {
     }
   }
   BOX_ASSERT(static_cast<int64_t>(codes.size()) == seat_count);
+  BOX_ASSERT(rows.size() == codes.size() && numbers.size() == codes.size() &&
+             orders.size() == codes.size() && seat_categories.size() == codes.size() &&
+             accessible.size() == codes.size() && aisle_after.size() == codes.size());
   return {st.title,
           st.cinema,
           st.hall,

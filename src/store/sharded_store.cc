@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/log.h"
+#include "core/status.h"
 #include "core/text.h"
 #include "store/shards.h"
 
@@ -95,12 +96,16 @@ Status ShardedStore::Migrate() {
     LogInfo("shard numbered", {{"shard", got.value()}});
   }
   std::vector<Shard> shards;
-  for (size_t i = 0; i < owned_.size(); ++i) shards.push_back(Shard{*numbers[i], owned_[i].get()});
+  for (size_t i = 0; i < owned_.size(); ++i) {
+    BOX_ASSERT(numbers[i].has_value());  // numbered before, or just now above
+    shards.push_back(Shard{*numbers[i], owned_[i].get()});
+  }
   std::sort(shards.begin(), shards.end(),
             [](const Shard& a, const Shard& b) { return a.number < b.number; });
   by_number_.assign(shards.back().number + 1, nullptr);
   for (const Shard& s : shards) by_number_[s.number] = s.store;
   shards_ = std::move(shards);
+  BOX_ASSERT(shards_.size() == owned_.size());  // every --db URL is a shard, once
   return Status::Ok();
 }
 
@@ -164,6 +169,7 @@ io::asio::awaitable<std::vector<std::pair<int, Status>>> ShardedStore::PingDatab
     io::asio::co_spawn(executor, PingInto(s.store, answers.back()), io::asio::detached);
   }
   const auto until = std::chrono::steady_clock::now() + deadline;
+  BOX_ASSERT(answers.size() == shards_.size());
   std::vector<std::pair<int, Status>> out;
   for (size_t i = 0; i < shards_.size(); ++i) {
     const auto left = std::max<std::chrono::steady_clock::duration>(
@@ -636,6 +642,7 @@ Result<std::vector<std::pair<int64_t, WaitingRoomConfig>>> ShardedStore::Enabled
     if (known != last_rooms_.end())
       all.insert(all.end(), known->second.begin(), known->second.end());
   }
+  BOX_ASSERT(read.size() == shards_.size() && answered <= shards_.size());
   if (answered == 0) return Status(Code::kUnavailable, "waiting rooms: no shard answered");
   return all;
 }

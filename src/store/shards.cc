@@ -34,6 +34,7 @@ std::string NewUuidOnShard(int shard) {
   std::snprintf(tag, sizeof tag, "%04x", shard);
   uuid.replace(0, 4, tag);
   uuid[14] = '8';  // version 8; the variant bits stay RFC 9562's
+  BOX_ASSERT(ShardOfUuid(uuid) == shard);  // the id says its shard, read back as written
   return uuid;
 }
 

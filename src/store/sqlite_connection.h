@@ -70,7 +70,10 @@ class Query {
   Query(SqliteConnection& conn, const char* sql, std::initializer_list<Value> params)
       : conn_(conn) {
     stmt_ = conn.Prepare(sql, &status_);
-    if (!stmt_) return;
+    if (!stmt_) {
+      BOX_ASSERT(!status_.ok());  // Prepare says why: Next never steps a null statement
+      return;
+    }
     int i = 1;
     for (const Value& v : params) {
       int rc;
@@ -138,6 +141,7 @@ class WriteTx {
   }
   const Status& status() const { return status_; }
   Status Commit() {
+    BOX_ASSERT(status_.ok() && !done_);  // once, after a BEGIN that took (callers check it)
     done_ = true;
     Status s = conn_.ExecScript("COMMIT");
     if (!s.ok()) conn_.ExecScript("ROLLBACK");

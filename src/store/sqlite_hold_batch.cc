@@ -7,6 +7,7 @@
 
 #include "core/pool.h"
 #include "core/seats.h"
+#include "core/status.h"
 #include "store/sqlite_connection.h"
 #include "store/sqlite_rows.h"
 #include "store/sqlite_sql.h"
@@ -64,6 +65,13 @@ Result<std::vector<std::string>> ApplySeatRules(SqliteConnection& c, const HoldR
 // seeds' UPDATE with its changed-row count compared, the seat_hold row. On any refusal the
 // caller rolls back what this request changed (its savepoint).
 Result<Hold> DecideHold(SqliteConnection& c, const HoldRequest& req, Instant now) {
+  // HoldService's requests (validated seats, a layout's blocks, the policy's TTL), as
+  // PostgreSQL's HoldBatchParams asserts them too.
+  BOX_ASSERT(req.ttl > Millis(0));
+  BOX_ASSERT(!req.is_best() || !req.picks().empty());  // no block at all is answered before
+  const int64_t n =
+      static_cast<int64_t>(req.is_best() ? req.picks().front().seats.size() : req.seats.size());
+  BOX_ASSERT(n >= 1 && n <= kMaxSeatsPerCustomer);
   const Instant expires = now + req.ttl;
   {
     // Sales close inside the decision, on the store's clock, like expiry. (An unknown
@@ -75,8 +83,6 @@ Result<Hold> DecideHold(SqliteConnection& c, const HoldRequest& req, Instant now
   {
     Query held(c, kCustomerHeld, {req.customer_id, req.showtime_id, ToEpochMs(now)});
     if (!held.Next()) return held.status();
-    const int64_t n =
-        static_cast<int64_t>(req.is_best() ? req.picks().front().seats.size() : req.seats.size());
     if (held.Int(0) + n > kMaxSeatsPerCustomer) return HoldLimit(req, held.Int(0));
   }
   auto chosen = ApplySeatRules(c, req, now);
@@ -115,6 +121,8 @@ Result<Hold> DecideHold(SqliteConnection& c, const HoldRequest& req, Instant now
                                 ToEpochMs(now), ToEpochMs(expires)})
                              .Exec();
   if (!inserted.ok()) return inserted.status();
+  // All or nothing: as many seats as asked (a best block has its count's), each changed.
+  BOX_ASSERT(static_cast<int64_t>(seats.size()) == n && updated.value() == n);
   return Hold{req.hold_id, req.showtime_id, req.customer_id, seats, HoldState::kHeld, now, expires};
 }
 
@@ -144,6 +152,7 @@ std::vector<Result<Hold>> SqliteStore::HoldBatch(const std::vector<HoldRequest>&
     if (!released.ok()) return fail_all(released);
     out.push_back(std::move(r));
   }
+  BOX_ASSERT(out.size() == requests.size());  // an answer for each request, in order
   // One commit for the batch (group commit).
   if (Status s = tx.Commit(); !s.ok()) return fail_all(s);
   return out;

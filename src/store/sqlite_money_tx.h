@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/clock.h"
+#include "core/status.h"
 #include "store/money.h"
 #include "store/sqlite_connection.h"
 #include "store/sqlite_rows.h"
@@ -50,6 +51,8 @@ class SqliteMoneyTx final : public MoneyTx {
     return prices;
   }
   Result<int64_t> InsertBooking(const Booking& b, Instant now) override {
+    // StartCheckoutIn's booking: priced seats, PENDING.
+    BOX_ASSERT(!b.seats.empty() && b.amount.amount >= 0 && b.status == BookingStatus::kPending);
     auto r = Query(c_, kInsertBooking,
                    {b.hold_id, b.showtime_id, b.customer_id, JoinComma(b.seats), b.amount.amount,
                     b.amount.currency, ToEpochMs(now)})
@@ -61,6 +64,7 @@ class SqliteMoneyTx final : public MoneyTx {
     return LoadBooking(c_, booking_id);
   }
   Result<bool> InsertPayment(const PaymentReport& p, int64_t booking_id, Instant now) override {
+    BOX_ASSERT(!p.payment_id.empty());  // SettlePaymentIn refuses a report without one
     auto r = Query(c_, kInsertPayment,
                    {p.payment_id, p.session_id, booking_id ? Value(booking_id) : Value(nullptr),
                     std::string(p.succeeded ? "SUCCEEDED" : "FAILED"), p.amount, p.currency,
@@ -93,6 +97,7 @@ class SqliteMoneyTx final : public MoneyTx {
     return r.ok() ? Status::Ok() : r.status();
   }
   Status InsertRefund(const Refund& refund, Instant now) override {
+    BOX_ASSERT(!refund.refund_id.empty() && !refund.payment_id.empty() && !refund.issued);
     auto r = Query(c_, kInsertRefund,
                    {refund.refund_id, refund.payment_id,
                     refund.booking_id ? Value(refund.booking_id) : Value(nullptr),
@@ -136,6 +141,8 @@ class SqliteMoneyTx final : public MoneyTx {
     return std::optional<IdempotencyRecord>(std::move(r));
   }
   Result<bool> InsertKey(const IdempotencyRecord& r, Instant now) override {
+    // ClaimCheckoutKeyIn's fresh claim: started, with its token and lease.
+    BOX_ASSERT(r.phase == KeyPhase::kStarted && !r.token.empty() && r.locked_until.has_value());
     auto n =
         Query(c_, kInsertKey,
               {r.key.customer_id, r.key.key, r.key.fingerprint, std::string(KeyPhaseName(r.phase)),

@@ -9,6 +9,7 @@
 #include "core/log.h"
 #include "core/pool.h"
 #include "core/seats.h"
+#include "core/status.h"
 #include "store/migrations.h"
 #include "store/money.h"
 #include "store/sqlite_connection.h"
@@ -129,6 +130,7 @@ Result<int64_t> SqliteStore::CreateShowtime(const NewShowtime& st) {
       if (auto r = q.Exec(); !r.ok()) return r.status();
     }
   }
+  BOX_ASSERT(order == seat_count);  // the showtime's seat_count is its seats', counted here
   if (Status s = tx.Commit(); !s.ok()) return s;
   return id;
 }
@@ -229,6 +231,7 @@ Result<Hold> SqliteStore::ReleaseHold(const std::string& hold_id, int64_t custom
   const Hold& hold = loaded.value();
   if (hold.state == HoldState::kBooked) return Status(Code::kNotActive, "hold is booked");
   if (hold.state == HoldState::kReleased) return hold;
+  BOX_ASSERT(hold.state == HoldState::kHeld || hold.state == HoldState::kExpired);
   // Only rows this hold id still owns change: a newer hold on the same seats is untouched.
   if (auto r = Query(c, kReleaseSeats, {hold.showtime_id, hold_id}).Exec(); !r.ok())
     return r.status();

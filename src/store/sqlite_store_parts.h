@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/pool.h"
+#include "core/status.h"
 #include "io/loop.h"
 #include "store/sqlite_connection.h"
 #include "store/sqlite_store.h"
@@ -56,6 +57,7 @@ class SqliteStore::HoldQueue {
       std::lock_guard lock(mu_);
       if (stopping_ || queue_.size() >= kMaxHoldsWaiting) return false;
       queue_.push_back(Entry{std::move(request), std::move(pending), std::move(loop)});
+      BOX_ASSERT(queue_.size() <= kMaxHoldsWaiting);
     }
     wake_.notify_one();
     return true;
@@ -85,6 +87,7 @@ class SqliteStore::HoldQueue {
         }
       }
       if (batch.empty()) continue;
+      BOX_ASSERT(batch.size() <= kMaxHoldBatch);  // one write transaction's worth at most
       std::vector<HoldRequest> requests;
       requests.reserve(batch.size());
       for (const auto& e : batch) requests.push_back(e.request);
