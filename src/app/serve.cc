@@ -1,40 +1,20 @@
 // `boxoffice serve` and `boxoffice relay`: the service with its per-database jobs, or the
 // outbox relay alone, each until SIGTERM.
-#include <signal.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <cctype>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
-#include <iostream>
 #include <memory>
-#include <mutex>
-#include <thread>
+#include <string>
+#include <vector>
 
-#include "api/handlers.h"
-#include "api/web_app.h"
 #include "app/config.h"
-#include "app/fake_gateway.h"
 #include "app/service.h"
-#include "core/jwt.h"
+#include "app/subcommands.h"
 #include "core/log.h"
-#include "core/time_format.h"
 #include "events/file_sink.h"
-#include "events/kafka_mock.h"
 #include "events/kafka_sink.h"
-#include "holds/hold_service.h"
-#include "http/client.h"
-#include "http/server.h"
 #include "jobs/booking_stats.h"
 #include "jobs/outbox_relay.h"
 #include "jobs/reconciler.h"
 #include "jobs/refund_worker.h"
 #include "jobs/sweeper.h"
-#include "payments/checkout.h"
-#include "payments/gateway.h"
-#include "app/subcommands.h"
 
 namespace boxoffice::app {
 namespace {
