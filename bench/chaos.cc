@@ -490,7 +490,10 @@ int Main(int argc, char** argv) {
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // Every fault ends now: processes continue, engines are up again.
-  (void)std::system((o.fault_script + " heal").c_str());
+  if (std::system((o.fault_script + " heal").c_str()) != 0) {
+    std::fprintf(stderr, "chaos: %s heal failed; later checks may see an engine still down\n",
+                 o.fault_script.c_str());
+  }
 
   std::printf("chaos: %ld operations in %.0f s\n", s.total_ops.load(), elapsed);
   for (const auto& [op, n] : s.ops) std::printf("  op %-22s %ld\n", op.c_str(), n);
