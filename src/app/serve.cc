@@ -11,6 +11,7 @@
 #include "events/file_sink.h"
 #include "events/kafka_sink.h"
 #include "jobs/booking_stats.h"
+#include "jobs/database_probe.h"
 #include "jobs/outbox_relay.h"
 #include "jobs/reconciler.h"
 #include "jobs/refund_worker.h"
@@ -22,6 +23,7 @@ namespace {
 constexpr Millis kRelayInterval{200};          // how stale an idle relay may let the events file be
 constexpr Millis kStatsInterval{10'000};       // how stale /metrics' bookings by status may be
 constexpr Millis kRefundInterval{1'000};       // how soon a refund intent reaches the gateway
+constexpr Millis kProbeInterval{5'000};        // how often each database is pinged for /metrics
 constexpr int kRefundBatchLimit = 100;         // refunds asked for per round
 constexpr int kSweepBatchLimit = 1000;         // rows per sweep statement: a short transaction
 
@@ -73,13 +75,16 @@ struct DatabaseJobs {
         relay(db.outbox, sink, kRelayInterval, kRelayBatchLimit, metrics, nullptr, f.outbox_lease,
               ShardLabel(db)),
         refunds(db.store, gateway, kRefundInterval, kRefundBatchLimit, metrics, ShardLabel(db)),
-        reconciler(db.store, gateway, payments, ReconcileOptions(f), metrics) {
+        reconciler(db.store, gateway, payments, ReconcileOptions(f), metrics, ShardLabel(db)),
+        probe(db.store, kProbeInterval, metrics, ShardLabel(db)) {
     sweeper.Start();
     relay.Start();
     refunds.Start();
     reconciler.Start();
+    probe.Start();
   }
   void Stop() {
+    probe.Stop();
     sweeper.Stop();
     reconciler.Stop();
     refunds.Stop();
@@ -102,6 +107,7 @@ struct DatabaseJobs {
   OutboxRelay relay;
   RefundWorker refunds;
   Reconciler reconciler;
+  DatabaseProbe probe;
 };
 
 }  // namespace

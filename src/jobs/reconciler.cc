@@ -1,16 +1,54 @@
 #include "jobs/reconciler.h"
 
+#include <chrono>
+
 #include "core/log.h"
 #include "core/status.h"
 
 namespace boxoffice {
 
+namespace {
+int64_t UnixMillisNow() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
 Reconciler::Reconciler(CheckoutStore* store, Gateway* gateway, PaymentService* payments,
-                       ReconcilerOptions options, Metrics* metrics)
-    : store_(store), gateway_(gateway), payments_(payments), options_(options), metrics_(metrics) {
+                       ReconcilerOptions options, Metrics* metrics, const std::string& labels)
+    : store_(store),
+      gateway_(gateway),
+      payments_(payments),
+      options_(options),
+      metrics_(metrics),
+      rounds_(std::make_shared<Rounds>()) {
   // --reconcile-interval is checked positive (ServeFlagsError); the rest are constants.
   BOX_ASSERT(options_.batch_limit >= 1 && options_.lease > Millis(0) &&
              options_.interval > Millis(0));
+  // Every outcome's series from the start at 0, so a rate over it works from the first
+  // one (and the family is there for the dashboard before anything was reconciled).
+  Count("abandoned", 0);
+  Count("malformed_answer", 0);
+  for (size_t i = 0; i <= static_cast<size_t>(Settlement::kOtherSession); ++i) {
+    Count(SettlementName(static_cast<Settlement>(i)), 0);
+  }
+  // A job just started counts as having read the database now: its first round is an
+  // interval away.
+  rounds_->last_ok_unix_ms = UnixMillisNow();
+  metrics_->AddGauge(
+      "boxoffice_reconciler_claimed",
+      "Checkouts the reconciler claimed in its last round; a round of "
+      "boxoffice_reconciler_batch_limit means more were due.",
+      [rounds = rounds_] { return static_cast<double>(rounds->claimed.load()); }, labels);
+  metrics_->AddGauge(
+      "boxoffice_reconciler_batch_limit", "Checkouts the reconciler claims in one round at most.",
+      [limit = options_.batch_limit] { return static_cast<double>(limit); }, labels);
+  metrics_->AddGauge(
+      "boxoffice_reconciler_last_round_timestamp_seconds",
+      "When the reconciler's last round that could read the database ended (Unix time).",
+      [rounds = rounds_] { return static_cast<double>(rounds->last_ok_unix_ms.load()) / 1000.0; },
+      labels);
 }
 
 Reconciler::~Reconciler() { Stop(); }
@@ -22,6 +60,7 @@ Result<int> Reconciler::RunOnce() {
   int settled = 0;
   const std::vector<Booking>& batch = claimed.value();
   BOX_ASSERT(batch.size() <= static_cast<size_t>(options_.batch_limit));  // the claim's LIMIT
+  rounds_->claimed = static_cast<int64_t>(batch.size());
   for (size_t i = 0; i < batch.size(); ++i) {
     const Booking& b = batch[i];
     std::string outcome;
@@ -82,15 +121,15 @@ Result<int> Reconciler::RunOnce() {
     Count(outcome);
     LogInfo("checkout reconciled", {{"bookingId", b.id}, {"outcome", outcome}});
   }
+  rounds_->last_ok_unix_ms = UnixMillisNow();
   return settled;
 }
 
-void Reconciler::Count(const std::string& outcome) {
-  metrics_
-      ->GetCounter("boxoffice_reconciled_total",
-                   "Checkouts the reconciler asked the gateway about, by outcome.",
-                   "outcome=\"" + outcome + "\"")
-      .Inc();
+void Reconciler::Count(const std::string& outcome, uint64_t by) {
+  Counter& c = metrics_->GetCounter("boxoffice_reconciled_total",
+                                    "Checkouts the reconciler asked the gateway about, by outcome.",
+                                    "outcome=\"" + outcome + "\"");
+  if (by > 0) c.Inc(by);
 }
 
 void Reconciler::Start() {

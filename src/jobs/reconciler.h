@@ -12,6 +12,10 @@
 // outage never holds the reconciler in timeouts, one booking after another.
 #pragma once
 
+#include <atomic>
+#include <memory>
+#include <string>
+
 #include "core/metrics.h"
 #include "jobs/periodic.h"
 #include "payments/gateway.h"
@@ -30,8 +34,9 @@ struct ReconcilerOptions {
 class Reconciler {
  public:
   // payments: settles what the gateway answers, as it settles a callback.
+  // labels: the shard's (shard="N"), on the gauges of its rounds; empty for one database.
   Reconciler(CheckoutStore* store, Gateway* gateway, PaymentService* payments, ReconcilerOptions options,
-             Metrics* metrics);
+             Metrics* metrics, const std::string& labels = "");
   ~Reconciler();  // stops and joins
 
   // One round now: how many bookings were settled or abandoned.
@@ -40,13 +45,21 @@ class Reconciler {
   void Stop();
 
  private:
-  void Count(const std::string& outcome);
+  void Count(const std::string& outcome, uint64_t by = 1);
 
   CheckoutStore* store_;
   Gateway* gateway_;
   PaymentService* payments_;
   ReconcilerOptions options_;
   Metrics* metrics_;
+  // The last round, for the gauges (alert ReconcilerBehind, deploy/prometheus/alerts.yml):
+  // how many checkouts it claimed, and when the last round that could read the database
+  // ended. Shared with the gauges, which may be read after this is gone.
+  struct Rounds {
+    std::atomic<int64_t> claimed{0};
+    std::atomic<int64_t> last_ok_unix_ms{0};
+  };
+  std::shared_ptr<Rounds> rounds_;
   Periodic periodic_;
 };
 

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <map>
 #include <mutex>
 
@@ -100,6 +101,20 @@ TEST_P(ReconcilerTest, ALostCallbackConfirmsOnceTheSessionHasEnded) {
   EXPECT_EQ(StatusOf(b), BookingStatus::kConfirmed);
   EXPECT_EQ(Owners(showtime_)["E1"].status, SeatStatus::kBooked);
   EXPECT_TRUE(store_->PendingRefunds(10)->empty()) << "nothing to refund";
+  // The round's gauges (alerts ReconcilerBehind and ReconcilerStalled): one claimed of a
+  // batch of 100, and a round that read the database just now.
+  const std::string text = metrics_.Render();
+  EXPECT_NE(text.find("boxoffice_reconciler_claimed 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("boxoffice_reconciler_batch_limit 100\n"), std::string::npos) << text;
+  const std::string series = "\nboxoffice_reconciler_last_round_timestamp_seconds ";
+  const size_t at = text.find(series);
+  ASSERT_NE(at, std::string::npos) << text;
+  const double last = std::stod(text.substr(at + series.size()));
+  const double now = std::chrono::duration<double>(
+                         std::chrono::system_clock::now().time_since_epoch())
+                         .count();
+  EXPECT_GT(last, now - 3'600) << "a wall-clock time, in seconds";
+  EXPECT_LE(last, now + 1);
 }
 
 TEST_P(ReconcilerTest, APaidAnswerWithoutAPaymentIdIsAskedAgainNeverADuplicate) {
