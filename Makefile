@@ -3,7 +3,7 @@
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build run test test-asan test-tsan thread-safety fuzz chaos check bench bench-full clean format
+.PHONY: all deps build run test test-asan test-tsan thread-safety fuzz chaos check bench bench-full deb package-test monitoring-test clean format
 
 all: build
 
@@ -19,6 +19,21 @@ run: build
 
 test: build
 	scripts/test.sh
+
+# The Debian package, build/boxoffice_<version>_amd64.deb (CPack; deploy/debian/).
+deb: build
+	cd $(BUILD_DIR) && cpack -G DEB
+
+# The package checked with lintian and systemd-analyze, its settings and its binary served.
+package-test: build
+	scripts/deps.sh package
+	scripts/package-test.sh $(BUILD_DIR)
+
+# The alert rules' unit tests (promtool) and every metric name in the alerts and the
+# dashboard against the /metrics of a running serve (deploy/).
+monitoring-test: build
+	scripts/deps.sh package
+	scripts/monitoring-test.sh $(BUILD_DIR)
 
 # Every test again under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/).
 test-asan: deps

@@ -9,6 +9,9 @@
 #      with an instance and a Redis master killed mid-run, and the seat picker in Chromium;
 #   4. the suites that race threads in one process under ThreadSanitizer;
 #   5. each fuzz target for FUZZ_SECONDS (30 s);
+#   3b. on the release build, the Debian package (scripts/package-test.sh: lintian,
+#      systemd-analyze verify, the packaged binary serving) and the alert rules and dashboard
+#      (scripts/monitoring-test.sh: promtool test rules, metric names against a live serve);
 #   0. before all of these, clang's thread-safety analysis over src/ (scripts/thread-safety.sh:
 #      -fsyntax-only, no binary), so a lock annotation broken fails in minutes.
 #
@@ -22,7 +25,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 step() { echo "== check: $* ($(date -u +%H:%M:%S))"; }
 
 step "packages"
-for part in "" cluster browser fuzz; do scripts/deps.sh $part; done
+for part in "" cluster browser fuzz package; do scripts/deps.sh $part; done
 step "thread-safety analysis (clang -Wthread-safety)"
 scripts/thread-safety.sh
 step "ASan+UBSan build"
@@ -58,6 +61,9 @@ fail() {
 SANITIZE_TEST_JOBS=3 scripts/sanitize.sh address test || fail
 step "waiting for the release build"
 wait "$release" || fail build/check-release-build.log
+step "the Debian package, the alert rules and the dashboard"
+scripts/package-test.sh build || fail
+scripts/monitoring-test.sh build || fail
 step "the premiere through haproxy with faults"
 CHAOS=1 bench/premiere_cluster.sh 60 4 3 120 || fail
 step "the seat picker in Chromium"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages boxoffice builds, runs and tests with, if any is missing.
 # `scripts/deps.sh bench` also installs what the benchmarks compare against (nginx) and
-# drive with (curl, wrk); `scripts/deps.sh fuzz` clang and libFuzzer; `scripts/deps.sh chaos` faketime;
+# drive with (curl, wrk); `scripts/deps.sh package` lintian and promtool; `scripts/deps.sh fuzz` clang and libFuzzer; `scripts/deps.sh chaos` faketime;
 # `scripts/deps.sh browser` Debian's Chromium and the browser tests' npm packages (playwright-core,
 # axe-core) from tests/browser/package-lock.json; `scripts/deps.sh cluster` haproxy.
 set -euo pipefail
@@ -23,6 +23,10 @@ fi
 # An instance with its clock moved (make chaos).
 if [ "${1:-}" = chaos ]; then
   packages+=(faketime curl)
+fi
+# The Debian package's checks and the alert rules' tests (make package-test, monitoring-test).
+if [ "${1:-}" = package ]; then
+  packages+=(lintian curl prometheus)
 fi
 # Several instances behind a balancer (scripts/cluster.sh, bench premiere_cluster).
 if [ "${1:-}" = cluster ]; then

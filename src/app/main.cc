@@ -5,6 +5,8 @@
 
 int main(int argc, char** argv) {
   CLI::App app{"boxoffice: cinema ticketing that never sells a seat twice"};
+  // BOXOFFICE_VERSION: project(VERSION) in CMakeLists.txt, also the Debian package's.
+  app.set_version_flag("--version", "boxoffice " BOXOFFICE_VERSION);
   app.require_subcommand(1);
   int exit_code = 0;
   boxoffice::app::AddCommands(&app, &exit_code);
