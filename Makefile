@@ -3,7 +3,7 @@
 BUILD_DIR ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build run test test-asan test-tsan thread-safety fuzz chaos check bench bench-full deb package-test monitoring-test clean format
+.PHONY: all deps build run test upgrade-test test-asan test-tsan thread-safety fuzz chaos check bench bench-full deb package-test monitoring-test clean format
 
 all: build
 
@@ -34,6 +34,11 @@ package-test: build
 monitoring-test: build
 	scripts/deps.sh package
 	scripts/monitoring-test.sh $(BUILD_DIR)
+
+# The previous release (scripts/previous-release, built from git into build-previous/) and
+# this one side by side on one PostgreSQL database, as in a rolling restart.
+upgrade-test: build
+	scripts/upgrade-test.sh
 
 # Every test again under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/).
 test-asan: deps

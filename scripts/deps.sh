@@ -24,9 +24,10 @@ fi
 if [ "${1:-}" = chaos ]; then
   packages+=(faketime curl)
 fi
-# The Debian package's checks and the alert rules' tests (make package-test, monitoring-test).
+# The Debian package's checks and the alert rules' tests (make package-test, monitoring-test;
+# python3 reads the metric names out of the rules, the dashboard and /metrics).
 if [ "${1:-}" = package ]; then
-  packages+=(lintian curl prometheus)
+  packages+=(lintian curl prometheus python3)
 fi
 # Several instances behind a balancer (scripts/cluster.sh, bench premiere_cluster).
 if [ "${1:-}" = cluster ]; then
