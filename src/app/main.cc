@@ -3,6 +3,12 @@
 
 #include "app/commands.h"
 
+// CMakeLists.txt defines it from project(VERSION); a compile outside CMake (the
+// thread-safety analysis) says so.
+#ifndef BOXOFFICE_VERSION
+#define BOXOFFICE_VERSION "unversioned"
+#endif
+
 int main(int argc, char** argv) {
   CLI::App app{"boxoffice: cinema ticketing that never sells a seat twice"};
   // BOXOFFICE_VERSION: project(VERSION) in CMakeLists.txt, also the Debian package's.
