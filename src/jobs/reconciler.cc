@@ -1,18 +1,14 @@
 #include "jobs/reconciler.h"
 
-#include <chrono>
-
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/status.h"
 
 namespace boxoffice {
 
 namespace {
-int64_t UnixMillisNow() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
+// The gauge's wall-clock time (not the store's clock, which tests move).
+int64_t UnixMillisNow() { return ToEpochMs(SystemClock().Now()); }
 }  // namespace
 
 Reconciler::Reconciler(CheckoutStore* store, Gateway* gateway, PaymentService* payments,
