@@ -1,7 +1,7 @@
 // Fuzz target: the JSON bodies of every route (holds, the admin layout, the gateway's
-// callback, the waiting room, checkout's empty body). The first byte picks the parser, the
-// rest is the body. Whatever the input: no crash, and what a parser accepts obeys API.md
-// (clean text, bounded prices and layouts, one currency).
+// callback, the waiting room, checkout's body, a scan at the door). The first byte picks the
+// parser, the rest is the body. Whatever the input: no crash, and what a parser accepts obeys
+// API.md (clean text, bounded prices and layouts, one currency).
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -18,7 +18,7 @@ using boxoffice::fuzz::Require;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string body(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 5) {
+  switch (data[0] % 6) {
     case 0: {
       std::vector<std::string> seats;
       std::optional<BestAvailable> best;
@@ -67,11 +67,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)api::ParseWaitingRoom(body, &config);
       break;
     }
-    case 4:
-      if (!api::ParseEmptyObject(body)) {
+    case 4: {
+      // Checkout's body: whatever it accepts names no address or one we can send to.
+      std::string email;
+      if (!api::ParseCheckoutBody(body, &email)) {
         Require(body.find('\0') == std::string::npos);
+        Require(email.empty() || IsValidEmail(email));
       }
       break;
+    }
+    case 5: {
+      // A scan: an accepted body has a code, a positive showtime and a printable nonce.
+      api::CheckInBody scan;
+      if (!api::ParseCheckInBody(body, &scan)) {
+        Require(!scan.code.empty() && scan.code.size() <= api::kMaxScanLength);
+        Require(scan.showtime_id > 0 && scan.nonce.size() <= kMaxCheckInNonceLength);
+        for (char c : scan.nonce) Require(c >= 0x20 && c < 0x7f);
+      }
+      break;
+    }
   }
   return 0;
 }

@@ -10,8 +10,12 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libboost-dev libpq-dev libsqlite3-dev nlohmann-json3-dev libssl-dev libcli11-dev
   libgtest-dev libhiredis-dev librdkafka-dev tzdata
+  libqrencode-dev libpng-dev libcurl4-openssl-dev
   redis-server
   postgresql-15 postgresql-contrib
+  # The tickets' end-to-end test reads the QR codes back (zbarimg) from the PNG and from the
+  # SVG rasterised (rsvg-convert), and receives the e-mail with a real SMTP server (aiosmtpd).
+  zbar-tools librsvg2-bin python3-aiosmtpd
 )
 if [ "${1:-}" = bench ]; then
   packages+=(nginx-light curl wrk)

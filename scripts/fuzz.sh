@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(routes http_request json_bodies jwt gateway_signature seats_times_cursor)
+[ ${#targets[@]} -gt 0 ] || targets=(routes http_request json_bodies jwt gateway_signature seats_times_cursor ticket_code)
 jobs=$(nproc 2>/dev/null || echo 2)
 
 phase=${FUZZ_PHASE:-all}

@@ -6,11 +6,12 @@
 #include <charconv>
 #include <chrono>
 #include <mutex>
-#include <unordered_map>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 #include <variant>
 
 #include "api/json_io.h"
+#include "api/qr_code.h"
 #include "core/crypto.h"
 #include "core/gateway_signature.h"
 #include "core/jwt.h"
@@ -18,6 +19,7 @@
 #include "core/seats.h"
 #include "core/sync.h"
 #include "core/text.h"
+#include "core/ticket_code.h"
 #include "core/time_format.h"
 
 namespace boxoffice {
@@ -93,7 +95,17 @@ std::optional<std::string> HoldIdOf(const std::string& text) {
 
 class Api {
  public:
-  explicit Api(const ApiDeps& deps) : d_(deps) {}
+  explicit Api(const ApiDeps& deps) : d_(deps), tickets_(deps.ticket_secret) {
+    for (CheckInOutcome outcome : {CheckInOutcome::kAdmitted, CheckInOutcome::kAlreadyCheckedIn,
+                                   CheckInOutcome::kVoid, CheckInOutcome::kUnknown}) {
+      checkins_[static_cast<size_t>(outcome)] = &d_.metrics->GetCounter(
+          "boxoffice_checkins_total", "Ticket scans at the door by outcome.",
+          std::string("outcome=\"") + CheckInOutcomeName(outcome) + "\"");
+    }
+    wrong_showtime_ =
+        &d_.metrics->GetCounter("boxoffice_checkins_total", "Ticket scans at the door by outcome.",
+                                "outcome=\"WRONG_SHOWTIME\"");
+  }
 
   // The customer behind the bearer token, or the 401 to send.
   std::variant<Principal, Response> Authenticate(const Request& req) const {
@@ -339,9 +351,11 @@ class Api {
       co_return ErrorResponse(400, "VALIDATION_FAILED",
                               "Idempotency-Key must be 1 to 255 printable ASCII characters");
     }
-    if (auto e = ParseEmptyObject(req.body)) co_return BadBody(*e);
-    auto r =
-        co_await d_.checkout->CheckoutAsync(std::get<Principal>(auth).customer_id, *key, *hold_id);
+    // Where the tickets go: the body's email, else the token's (API.md "Checkout").
+    std::string email = std::get<Principal>(auth).email;
+    if (auto e = ParseCheckoutBody(req.body, &email)) co_return BadBody(*e);
+    auto r = co_await d_.checkout->CheckoutAsync(std::get<Principal>(auth).customer_id, *key,
+                                                 *hold_id, std::move(email));
     if (!r.ok()) co_return StatusResponse(r.status());
     Response response = Json(r->status, r->body);
     if (r->replayed) response.Header("Idempotent-Replayed", "true");
@@ -455,7 +469,173 @@ class Api {
         .Header("Location", "/showtimes/" + std::to_string(id.value()));
   }
 
+  // The caller's bookings, newest first (API.md "Tickets and the door").
+  io::asio::awaitable<Response> MyBookings(Request& req) {
+    auto auth = Authenticate(req);
+    if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
+    CustomerBookingsQuery q;
+    q.customer_id = std::get<Principal>(auth).customer_id;
+    if (auto limit = req.QueryParam("limit")) {
+      auto n = ParseId(*limit);
+      if (!n || *n > kMaxCustomerBookingsPage) {
+        co_return ErrorResponse(400, "VALIDATION_FAILED",
+                                "limit must be 1 to " + std::to_string(kMaxCustomerBookingsPage));
+      }
+      q.limit = static_cast<int>(*n);
+    }
+    if (auto cursor = req.QueryParam("cursor")) {
+      q.before = DecodeCursor(*cursor);
+      if (!q.before) co_return ErrorResponse(400, "VALIDATION_FAILED", "cursor is not valid");
+    }
+    const int limit = q.limit;
+    q.limit += 1;  // one more tells whether there is a next page
+    auto list = co_await d_.store->ListCustomerBookingsAsync(std::move(q));
+    if (!list.ok()) co_return StatusResponse(list.status());
+    std::string next;
+    if (list->size() > static_cast<size_t>(limit)) {
+      list->resize(static_cast<size_t>(limit));
+      next = EncodeCursor(list->back().booking.created_at, list->back().booking.id);
+    }
+    co_return Json(200, CustomerBookingsJson(list.value(), next))
+        .Header("Cache-Control", "no-store");
+  }
+
+  // One signed code per seat of a confirmed booking (core/ticket_code.h).
+  io::asio::awaitable<Response> Tickets(Request& req) {
+    auto auth = Authenticate(req);
+    if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
+    auto id = ParseId(req.params["bookingId"]);
+    if (!id) co_return ErrorResponse(404, "NOT_FOUND", "booking not found");
+    auto booking = co_await d_.store->GetBookingAsync(*id, std::get<Principal>(auth).customer_id);
+    if (!booking.ok()) co_return StatusResponse(booking.status());
+    if (booking->status != BookingStatus::kConfirmed) {
+      co_return ErrorResponse(
+          409, "BOOKING_NOT_CONFIRMED",
+          std::string("the booking is ") + BookingStatusName(booking->status) +
+              ", not CONFIRMED: no tickets",
+          nlohmann::json{{"status", BookingStatusName(booking->status)}}.dump());
+    }
+    nlohmann::json list = nlohmann::json::array();
+    for (const std::string& seat : booking->seats) {
+      const std::string code = tickets_.Sign(Ticket{booking->showtime_id, booking->id, seat});
+      list.push_back({{"seat", seat}, {"code", code}, {"qr", "/tickets/" + code + ".svg"}});
+    }
+    co_return Json(200, nlohmann::json{{"bookingId", booking->id},
+                                       {"showtimeId", booking->showtime_id},
+                                       {"tickets", std::move(list)}}
+                            .dump())
+        .Header("Cache-Control", "no-store");
+  }
+
+  // GET /tickets/{code}.svg and .png: public, on the I/O thread (no store: the code's
+  // signature says whether it is ours). An image never changes, so it may be cached.
+  Response TicketImage(Request& req) {
+    const std::string& file = req.params["file"];
+    const bool svg = file.size() > 4 && file.compare(file.size() - 4, 4, ".svg") == 0;
+    const bool png = file.size() > 4 && file.compare(file.size() - 4, 4, ".png") == 0;
+    if (!svg && !png) {
+      return ErrorResponse(404, "NOT_FOUND", "ticket images are CODE.svg or CODE.png");
+    }
+    const std::string code = file.substr(0, file.size() - 4);
+    if (!tickets_.Verify(code)) return ErrorResponse(404, "TICKET_UNKNOWN", "no such ticket");
+    auto qr = EncodeQr(code);
+    if (!qr) return ErrorResponse(500, "INTERNAL", "the QR code could not be drawn");
+    Response r;
+    r.content_type = svg ? "image/svg+xml" : "image/png";
+    r.body = svg ? QrSvg(*qr) : QrPng(*qr);
+    if (r.body.empty()) return ErrorResponse(500, "INTERNAL", "the QR code could not be drawn");
+    r.Header("Cache-Control", "public, max-age=86400, immutable")
+        .Header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'");
+    return r;
+  }
+
+  // A scan at the door: the code's signature first (a forgery never reaches the store),
+  // then its showtime, then the store's one conditional write.
+  io::asio::awaitable<Response> CheckIn(Request& req) {
+    auto auth = Authenticate(req);
+    if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
+    if (!std::get<Principal>(auth).door) {
+      co_return ErrorResponse(403, "FORBIDDEN", "door scope required");
+    }
+    CheckInBody body;
+    if (auto e = ParseCheckInBody(req.body, &body)) co_return BadBody(*e);
+    const std::optional<Ticket> ticket = tickets_.Verify(body.code);
+    if (!ticket) co_return Refused(CheckInOutcome::kUnknown);
+    if (ticket->showtime_id != body.showtime_id) {
+      auto other = co_await d_.store->GetShowtimeAsync(ticket->showtime_id);
+      if (!other.ok()) {
+        if (other.status().code() == Code::kNotFound) co_return Refused(CheckInOutcome::kUnknown);
+        co_return StatusResponse(other.status());
+      }
+      wrong_showtime_->Inc();
+      co_return ErrorResponse(422, "WRONG_SHOWTIME",
+                              "this ticket is for another showtime: " + other->title,
+                              nlohmann::json{{"showtimeId", other->id},
+                                             {"title", other->title},
+                                             {"startsAt", FormatRfc3339(other->starts_at)},
+                                             {"seat", ticket->seat},
+                                             {"bookingId", ticket->booking_id}}
+                                  .dump());
+    }
+    // (Named first: g++ 12 destroys a temporary in a co_await expression twice.)
+    CheckInRequest scan{ticket->showtime_id, ticket->booking_id, ticket->seat, body.nonce};
+    auto result = co_await d_.store->CheckInAsync(std::move(scan));
+    if (!result.ok()) co_return StatusResponse(result.status());
+    const nlohmann::json about{{"showtimeId", ticket->showtime_id},
+                               {"seat", ticket->seat},
+                               {"bookingId", ticket->booking_id}};
+    switch (result->outcome) {
+      case CheckInOutcome::kAdmitted: {
+        checkins_[static_cast<size_t>(CheckInOutcome::kAdmitted)]->Inc();
+        nlohmann::json body_json = about;
+        body_json["status"] = "ADMITTED";
+        body_json["checkedInAt"] = FormatRfc3339(result->checked_in_at);
+        co_return Json(200, body_json.dump()).Header("Cache-Control", "no-store");
+      }
+      case CheckInOutcome::kAlreadyCheckedIn: {
+        checkins_[static_cast<size_t>(CheckInOutcome::kAlreadyCheckedIn)]->Inc();
+        nlohmann::json detail = about;
+        detail["checkedInAt"] = FormatRfc3339(result->checked_in_at);
+        co_return ErrorResponse(
+            409, "ALREADY_CHECKED_IN",
+            "this ticket was admitted at " + FormatRfc3339(result->checked_in_at), detail.dump());
+      }
+      case CheckInOutcome::kVoid:
+        checkins_[static_cast<size_t>(CheckInOutcome::kVoid)]->Inc();
+        co_return ErrorResponse(410, "TICKET_VOID",
+                                "this ticket is void: its booking was refunded or cancelled",
+                                about.dump());
+      case CheckInOutcome::kUnknown:
+        break;
+    }
+    co_return Refused(CheckInOutcome::kUnknown);
+  }
+
+  // GET /showtimes/{id}/checkins (door): seats sold and admitted, for the door page.
+  io::asio::awaitable<Response> DoorCountOf(Request& req) {
+    auto auth = Authenticate(req);
+    if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
+    if (!std::get<Principal>(auth).door) {
+      co_return ErrorResponse(403, "FORBIDDEN", "door scope required");
+    }
+    auto id = ParseId(req.params["showtimeId"]);
+    if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    auto count = co_await d_.store->CountAtDoorAsync(*id);
+    if (!count.ok()) co_return StatusResponse(count.status());
+    co_return Json(
+        200,
+        nlohmann::json{{"showtimeId", *id}, {"sold", count->sold}, {"admitted", count->admitted}}
+            .dump())
+        .Header("Cache-Control", "no-store");
+  }
+
  private:
+  Response Refused(CheckInOutcome outcome) {
+    checkins_[static_cast<size_t>(outcome)]->Inc();
+    BOX_ASSERT(outcome == CheckInOutcome::kUnknown);
+    return ErrorResponse(404, "TICKET_UNKNOWN", "not a ticket of this cinema");
+  }
+
   // When a showtime's sales close, read from the store at most once per kCloseTimeMaxAge
   // per showtime: a premiere's line is joined by everyone at once. (The store decides every
   // hold and checkout itself; this only keeps a line from forming.)
@@ -479,6 +659,9 @@ class Api {
   }
 
   ApiDeps d_;
+  TicketSigner tickets_;
+  std::array<Counter*, 4> checkins_{};  // by CheckInOutcome
+  Counter* wrong_showtime_ = nullptr;
   Mutex close_times_mu_;  // a leaf
   std::unordered_map<int64_t, std::pair<Instant, std::chrono::steady_clock::time_point>>
       close_times_ BOX_GUARDED_BY(close_times_mu_);
@@ -567,6 +750,11 @@ void RegisterRoutes(http::Router* router, const ApiDeps& deps) {
                    [api](Request& r) { return api->Checkout(r); });
   router->AddAsync("GET", "/bookings/{bookingId}",
                    [api](Request& r) { return api->GetBooking(r); });
+  router->AddAsync("GET", "/me/bookings", bind_async(&Api::MyBookings));
+  router->AddAsync("GET", "/bookings/{bookingId}/tickets", bind_async(&Api::Tickets));
+  router->Add("GET", "/tickets/{file}", bind(&Api::TicketImage), /*blocking=*/false);
+  router->AddAsync("POST", "/checkin", bind_async(&Api::CheckIn));
+  router->AddAsync("GET", "/showtimes/{showtimeId}/checkins", bind_async(&Api::DoorCountOf));
   // A confirmation is one statement awaited on the loop (Store::TryConfirmPaymentAsync).
   router->AddAsync("POST", "/payments/callback",
                    [api](Request& r) { return api->PaymentCallback(r); });

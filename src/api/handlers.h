@@ -29,6 +29,7 @@ struct ApiDeps {
   const Clock* clock = nullptr;  // for token expiry
   std::string jwt_secret;
   std::string gateway_secret;  // empty: every callback is refused
+  std::string ticket_secret;   // signs ticket codes (≥ kMinTicketSecretLength)
 };
 
 // Adds every route to router; deps must outlive it.

@@ -81,8 +81,8 @@ bool IsTimeZoneName(const std::string& name) {
   // The spelling of an IANA name ("America/Argentina/Buenos_Aires", "Etc/GMT+3", "UTC"):
   // parts of letters, digits, '_', '+' and '-', none "." or "..", so the file looked up
   // below can only be one of the database's.
-  if (name.empty() || name.size() > kMaxTimeZoneName || name.front() == '/' ||
-      name.back() == '/' || name.find("//") != std::string::npos) {
+  if (name.empty() || name.size() > kMaxTimeZoneName || name.front() == '/' || name.back() == '/' ||
+      name.find("//") != std::string::npos) {
     return false;
   }
   for (char c : name) {
@@ -412,14 +412,6 @@ std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime*
   return std::nullopt;
 }
 
-std::optional<ParseError> ParseEmptyObject(const std::string& body) {
-  if (body.find_first_not_of(" \t\r\n") == std::string::npos) return std::nullopt;
-  json j;
-  if (auto e = ParseBody(body, &j)) return e;
-  if (!j.is_object() || !j.empty()) return Invalid("request body must be empty or {}");
-  return std::nullopt;
-}
-
 std::optional<ParseError> ParsePaymentReport(const std::string& body, PaymentReport* out) {
   json j;
   if (auto e = ParseBody(body, &j)) return e;
@@ -461,6 +453,73 @@ std::string BookingJson(const Booking& b) {
                {"status", BookingStatusName(b.status)},
                {"amount", PriceJson(b.amount)},
                {"paymentId", b.payment_id.empty() ? json() : json(b.payment_id)}});
+}
+
+std::optional<ParseError> ParseCheckoutBody(const std::string& body, std::string* email) {
+  if (body.find_first_not_of(" \t\r\n") == std::string::npos) return std::nullopt;
+  json j;
+  if (auto e = ParseBody(body, &j)) return e;
+  if (!j.is_object()) return Invalid("request body must be empty or a JSON object");
+  for (const auto& [key, value] : j.items()) {
+    if (key != "email") return Invalid("unknown field " + key + ": checkout takes only email");
+    if (!value.is_string() || !IsValidEmail(value.get_ref<const std::string&>())) {
+      return Invalid("email must be an e-mail address (at most 254 characters)");
+    }
+    *email = value.get<std::string>();
+  }
+  return std::nullopt;
+}
+
+std::string CustomerBookingsJson(const std::vector<CustomerBooking>& bookings,
+                                 const std::string& next_cursor) {
+  json list = json::array();
+  for (const CustomerBooking& b : bookings) {
+    list.push_back(
+        {{"bookingId", b.booking.id},
+         {"holdId", b.booking.hold_id},
+         {"showtimeId", b.booking.showtime_id},
+         {"seats", b.booking.seats},
+         {"status", BookingStatusName(b.booking.status)},
+         {"amount", PriceJson(b.booking.amount)},
+         {"paymentId", b.booking.payment_id.empty() ? json() : json(b.booking.payment_id)},
+         {"title", b.title},
+         {"startsAt", FormatRfc3339(b.starts_at)}});
+  }
+  return Dump({{"bookings", std::move(list)},
+               {"nextCursor", next_cursor.empty() ? json() : json(next_cursor)}});
+}
+
+std::optional<ParseError> ParseCheckInBody(const std::string& body, CheckInBody* out) {
+  json j;
+  if (auto e = ParseBody(body, &j)) return e;
+  if (!j.is_object()) return Invalid("request body must be a JSON object");
+  auto code = j.find("code");
+  if (code == j.end() || !code->is_string() || code->get_ref<const std::string&>().empty() ||
+      code->get_ref<const std::string&>().size() > kMaxScanLength) {
+    return Invalid("code must be a non-empty string of at most " + std::to_string(kMaxScanLength) +
+                   " characters");
+  }
+  out->code = code->get<std::string>();
+  auto showtime = j.find("showtimeId");
+  if (showtime == j.end() || !showtime->is_number_integer() || showtime->get<int64_t>() <= 0) {
+    return Invalid("showtimeId must be a positive integer");
+  }
+  out->showtime_id = showtime->get<int64_t>();
+  if (auto nonce = j.find("nonce"); nonce != j.end()) {
+    bool ok = nonce->is_string() && !nonce->get_ref<const std::string&>().empty() &&
+              nonce->get_ref<const std::string&>().size() <= kMaxCheckInNonceLength;
+    if (ok) {
+      for (char c : nonce->get_ref<const std::string&>()) ok = ok && c >= 0x20 && c < 0x7f;
+    }
+    if (!ok) return Invalid("nonce must be 1 to 64 printable ASCII characters");
+    out->nonce = nonce->get<std::string>();
+  }
+  for (const auto& [key, value] : j.items()) {
+    if (key != "code" && key != "showtimeId" && key != "nonce") {
+      return Invalid("unknown field " + key);
+    }
+  }
+  return std::nullopt;
 }
 
 std::string EncodeCursor(Instant starts_at, int64_t id) {

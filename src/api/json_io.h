@@ -8,6 +8,7 @@
 
 #include "core/status.h"
 #include "domain/booking.h"
+#include "domain/door.h"
 #include "domain/hold.h"
 #include "domain/showtime.h"
 #include "holds/seat_rules.h"
@@ -46,8 +47,6 @@ std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime*
 bool IsTimeZoneName(const std::string& name);
 
 // The gateway's callback body: paymentId, sessionId, reference, status, amount, currency.
-// A body that must be empty or the empty object (checkout).
-std::optional<ParseError> ParseEmptyObject(const std::string& body);
 std::optional<ParseError> ParsePaymentReport(const std::string& body, PaymentReport* out);
 // PUT /admin/showtimes/{id}/waiting-room: {"enabled", "activeLimit"?, "admissionTtlSeconds"?}
 // (defaults 500 and 900); ranges are checked by Admission::Configure.
@@ -55,6 +54,23 @@ std::optional<ParseError> ParseWaitingRoom(const std::string& body, WaitingRoomC
 std::string WaitingRoomJson(int64_t showtime_id, const WaitingRoomConfig& config);
 // GET /bookings/{id}.
 std::string BookingJson(const Booking& booking);
+
+// Checkout's body: empty, {} or {"email": "…"} (an address IsValidEmail accepts); *email
+// is left as it was without one.
+std::optional<ParseError> ParseCheckoutBody(const std::string& body, std::string* email);
+// GET /me/bookings: {"bookings": [booking + "title", "startsAt"], "nextCursor": …|null}.
+std::string CustomerBookingsJson(const std::vector<CustomerBooking>& bookings,
+                                 const std::string& next_cursor);
+// POST /checkin: {"code": "…", "showtimeId": 42, "nonce"?: "…"}. The code is not verified
+// here (any string of 1–kMaxScanLength characters: a scanner's input), the nonce is 1–64
+// printable ASCII characters.
+inline constexpr size_t kMaxScanLength = 512;
+struct CheckInBody {
+  std::string code;
+  int64_t showtime_id = 0;
+  std::string nonce;
+};
+std::optional<ParseError> ParseCheckInBody(const std::string& body, CheckInBody* out);
 
 // Opaque list cursors: base64url of "startsAtMs:showtimeId".
 std::string EncodeCursor(Instant starts_at, int64_t id);

@@ -8,6 +8,7 @@
 #include "app/subcommands.h"
 #include "core/jwt.h"
 #include "core/log.h"
+#include "core/text.h"
 #include "events/kafka_mock.h"
 #include "jobs/outbox_relay.h"
 
@@ -20,6 +21,8 @@ void AddCommands(CLI::App* app, int* exit_code) {
   Flag(serve, "listen", &serve_flags->listen, "HOST:PORT to listen on (port 0: any)");
   Flag(serve, "jwt-secret", &serve_flags->common.jwt_secret,
        "HS256 secret for customer tokens (32+ chars)");
+  Flag(serve, "ticket-secret", &serve_flags->ticket_secret,
+       "Key that signs ticket codes (32+ chars; default: derived from --jwt-secret)");
   Flag(serve, "gateway-secret", &serve_flags->gateway_secret,
        "Secret the payment gateway signs callbacks with (16+ chars; empty refuses all callbacks)");
   Flag(serve, "events-file", &serve_flags->events_file,
@@ -245,6 +248,8 @@ void AddCommands(CLI::App* app, int* exit_code) {
     std::string secret;
     int64_t customer = 0;
     bool admin = false;
+    bool door = false;
+    std::string email;
     Millis ttl{3'600'000};
   };
   auto* token_flags = ForTheProcess<TokenFlags>();
@@ -254,14 +259,18 @@ void AddCommands(CLI::App* app, int* exit_code) {
       ->required()
       ->check(CLI::PositiveNumber);
   token->add_flag("--admin", token_flags->admin, "Add scope admin")->envname("BOXOFFICE_ADMIN");
+  token->add_flag("--door", token_flags->door, "Add scope door (checks tickets in)")
+      ->envname("BOXOFFICE_DOOR");
+  Flag(token, "email", &token_flags->email, "Where the customer's tickets are sent (email claim)")
+      ->check([](const std::string& v) {
+        return IsValidEmail(v) ? std::string() : std::string("not an e-mail address");
+      });
   DurationFlag(token, "ttl", &token_flags->ttl, "1h", "Token lifetime");
   token->callback([=] {
     const Instant exp = SystemClock().Now() + token_flags->ttl;
-    std::cout << SignJwt(Principal{token_flags->customer, token_flags->admin}, exp,
-                         token_flags->secret)
-              << "\n";
+    Principal who{token_flags->customer, token_flags->admin, token_flags->door, token_flags->email};
+    std::cout << SignJwt(who, exp, token_flags->secret) << "\n";
   });
 }
-
 
 }  // namespace boxoffice::app

@@ -2,6 +2,7 @@
 
 #include "api/handlers.h"
 #include "core/log.h"
+#include "core/ticket_code.h"
 #include "http/client.h"
 
 namespace boxoffice::app {
@@ -62,6 +63,9 @@ Millis PaymentTtl(const ServeFlags& f) {
 std::string ServeFlagsError(const ServeFlags& f) {
   if (f.common.jwt_secret.size() < kMinJwtSecretLength) {
     return "--jwt-secret must be at least 32 characters";
+  }
+  if (!f.ticket_secret.empty() && f.ticket_secret.size() < kMinTicketSecretLength) {
+    return "--ticket-secret must be at least 32 characters";
   }
   if (!f.gateway_secret.empty() && f.gateway_secret.size() < kMinGatewaySecretLength) {
     return "--gateway-secret must be at least 16 characters";
@@ -144,10 +148,9 @@ Result<std::unique_ptr<Service>> Service::Open(const ServeFlags& f, const Clock*
       [store](int64_t id) { return store->GetSeatMap(id); }, clock, kSeatMapMaxAge, metrics,
       [store](int64_t id) { return store->GetSeatMapAsync(id); }, f.seat_map_cache_bytes);
   api::SeatMapCache* seat_maps = s.seat_maps_.get();
-  s.seat_map_view_ =
-      std::make_unique<api::SeatMapCacheView>(seat_maps, clock, kAlternativesMaxAge);
-  s.cache_subscription_ = s.seat_events_->Subscribe(
-      [seat_maps](const SeatChange& change) { seat_maps->Hear(change); });
+  s.seat_map_view_ = std::make_unique<api::SeatMapCacheView>(seat_maps, clock, kAlternativesMaxAge);
+  s.cache_subscription_ =
+      s.seat_events_->Subscribe([seat_maps](const SeatChange& change) { seat_maps->Hear(change); });
   HoldServiceDeps hold_deps;
   hold_deps.store = store;
   hold_deps.metrics = metrics;
@@ -157,8 +160,7 @@ Result<std::unique_ptr<Service>> Service::Open(const ServeFlags& f, const Clock*
   hold_deps.events = s.seat_events_.get();
   hold_deps.admission = s.admission_.get();
   hold_deps.maps = s.seat_map_view_.get();
-  s.holds_ =
-      std::make_unique<HoldService>(hold_deps, HoldPolicy{f.hold_ttl, f.hold_max_lifetime});
+  s.holds_ = std::make_unique<HoldService>(hold_deps, HoldPolicy{f.hold_ttl, f.hold_max_lifetime});
   HttpGatewayOptions gateway_options;
   gateway_options.base_url = f.gateway_url;
   gateway_options.max_in_flight = f.gateway_calls;
@@ -186,6 +188,8 @@ Result<std::unique_ptr<Service>> Service::Open(const ServeFlags& f, const Clock*
   deps.clock = clock;
   deps.jwt_secret = f.common.jwt_secret;
   deps.gateway_secret = f.gateway_secret;
+  deps.ticket_secret =
+      f.ticket_secret.empty() ? TicketSigner::DeriveSecret(f.common.jwt_secret) : f.ticket_secret;
   api::RegisterRoutes(&s.router_, deps);
   s.web_app_.Register(&s.router_);
   s.server_ = std::make_unique<http::Server>(options, &s.router_, metrics);

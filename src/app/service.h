@@ -49,6 +49,7 @@ struct ServeFlags {
   Common common;
   std::string listen = "127.0.0.1:8080";
   std::string gateway_secret;
+  std::string ticket_secret;  // empty: TicketSigner::DeriveSecret(jwt_secret)
   std::string events_file = "var/events.jsonl";
   std::string gateway_url = "http://127.0.0.1:9090";
   std::string public_url;  // empty: http://LISTEN

@@ -22,21 +22,22 @@ std::optional<nlohmann::json> DecodePart(std::string_view part) {
   return j;
 }
 
-bool ScopeHasAdmin(const nlohmann::json& scope) {
+// True when the scope claim (a space-separated string, or an array of strings) names it.
+bool ScopeHas(const nlohmann::json& scope, std::string_view name) {
   if (scope.is_string()) {
-    const std::string s = scope.get<std::string>();
+    const std::string& s = scope.get_ref<const std::string&>();
     size_t pos = 0;
     while (pos <= s.size()) {
       size_t end = s.find(' ', pos);
       if (end == std::string::npos) end = s.size();
-      if (s.compare(pos, end - pos, "admin") == 0) return true;
+      if (s.compare(pos, end - pos, name) == 0) return true;
       pos = end + 1;
     }
     return false;
   }
   if (scope.is_array()) {
     for (const auto& item : scope) {
-      if (item.is_string() && item.get<std::string>() == "admin") return true;
+      if (item.is_string() && item.get_ref<const std::string&>() == name) return true;
     }
   }
   return false;
@@ -86,15 +87,30 @@ Result<Principal> VerifyJwt(std::string_view token, std::string_view secret, Ins
   if (sub == claims->end() || !sub->is_string()) return Bad("token has no sub");
   const std::optional<int64_t> customer = ParseDecimalId(sub->get_ref<const std::string&>());
   if (!customer) return Bad("token sub is not a customer id");
-  Principal who{*customer, false};
-  if (auto scope = claims->find("scope"); scope != claims->end()) who.admin = ScopeHasAdmin(*scope);
+  Principal who;
+  who.customer_id = *customer;
+  if (auto scope = claims->find("scope"); scope != claims->end()) {
+    who.admin = ScopeHas(*scope, "admin");
+    who.door = who.admin || ScopeHas(*scope, "door");
+  }
+  if (auto email = claims->find("email"); email != claims->end()) {
+    if (!email->is_string() || !IsValidEmail(email->get_ref<const std::string&>())) {
+      return Bad("token email is not an address");
+    }
+    who.email = email->get<std::string>();
+  }
   return who;
 }
 
 std::string SignJwt(const Principal& who, Instant expires_at, std::string_view secret) {
   nlohmann::json claims = {{"sub", std::to_string(who.customer_id)},
                            {"exp", ToEpochMs(expires_at) / 1000}};
-  if (who.admin) claims["scope"] = "admin";
+  if (who.admin) {
+    claims["scope"] = "admin";
+  } else if (who.door) {
+    claims["scope"] = "door";
+  }
+  if (!who.email.empty()) claims["email"] = who.email;
   const std::string signing_input =
       Base64UrlEncode(R"({"alg":"HS256","typ":"JWT"})") + "." + Base64UrlEncode(claims.dump());
   return signing_input + "." + Base64UrlEncode(HmacSha256(secret, signing_input));

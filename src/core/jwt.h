@@ -23,9 +23,13 @@ inline constexpr size_t kMaxJwtLength = 4096;
 struct Principal {
   int64_t customer_id = 0;
   bool admin = false;
+  bool door = false;       // scope "door" (or "admin", which implies it): may check tickets in
+  std::string email = {};  // the `email` claim, when the token carries a valid one (IsValidEmail)
 };
 
-// Errors are kInvalid with a short reason (never echoing the token).
+// Errors are kInvalid with a short reason (never echoing the token). An `email` claim that
+// is not a string or not an address we can send to refuses the token: checkout would
+// otherwise store where no ticket can go.
 Result<Principal> VerifyJwt(std::string_view token, std::string_view secret, Instant now);
 
 std::string SignJwt(const Principal& who, Instant expires_at, std::string_view secret);

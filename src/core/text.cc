@@ -1,10 +1,9 @@
 #include "core/text.h"
 
-#include <nlohmann/json.hpp>
-
 #include <strings.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 
@@ -111,6 +110,33 @@ std::optional<int64_t> ParseDecimalId(std::string_view text) {
   }
   BOX_ASSERT(value >= 1);  // no sign, no leading zero: every id spelled so is positive
   return value;
+}
+
+bool IsValidEmail(std::string_view address) {
+  if (address.size() < 3 || address.size() > kMaxEmailLength) return false;
+  const size_t at = address.find('@');
+  if (at == std::string_view::npos || at == 0 || at > 64 ||
+      address.find('@', at + 1) != std::string_view::npos) {
+    return false;
+  }
+  constexpr std::string_view kSpecials = "<>()[],;:\\\"";
+  for (char c : address.substr(0, at)) {
+    if (c <= ' ' || c >= 0x7f || kSpecials.find(c) != std::string_view::npos) return false;
+  }
+  const std::string_view domain = address.substr(at + 1);
+  size_t label = 0;  // the current label's length
+  for (size_t i = 0; i < domain.size(); ++i) {
+    const char c = domain[i];
+    if (c == '.') {
+      if (label == 0 || domain[i - 1] == '-') return false;
+      label = 0;
+      continue;
+    }
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    if (!alnum && !(c == '-' && label > 0)) return false;
+    if (++label > 63) return false;
+  }
+  return label > 0 && domain.back() != '-';
 }
 
 }  // namespace boxoffice

@@ -33,4 +33,13 @@ bool EqualsNoCase(std::string_view a, std::string_view b);
 // spelling ("07" and "7" never name the same booking); anything else is no id.
 std::optional<int64_t> ParseDecimalId(std::string_view text);
 
+// An e-mail address we send tickets to: local@domain in printable ASCII, at most 254 bytes
+// (RFC 5321's path limit), a local part of 1–64 characters without spaces, quotes or the
+// characters that delimit addresses in a header (<>()[],;:\"), a domain of dot-separated
+// labels of letters, digits and hyphens. Nothing that could end a header or an SMTP command
+// (no CR, LF or other control character) passes. International addresses (SMTPUTF8) are not
+// accepted.
+inline constexpr size_t kMaxEmailLength = 254;
+bool IsValidEmail(std::string_view address);
+
 }  // namespace boxoffice

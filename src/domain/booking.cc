@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/time_format.h"
+#include "domain/door.h"
 
 namespace boxoffice {
 
@@ -83,6 +84,24 @@ std::string BookingEventJson(const std::string& event_id, const std::string& typ
                         {"amount", {{"amount", b.amount.amount}, {"currency", b.amount.currency}}},
                         {"occurredAt", FormatRfc3339(occurred_at)}}
       .dump();
+}
+
+}  // namespace boxoffice
+
+namespace boxoffice {
+
+const char* CheckInOutcomeName(CheckInOutcome outcome) {
+  switch (outcome) {
+    case CheckInOutcome::kAdmitted:
+      return "ADMITTED";
+    case CheckInOutcome::kAlreadyCheckedIn:
+      return "ALREADY_CHECKED_IN";
+    case CheckInOutcome::kVoid:
+      return "TICKET_VOID";
+    case CheckInOutcome::kUnknown:
+      return "TICKET_UNKNOWN";
+  }
+  return "?";
 }
 
 }  // namespace boxoffice

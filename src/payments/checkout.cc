@@ -47,8 +47,7 @@ std::string SessionMismatch(const GatewaySession& session, int64_t amount,
   }
   if (session.status != "OPEN") return "status '" + session.status + "', not OPEN";
   if (session.expires_at && *session.expires_at > expires_at + kSessionExpirySlack) {
-    return "ends " + FormatRfc3339(*session.expires_at) + ", asked " +
-           FormatRfc3339(expires_at);
+    return "ends " + FormatRfc3339(*session.expires_at) + ", asked " + FormatRfc3339(expires_at);
   }
   return "";
 }
@@ -77,9 +76,9 @@ CheckoutService::CheckoutService(CheckoutStore* store, Gateway* gateway, Checkou
   BOX_ASSERT(options_.key_lease > Millis(0));
   for (const char* outcome : {"created", "replayed", "refused", "in_progress", "too_late",
                               "gateway_unavailable", "gateway_mismatch", "error"}) {
-    outcomes_[outcome] = &metrics_->GetCounter("boxoffice_checkouts_total",
-                                               "Checkout requests by outcome.",
-                                               std::string("outcome=\"") + outcome + "\"");
+    outcomes_[outcome] =
+        &metrics_->GetCounter("boxoffice_checkouts_total", "Checkout requests by outcome.",
+                              std::string("outcome=\"") + outcome + "\"");
   }
 }
 
@@ -129,8 +128,9 @@ void CheckoutService::MaybeCrash(const char* point) const {
 
 Result<CheckoutResponse> CheckoutService::Checkout(int64_t customer_id,
                                                    const std::string& idempotency_key,
-                                                   const std::string& hold_id) {
-  return io::RunSync(CheckoutAsync(customer_id, idempotency_key, hold_id));
+                                                   const std::string& hold_id,
+                                                   const std::string& email) {
+  return io::RunSync(CheckoutAsync(customer_id, idempotency_key, hold_id, email));
 }
 
 io::asio::awaitable<void> CheckoutService::Abort(const KeyLock& lock, int64_t booking_id) {
@@ -167,9 +167,8 @@ io::asio::awaitable<Result<CheckoutService::Begun>> CheckoutService::Begin(
   IdempotencyKey key{customer_id, idempotency_key, hold_id, NewUuidOnShard(ShardOfUuid(hold_id))};
   const KeyLock claim{customer_id, idempotency_key, key.token};
   CheckoutStore::CheckoutBegun begun;
-  auto at_once = co_await store_->TryBeginCheckoutAsync(key, hold_id, options_.key_lease,
-                                                        options_.hold_ttl,
-                                                        options_.hold_max_lifetime, &begun);
+  auto at_once = co_await store_->TryBeginCheckoutAsync(
+      key, hold_id, options_.key_lease, options_.hold_ttl, options_.hold_max_lifetime, &begun);
   if (!at_once.ok()) {
     if (at_once.status().maybe_applied()) EndLeaseAside(claim);
     co_return at_once.status();
@@ -213,7 +212,7 @@ io::asio::awaitable<Result<CheckoutService::Begun>> CheckoutService::Begin(
 }
 
 io::asio::awaitable<Result<CheckoutResponse>> CheckoutService::CheckoutAsync(
-    int64_t customer_id, std::string idempotency_key, std::string hold_id) {
+    int64_t customer_id, std::string idempotency_key, std::string hold_id, std::string email) {
   auto begun = co_await Begin(customer_id, idempotency_key, hold_id);
   if (!begun.ok()) {
     Count(begun.status().code() == Code::kInProgress ? "in_progress" : "refused");
@@ -260,11 +259,9 @@ io::asio::awaitable<Result<CheckoutResponse>> CheckoutService::CheckoutAsync(
   std::string reference = std::to_string(booking->id);
   std::string session_key = GatewaySessionKey(installation.value(), booking->id);
   auto [callback_url, return_url] = PublicUrls(reference);
-  auto session = co_await gateway_->CreateSessionAsync(booking->amount.amount,
-                                                       booking->amount.currency, reference,
-                                                       std::move(callback_url),
-                                                       std::move(return_url), expires_at,
-                                                       session_key);
+  auto session = co_await gateway_->CreateSessionAsync(
+      booking->amount.amount, booking->amount.currency, reference, std::move(callback_url),
+      std::move(return_url), expires_at, session_key);
   if (!session.ok()) {
     LogWarn("payment session not opened; checkout undone",
             {{"bookingId", booking->id}, {"error", session.status().message()}});
@@ -313,13 +310,12 @@ io::asio::awaitable<Result<CheckoutResponse>> CheckoutService::CheckoutAsync(
   MaybeCrash("session");
 
   // Phase 4: attach the session and store the response, in one transaction.
-  CheckoutResponse response{201, CheckoutJson(*booking, session.value(), expires_at),
-                            false};
+  CheckoutResponse response{201, CheckoutJson(*booking, session.value(), expires_at), false};
   // The session exists: finishing is never refused by a full pool (the checkout would be
   // left half-done until its key's lease ran out).
-  auto finished = co_await store_->FinishCheckoutAsync(lock, session->session_id, session->url,
-                                                       expires_at, response.status,
-                                                       response.body);
+  auto finished =
+      co_await store_->FinishCheckoutAsync(lock, session->session_id, session->url, expires_at,
+                                           response.status, response.body, std::move(email));
   if (!finished.ok()) {
     // Its answer lost, the session may be attached and the response stored, or not: the
     // lease ends, and the customer's retry replays the one or finishes the other.

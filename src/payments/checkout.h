@@ -44,8 +44,8 @@
 #include "gate/seat_gate.h"
 #include "io/follow_ups.h"
 #include "payments/gateway.h"
-#include "store/shards.h"
 #include "store/checkout_store.h"
+#include "store/shards.h"
 
 namespace boxoffice {
 
@@ -80,14 +80,16 @@ class CheckoutService {
 
   // As API.md "Checkout and bookings". Errors: kKeyReused, kInProgress, and those of
   // CheckoutStore::StartCheckout (kNotFound, kNotActive, kCheckoutExists); kUnavailable when the
-  // gateway or the store cannot be reached (nothing half-done).
+  // gateway or the store cannot be reached (nothing half-done). email: where the booking's
+  // tickets go (validated by the caller; empty: nowhere), stored with its last phase.
   Result<CheckoutResponse> Checkout(int64_t customer_id, const std::string& idempotency_key,
-                                    const std::string& hold_id);
+                                    const std::string& hold_id, const std::string& email = {});
   // The same, on an I/O loop: the store's phases run on the blocking pool, the gateway's
   // call is awaited (no thread waits on the gateway, however slow it is).
   io::asio::awaitable<Result<CheckoutResponse>> CheckoutAsync(int64_t customer_id,
                                                               std::string idempotency_key,
-                                                              std::string hold_id);
+                                                              std::string hold_id,
+                                                              std::string email = {});
 
   // For a service listening on port 0: its public URL is known once it listens.
   void SetPublicUrl(std::string url);
@@ -130,7 +132,8 @@ class CheckoutService {
   // service.
   std::array<std::atomic<const std::string*>, kMaxShards> installation_ids_{};
   Mutex installation_mu_;
-  std::vector<std::unique_ptr<const std::string>> installation_owned_ BOX_GUARDED_BY(installation_mu_);
+  std::vector<std::unique_ptr<const std::string>> installation_owned_
+      BOX_GUARDED_BY(installation_mu_);
   // Last: its thread (which calls into the store through this object) ends first.
   io::FollowUps follow_ups_;
 };

@@ -39,18 +39,18 @@ class CheckoutStore {
   // first used with another fingerprint; kInProgress while another claim's lease runs.
   virtual Result<IdempotencyRecord> ClaimCheckoutKey(const IdempotencyKey& key, Millis lease) = 0;
   // The last phase, in one transaction: attaches the gateway session to the key's booking
-  // and stores the response. false when the booking is no longer PENDING (the reconciler
-  // abandoned it): the key is dropped instead. kInProgress if the claim is no longer lock's.
+  // and stores the response, and the address the tickets go to (email; empty: none). false when the
+  // booking is no longer PENDING (the reconciler abandoned it): the key is dropped instead.
+  // kInProgress if the claim is no longer lock's.
   virtual Result<bool> FinishCheckout(const KeyLock& lock, const std::string& session_id,
                                       const std::string& url, Instant expires_at,
-                                      int response_status, const std::string& response_body) = 0;
+                                      int response_status, const std::string& response_body,
+                                      const std::string& email) = 0;
   // FinishCheckout, awaited on an I/O loop (by default on the loop's blocking pool, never
   // refused: the gateway session exists, the checkout must not be left half-done).
-  virtual io::asio::awaitable<Result<bool>> FinishCheckoutAsync(KeyLock lock,
-                                                                std::string session_id,
-                                                                std::string url, Instant expires_at,
-                                                                int response_status,
-                                                                std::string response_body);
+  virtual io::asio::awaitable<Result<bool>> FinishCheckoutAsync(
+      KeyLock lock, std::string session_id, std::string url, Instant expires_at,
+      int response_status, std::string response_body, std::string email);
   // The one-step forms of a purchase's phases, for the case a purchase meets when all goes
   // well (one statement each on PostgreSQL, awaited on an I/O loop). Each makes exactly the
   // decision the general methods would make for that case; for any other case it changes

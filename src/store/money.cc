@@ -215,12 +215,13 @@ Result<IdempotencyRecord> ClaimCheckoutKeyIn(MoneyTx& tx, const IdempotencyKey& 
 
 Result<bool> FinishCheckoutIn(MoneyTx& tx, const KeyLock& lock, const std::string& session_id,
                               const std::string& url, Instant expires_at, int response_status,
-                              const std::string& response_body) {
+                              const std::string& response_body, const std::string& email) {
   auto now = tx.Now();
   if (!now.ok()) return now.status();
   auto record = LockClaimed(tx, lock, KeyPhase::kBookingCreated);
   if (!record.ok()) return record.status();
-  auto attached = tx.AttachSession(record->booking_id, session_id, url, expires_at, now.value());
+  auto attached =
+      tx.AttachSession(record->booking_id, session_id, url, expires_at, now.value(), email);
   if (!attached.ok()) return attached.status();
   if (!attached.value()) {
     if (Status s = tx.DeleteKey(lock.customer_id, lock.key); !s.ok()) return s;

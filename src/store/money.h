@@ -61,9 +61,10 @@ class MoneyTx {
   // Sets the hold's seats that still end at `from` to end at `to`.
   virtual Status ResetSeatsExpiry(const Hold& hold, Instant from, Instant to) = 0;
   // Store::AttachPaymentSession's statement; false if the booking is not PENDING or has
-  // another session.
+  // another session. A non-empty email is stored as where the tickets go.
   virtual Result<bool> AttachSession(int64_t booking_id, const std::string& session_id,
-                                     const std::string& url, Instant expires_at, Instant now) = 0;
+                                     const std::string& url, Instant expires_at, Instant now,
+                                     const std::string& email) = 0;
   virtual Status InsertEvent(const std::string& event_id, const std::string& type,
                              const std::string& key, const std::string& payload, Instant now) = 0;
 };
@@ -77,7 +78,7 @@ Result<IdempotencyRecord> ClaimCheckoutKeyIn(MoneyTx& tx, const IdempotencyKey& 
 // Store::FinishCheckout's rules.
 Result<bool> FinishCheckoutIn(MoneyTx& tx, const KeyLock& lock, const std::string& session_id,
                               const std::string& url, Instant expires_at, int response_status,
-                              const std::string& response_body);
+                              const std::string& response_body, const std::string& email);
 // Store::AbortCheckout's rules.
 Status AbortCheckoutIn(MoneyTx& tx, const KeyLock& lock);
 // The token a claim of key takes: the caller's, or a new one on the fingerprint's shard.

@@ -46,7 +46,7 @@ Status PgMoneyTx::SetHoldExpiry(const std::string& hold_id, Instant expires_at) 
 }
 
 Result<std::vector<Price>> PgMoneyTx::SeatPrices(int64_t showtime_id,
-                                      const std::vector<std::string>& seats) {
+                                                 const std::vector<std::string>& seats) {
   auto r = c_.Exec(kSeatPrices, {P(showtime_id), ArrayLiteral(seats)});
   if (!r.ok()) return r.status();
   const PGresult* g = r.value().get();
@@ -58,9 +58,9 @@ Result<std::vector<Price>> PgMoneyTx::SeatPrices(int64_t showtime_id,
 Result<int64_t> PgMoneyTx::InsertBooking(const Booking& b, Instant now) {
   // StartCheckoutIn's booking: priced seats, PENDING.
   BOX_ASSERT(!b.seats.empty() && b.amount.amount >= 0 && b.status == BookingStatus::kPending);
-  auto r = c_.Exec(kInsertBooking,
-                   {b.hold_id, P(b.showtime_id), P(b.customer_id), ArrayLiteral(b.seats),
-                    P(b.amount.amount), b.amount.currency, P(ToEpochMs(now))});
+  auto r =
+      c_.Exec(kInsertBooking, {b.hold_id, P(b.showtime_id), P(b.customer_id), ArrayLiteral(b.seats),
+                               P(b.amount.amount), b.amount.currency, P(ToEpochMs(now))});
   if (!r.ok()) return r.status();
   return Int(r.value().get(), 0, 0);
 }
@@ -93,8 +93,8 @@ Status PgMoneyTx::MarkHoldBooked(const std::string& hold_id) {
   return Done(c_.Exec(kMarkHoldBooked, {hold_id}));
 }
 
-Status PgMoneyTx::UpdateBooking(int64_t booking_id, BookingStatus status, const std::string& payment_id,
-                     Instant now) {
+Status PgMoneyTx::UpdateBooking(int64_t booking_id, BookingStatus status,
+                                const std::string& payment_id, Instant now) {
   return Done(c_.Exec(kUpdateBooking, {std::string(BookingStatusName(status)),
                                        payment_id.empty() ? Param() : Param(payment_id),
                                        P(ToEpochMs(now)), P(booking_id)}));
@@ -108,8 +108,8 @@ Status PgMoneyTx::InsertRefund(const Refund& refund, Instant now) {
        P(refund.amount.amount), refund.amount.currency, P(ToEpochMs(now))}));
 }
 
-Result<bool> PgMoneyTx::MarkRefundIssued(const std::string& refund_id, const std::string& gateway_refund_id,
-                              Instant now) {
+Result<bool> PgMoneyTx::MarkRefundIssued(const std::string& refund_id,
+                                         const std::string& gateway_refund_id, Instant now) {
   auto r = c_.Exec(kMarkRefundIssued, {gateway_refund_id, P(ToEpochMs(now)), refund_id});
   if (!r.ok()) return r.status();
   return PQntuples(r.value().get()) == 1;
@@ -125,7 +125,7 @@ Result<std::optional<int64_t>> PgMoneyTx::RefundBooking(const std::string& refun
 }
 
 Result<std::optional<IdempotencyRecord>> PgMoneyTx::LockKey(int64_t customer_id,
-                                                 const std::string& key) {
+                                                            const std::string& key) {
   auto res = c_.Exec(kLockKey, {P(customer_id), key});
   if (!res.ok()) return res.status();
   const PGresult* r = res.value().get();
@@ -179,14 +179,16 @@ Status PgMoneyTx::ResetSeatsExpiry(const Hold& hold, Instant from, Instant to) {
 }
 
 Result<bool> PgMoneyTx::AttachSession(int64_t booking_id, const std::string& session_id,
-                           const std::string& url, Instant expires_at, Instant) {
-  auto res = c_.Exec(kAttachSession, {session_id, url, P(ToEpochMs(expires_at)), P(booking_id)});
+                                      const std::string& url, Instant expires_at, Instant,
+                                      const std::string& email) {
+  auto res = c_.Exec(kAttachSession, {session_id, url, P(ToEpochMs(expires_at)), P(booking_id),
+                                      email.empty() ? Param() : Param(email)});
   if (!res.ok()) return res.status();
   return std::atoi(PQcmdTuples(res.value().get())) == 1;
 }
 
-Status PgMoneyTx::InsertEvent(const std::string& event_id, const std::string& type, const std::string& key,
-                   const std::string& payload, Instant now) {
+Status PgMoneyTx::InsertEvent(const std::string& event_id, const std::string& type,
+                              const std::string& key, const std::string& payload, Instant now) {
   return Done(c_.Exec(kInsertEvent, {event_id, type, key, payload, P(ToEpochMs(now))}));
 }
 

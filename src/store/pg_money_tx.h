@@ -38,7 +38,8 @@ class PgMoneyTx final : public MoneyTx {
   Status DeleteKey(int64_t customer_id, const std::string& key) override;
   Status ResetSeatsExpiry(const Hold& hold, Instant from, Instant to) override;
   Result<bool> AttachSession(int64_t booking_id, const std::string& session_id,
-                             const std::string& url, Instant expires_at, Instant) override;
+                             const std::string& url, Instant expires_at, Instant,
+                             const std::string& email) override;
   Status InsertEvent(const std::string& event_id, const std::string& type, const std::string& key,
                      const std::string& payload, Instant now) override;
 

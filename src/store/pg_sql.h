@@ -149,10 +149,9 @@ constexpr Sql kInsertHold{
 constexpr Sql kSelectHold{"select_hold", BOX_HOLD_COLUMNS};
 constexpr Sql kLockHold{"lock_hold", BOX_HOLD_COLUMNS " FOR UPDATE"};
 constexpr Sql kNowMs{"now_ms", "SELECT " BOX_MS(BOX_NOW)};
-constexpr Sql kSalesCloseAt{
-    "sales_close_at",
-    "SELECT " BOX_MS("starts_at - sales_close_minutes * interval '1 minute'")
-    "  FROM showtime WHERE showtime_id = $1"};
+constexpr Sql kSalesCloseAt{"sales_close_at",
+                            "SELECT " BOX_MS("starts_at - sales_close_minutes * interval '1 "
+                                             "minute'") "  FROM showtime WHERE showtime_id = $1"};
 constexpr Sql kPendingBookingOfHold{
     "pending_booking_of_hold",
     "SELECT booking_id FROM booking WHERE hold_id = $1::uuid AND status = 'PENDING'"};
@@ -176,7 +175,7 @@ constexpr Sql kInsertBooking{
 constexpr Sql kAttachSession{
     "attach_session",
     "UPDATE booking SET session_id = $1, payment_url = $2, payment_expires_at = " BOX_TS("$3") ","
-    "       updated_at = statement_timestamp()"
+    "       email = COALESCE($5, email), updated_at = statement_timestamp()"
     " WHERE booking_id = $4 AND status = 'PENDING' AND (session_id IS NULL OR session_id = $1)"};
 #define BOX_BOOKING_SELECT                                                                       \
   "SELECT booking_id, hold_id::text, showtime_id, customer_id, seats, status, amount, currency," \
@@ -307,7 +306,7 @@ constexpr Sql kCheckoutBegin{
     "SELECT * FROM boxoffice_checkout_begin($1, $2, $3, $4, $5::uuid, $6::uuid, $7, $8, $9)"};
 constexpr Sql kCheckoutFinish{
     "checkout_finish",
-    "SELECT boxoffice_checkout_finish($1, $2, $3, $4::uuid, $5, $6, $7, $8, $9)"};
+    "SELECT boxoffice_checkout_finish($1, $2, $3, $4::uuid, $5, $6, $7, $8, $9, $10)"};
 // Checkout undone: the seats this hold still has until `from` get `to` back.
 constexpr Sql kResetSeatsExpiry{
     "reset_seats_expiry",
@@ -356,5 +355,27 @@ constexpr Sql kSweepExpired{
     " WHERE s.showtime_id = expired.showtime_id AND s.seat_code = expired.seat_code"
     "   AND s.status = 'HELD' AND s.hold_expires_at < " BOX_NOW
     " RETURNING s.showtime_id, s.seat_code"};
+
+// Tickets and the door (migration 0029, store/ticket_store.h).
+constexpr Sql kCheckIn{"checkin",
+                       "SELECT outcome, at_ms FROM boxoffice_checkin($1, $2, $3, $4, $5)"};
+// A customer's bookings with their showtimes, newest first by (created_at in ms, id), after
+// the cursor ($2, $3; NULL: from the newest). Read by customer id (idx_booking_customer):
+// a customer has few bookings, ordered in memory.
+constexpr Sql kCustomerBookings{
+    "customer_bookings",
+    "SELECT b.booking_id, b.hold_id::text, b.showtime_id, b.customer_id, b.seats, b.status,"
+    "       b.amount, b.currency, b.session_id, b.payment_url, " BOX_MS(
+        "b.payment_expires_at") ", b.payment_id, " BOX_MS("b.created_at") ","
+    "       s.title, " BOX_MS("s.starts_at")
+    "  FROM booking b JOIN showtime s ON s.showtime_id = b.showtime_id"
+    " WHERE b.customer_id = $1"
+    "   AND ($2::bigint IS NULL OR (" BOX_MS("b.created_at") ", b.booking_id) < ($2::bigint, $3::bigint))"
+    " ORDER BY " BOX_MS("b.created_at") " DESC, b.booking_id DESC LIMIT $4"};
+constexpr Sql kCountAtDoor{
+    "count_at_door",
+    "SELECT (SELECT count(*) FROM show_seat WHERE showtime_id = $1 AND status = 'BOOKED'),"
+    "       (SELECT count(*) FROM checkin WHERE showtime_id = $1)"
+    "  FROM showtime WHERE showtime_id = $1"};
 
 }  // namespace boxoffice

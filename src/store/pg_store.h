@@ -81,13 +81,14 @@ class PgStore final : public Store, public OutboxStore {
   Result<IdempotencyRecord> ClaimCheckoutKey(const IdempotencyKey& key, Millis lease) override;
   Result<bool> FinishCheckout(const KeyLock& lock, const std::string& session_id,
                               const std::string& url, Instant expires_at, int response_status,
-                              const std::string& response_body) override;
+                              const std::string& response_body, const std::string& email) override;
   // Purchase phases in one statement each on an I/O loop (migration 0013); off the loops
   // the general methods.
   io::asio::awaitable<Result<bool>> FinishCheckoutAsync(KeyLock lock, std::string session_id,
                                                         std::string url, Instant expires_at,
                                                         int response_status,
-                                                        std::string response_body) override;
+                                                        std::string response_body,
+                                                        std::string email) override;
   io::asio::awaitable<Result<bool>> TryBeginCheckoutAsync(IdempotencyKey key, std::string hold_id,
                                                           Millis lease, Millis ttl,
                                                           Millis max_lifetime,
@@ -130,6 +131,11 @@ class PgStore final : public Store, public OutboxStore {
   Status RefundAttemptFailed(const std::string& refund_id, bool refused, const std::string& error,
                              Millis retry_after) override;
   Result<RefundBacklog> CountRefundBacklog() override;
+  Result<std::vector<CustomerBooking>> ListCustomerBookings(
+      const CustomerBookingsQuery& query) override;
+  Result<CheckInResult> CheckIn(const CheckInRequest& request) override;
+  io::asio::awaitable<Result<CheckInResult>> CheckInAsync(CheckInRequest request) override;
+  Result<DoorCount> CountAtDoor(int64_t showtime_id) override;
   Status CompleteRefund(const std::string& refund_id,
                         const std::string& gateway_refund_id) override;
 

@@ -28,7 +28,7 @@ Status PgStore::AttachPaymentSession(int64_t booking_id, const std::string& sess
                                      const std::string& url, Instant expires_at) {
   auto r = impl_->Run<bool>(&retried_, [&](PgConnection& c) -> Result<bool> {
     PgMoneyTx tx(c, impl_->Now());
-    return tx.AttachSession(booking_id, session_id, url, expires_at, Instant());
+    return tx.AttachSession(booking_id, session_id, url, expires_at, Instant(), "");
   });
   if (!r.ok()) return r.status();
   if (!r.value()) return Status(Code::kNotActive, "booking is not pending or has another session");
@@ -54,7 +54,7 @@ namespace {
 
 std::vector<Param> FinishParams(Param now, const KeyLock& lock, const std::string& session_id,
                                 const std::string& url, Instant expires_at, int response_status,
-                                const std::string& response_body) {
+                                const std::string& response_body, const std::string& email) {
   return {std::move(now),
           P(lock.customer_id),
           lock.key,
@@ -63,7 +63,8 @@ std::vector<Param> FinishParams(Param now, const KeyLock& lock, const std::strin
           url,
           P(ToEpochMs(expires_at)),
           P(int64_t{response_status}),
-          response_body};
+          response_body,
+          email.empty() ? Param() : Param(email)};
 }
 
 // kCheckoutFinish's answer, as FinishCheckout's.
@@ -82,10 +83,11 @@ Result<bool> FinishOutcome(const PGresult* r) {
 // SQLite runs) takes five: the same rule, decided in the database.
 Result<bool> PgStore::FinishCheckout(const KeyLock& lock, const std::string& session_id,
                                      const std::string& url, Instant expires_at,
-                                     int response_status, const std::string& response_body) {
+                                     int response_status, const std::string& response_body,
+                                     const std::string& email) {
   return impl_->Run<bool>(&retried_, [&](PgConnection& c) -> Result<bool> {
     auto res = c.Exec(kCheckoutFinish, FinishParams(impl_->Now(), lock, session_id, url, expires_at,
-                                                    response_status, response_body));
+                                                    response_status, response_body, email));
     if (!res.ok()) return res.status();
     return FinishOutcome(res.value().get());
   });
@@ -94,13 +96,15 @@ Result<bool> PgStore::FinishCheckout(const KeyLock& lock, const std::string& ses
 io::asio::awaitable<Result<bool>> PgStore::FinishCheckoutAsync(KeyLock lock, std::string session_id,
                                                                std::string url, Instant expires_at,
                                                                int response_status,
-                                                               std::string response_body) {
+                                                               std::string response_body,
+                                                               std::string email) {
   Impl::LoopState* loop = impl_->Loop();
   if (!loop) {
-    co_return FinishCheckout(lock, session_id, url, expires_at, response_status, response_body);
+    co_return FinishCheckout(lock, session_id, url, expires_at, response_status, response_body,
+                             email);
   }
-  std::vector<Param> params =
-      FinishParams(impl_->Now(), lock, session_id, url, expires_at, response_status, response_body);
+  std::vector<Param> params = FinishParams(impl_->Now(), lock, session_id, url, expires_at,
+                                           response_status, response_body, email);
   auto res = co_await loop->pipelines.Exec(kCheckoutFinish, std::move(params));
   if (res.ok()) co_return FinishOutcome(res->get());
   if (res.status().code() != Code::kUnavailable) co_return res.status();
@@ -111,8 +115,8 @@ io::asio::awaitable<Result<bool>> PgStore::FinishCheckoutAsync(KeyLock lock, std
   // kInProgress: the client's retry replays the response.)
   auto finish = [this, lock = std::move(lock), session_id = std::move(session_id),
                  url = std::move(url), expires_at, response_status,
-                 response_body = std::move(response_body)] {
-    return FinishCheckout(lock, session_id, url, expires_at, response_status, response_body);
+                 response_body = std::move(response_body), email = std::move(email)] {
+    return FinishCheckout(lock, session_id, url, expires_at, response_status, response_body, email);
   };
   co_return co_await io::Offload(std::move(finish));
 }

@@ -451,19 +451,22 @@ Result<IdempotencyRecord> ShardedStore::ClaimCheckoutKey(const IdempotencyKey& k
 
 Result<bool> ShardedStore::FinishCheckout(const KeyLock& lock, const std::string& session_id,
                                           const std::string& url, Instant expires_at,
-                                          int response_status, const std::string& response_body) {
+                                          int response_status, const std::string& response_body,
+                                          const std::string& email) {
   PgStore* s = ForUuid(lock.token);
   if (!s) return ClaimNotHeld();
-  return s->FinishCheckout(lock, session_id, url, expires_at, response_status, response_body);
+  return s->FinishCheckout(lock, session_id, url, expires_at, response_status, response_body,
+                           email);
 }
 
 io::asio::awaitable<Result<bool>> ShardedStore::FinishCheckoutAsync(
     KeyLock lock, std::string session_id, std::string url, Instant expires_at, int response_status,
-    std::string response_body) {
+    std::string response_body, std::string email) {
   PgStore* s = ForUuid(lock.token);
   if (!s) co_return ClaimNotHeld();
   co_return co_await s->FinishCheckoutAsync(std::move(lock), std::move(session_id), std::move(url),
-                                            expires_at, response_status, std::move(response_body));
+                                            expires_at, response_status, std::move(response_body),
+                                            std::move(email));
 }
 
 io::asio::awaitable<Result<bool>> ShardedStore::TryBeginCheckoutAsync(IdempotencyKey key,
@@ -690,6 +693,50 @@ Status ShardedStore::CompleteRefund(const std::string& refund_id,
     if (st.code() != Code::kNotFound) return st;
   }
   return Status(Code::kNotFound, "refund " + refund_id + " not found");
+}
+
+}  // namespace boxoffice
+
+namespace boxoffice {
+
+// A customer's bookings may lie on every shard: each shard's newest `limit`, merged.
+Result<std::vector<CustomerBooking>> ShardedStore::ListCustomerBookings(
+    const CustomerBookingsQuery& query) {
+  if (shards_.empty()) return NotMigrated();
+  std::vector<CustomerBooking> all;
+  for (const Shard& s : shards_) {
+    auto page = s.store->ListCustomerBookings(query);
+    if (!page.ok()) return page.status();
+    for (auto& b : page.value()) all.push_back(std::move(b));
+  }
+  std::sort(all.begin(), all.end(), [](const CustomerBooking& a, const CustomerBooking& b) {
+    return a.booking.created_at != b.booking.created_at
+               ? a.booking.created_at > b.booking.created_at
+               : a.booking.id > b.booking.id;
+  });
+  if (all.size() > static_cast<size_t>(std::max(query.limit, 0)))
+    all.resize(std::max(query.limit, 0));
+  return all;
+}
+
+// A check-in lives with its booking, on the showtime's shard (the two ids name the same one
+// for every booking a shard issued; a code naming two shards is nobody's ticket).
+Result<CheckInResult> ShardedStore::CheckIn(const CheckInRequest& request) {
+  PgStore* s = ForShowtime(request.showtime_id);
+  if (!s || s != ForBooking(request.booking_id)) return CheckInResult{};
+  return s->CheckIn(request);
+}
+
+io::asio::awaitable<Result<CheckInResult>> ShardedStore::CheckInAsync(CheckInRequest request) {
+  PgStore* s = ForShowtime(request.showtime_id);
+  if (!s || s != ForBooking(request.booking_id)) co_return CheckInResult{};
+  co_return co_await s->CheckInAsync(std::move(request));
+}
+
+Result<DoorCount> ShardedStore::CountAtDoor(int64_t showtime_id) {
+  PgStore* s = ForShowtime(showtime_id);
+  if (!s) return ShowtimeNotFound(showtime_id);
+  return s->CountAtDoor(showtime_id);
 }
 
 }  // namespace boxoffice

@@ -80,11 +80,12 @@ class ShardedStore final : public Store {
   Result<IdempotencyRecord> ClaimCheckoutKey(const IdempotencyKey& key, Millis lease) override;
   Result<bool> FinishCheckout(const KeyLock& lock, const std::string& session_id,
                               const std::string& url, Instant expires_at, int response_status,
-                              const std::string& response_body) override;
+                              const std::string& response_body, const std::string& email) override;
   io::asio::awaitable<Result<bool>> FinishCheckoutAsync(KeyLock lock, std::string session_id,
                                                         std::string url, Instant expires_at,
                                                         int response_status,
-                                                        std::string response_body) override;
+                                                        std::string response_body,
+                                                        std::string email) override;
   io::asio::awaitable<Result<bool>> TryBeginCheckoutAsync(IdempotencyKey key, std::string hold_id,
                                                           Millis lease, Millis ttl,
                                                           Millis max_lifetime,
@@ -117,6 +118,11 @@ class ShardedStore final : public Store {
   Status RefundAttemptFailed(const std::string& refund_id, bool refused, const std::string& error,
                              Millis retry_after) override;
   Result<RefundBacklog> CountRefundBacklog() override;
+  Result<std::vector<CustomerBooking>> ListCustomerBookings(
+      const CustomerBookingsQuery& query) override;
+  Result<CheckInResult> CheckIn(const CheckInRequest& request) override;
+  io::asio::awaitable<Result<CheckInResult>> CheckInAsync(CheckInRequest request) override;
+  Result<DoorCount> CountAtDoor(int64_t showtime_id) override;
   Status CompleteRefund(const std::string& refund_id,
                         const std::string& gateway_refund_id) override;
 
@@ -133,7 +139,8 @@ class ShardedStore final : public Store {
   std::string Describe(const Shard& shard) const;
 
   Mutex rooms_mu_;  // a leaf: guards last_rooms_
-  std::map<int, std::vector<std::pair<int64_t, WaitingRoomConfig>>> last_rooms_ BOX_GUARDED_BY(rooms_mu_);
+  std::map<int, std::vector<std::pair<int64_t, WaitingRoomConfig>>> last_rooms_
+      BOX_GUARDED_BY(rooms_mu_);
 
   std::vector<std::unique_ptr<PgStore>> owned_;
   std::vector<Shard> shards_;        // by number, after Migrate

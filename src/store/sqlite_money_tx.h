@@ -173,9 +173,11 @@ class SqliteMoneyTx final : public MoneyTx {
     return n.ok() ? Status::Ok() : n.status();
   }
   Result<bool> AttachSession(int64_t booking_id, const std::string& session_id,
-                             const std::string& url, Instant expires_at, Instant now) override {
+                             const std::string& url, Instant expires_at, Instant now,
+                             const std::string& email) override {
     auto n = Query(c_, kAttachSession,
-                   {session_id, url, ToEpochMs(expires_at), ToEpochMs(now), booking_id})
+                   {session_id, url, ToEpochMs(expires_at), ToEpochMs(now), booking_id,
+                    email.empty() ? Value(nullptr) : Value(email)})
                  .Exec();
     if (!n.ok()) return n.status();
     return n.value() == 1;
@@ -190,6 +192,5 @@ class SqliteMoneyTx final : public MoneyTx {
   SqliteConnection& c_;
   const Clock* clock_;
 };
-
 
 }  // namespace boxoffice::sqlite

@@ -139,7 +139,9 @@ constexpr const char* kInsertBooking =
     "INSERT INTO booking (hold_id, showtime_id, customer_id, seats, status, amount, currency,"
     " created_at, updated_at) VALUES (?1, ?2, ?3, ?4, 'PENDING', ?5, ?6, ?7, ?7)";
 constexpr const char* kAttachSession =
-    "UPDATE booking SET session_id = ?1, payment_url = ?2, payment_expires_at = ?3, updated_at = ?4"
+    "UPDATE booking SET session_id = ?1, payment_url = ?2, payment_expires_at = ?3, updated_at = "
+    "?4,"
+    " email = COALESCE(?6, email)"
     " WHERE booking_id = ?5 AND status = 'PENDING' AND (session_id IS NULL OR session_id = ?1)";
 constexpr const char* kSelectBooking =
     "SELECT booking_id, hold_id, showtime_id, customer_id, seats, status, amount, currency,"
@@ -224,5 +226,25 @@ constexpr const char* kRefundAttemptFailed =
 constexpr const char* kRefundBacklog =
     "SELECT count(*) FILTER (WHERE NOT refused), count(*) FILTER (WHERE refused)"
     "  FROM refund WHERE status = 'PENDING'";
+
+// Tickets and the door (migration 0029, store/ticket_store.h).
+constexpr const char* kCustomerBookings =
+    "SELECT b.booking_id, b.hold_id, b.showtime_id, b.customer_id, b.seats, b.status, b.amount,"
+    "       b.currency, b.session_id, b.payment_url, b.payment_expires_at, b.payment_id,"
+    "       b.created_at, s.title, s.starts_at"
+    "  FROM booking b JOIN showtime s ON s.showtime_id = b.showtime_id"
+    " WHERE b.customer_id = ?1 AND (?2 IS NULL OR (b.created_at, b.booking_id) < (?2, ?3))"
+    " ORDER BY b.created_at DESC, b.booking_id DESC LIMIT ?4";
+constexpr const char* kCheckInBooking =
+    "SELECT status, showtime_id, seats FROM booking WHERE booking_id = ?";
+constexpr const char* kInsertCheckIn =
+    "INSERT INTO checkin (booking_id, seat_code, showtime_id, checked_in_at, nonce)"
+    " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (booking_id, seat_code) DO NOTHING";
+constexpr const char* kSelectCheckIn =
+    "SELECT checked_in_at, nonce FROM checkin WHERE booking_id = ?1 AND seat_code = ?2";
+constexpr const char* kCountAtDoor =
+    "SELECT (SELECT count(*) FROM show_seat WHERE showtime_id = ?1 AND status = 'BOOKED'),"
+    "       (SELECT count(*) FROM checkin WHERE showtime_id = ?1)"
+    "  FROM showtime WHERE showtime_id = ?1";
 
 }  // namespace boxoffice::sqlite

@@ -279,7 +279,7 @@ Status SqliteStore::AttachPaymentSession(int64_t booking_id, const std::string& 
   auto r = InWriteTx<bool>(pools_->writer, clock_, [&](MoneyTx& tx) -> Result<bool> {
     auto now = tx.Now();
     if (!now.ok()) return now.status();
-    return tx.AttachSession(booking_id, session_id, url, expires_at, now.value());
+    return tx.AttachSession(booking_id, session_id, url, expires_at, now.value(), "");
   });
   if (!r.ok()) return r.status();
   if (!r.value()) return Status(Code::kNotActive, "booking is not pending or has another session");
@@ -300,9 +300,11 @@ Result<IdempotencyRecord> SqliteStore::ClaimCheckoutKey(const IdempotencyKey& ke
 
 Result<bool> SqliteStore::FinishCheckout(const KeyLock& lock, const std::string& session_id,
                                          const std::string& url, Instant expires_at,
-                                         int response_status, const std::string& response_body) {
+                                         int response_status, const std::string& response_body,
+                                         const std::string& email) {
   return InWriteTx<bool>(pools_->writer, clock_, [&](MoneyTx& tx) {
-    return FinishCheckoutIn(tx, lock, session_id, url, expires_at, response_status, response_body);
+    return FinishCheckoutIn(tx, lock, session_id, url, expires_at, response_status, response_body,
+                            email);
   });
 }
 
@@ -524,6 +526,82 @@ Result<int> SqliteStore::SweepExpired(int batch_limit, std::vector<SeatRef>* fre
   }
   if (!q.status().ok()) return q.status();
   return n;
+}
+
+Result<std::vector<CustomerBooking>> SqliteStore::ListCustomerBookings(
+    const CustomerBookingsQuery& query) {
+  auto conn = pools_->readers.Acquire();
+  if (!conn.ok()) return conn.status();
+  Value before_ms = nullptr, before_id = nullptr;
+  if (query.before) {
+    before_ms = ToEpochMs(query.before->first);
+    before_id = query.before->second;
+  }
+  Query q(*conn.value(), kCustomerBookings,
+          {query.customer_id, before_ms, before_id, int64_t{query.limit}});
+  std::vector<CustomerBooking> out;
+  while (q.Next())
+    out.push_back(CustomerBooking{ReadBooking(q), q.Text(13), FromEpochMs(q.Int(14))});
+  if (!q.status().ok()) return q.status();
+  return out;
+}
+
+// In the writer's transaction: the booking read, the check-in inserted unless one exists,
+// the winner's row read, one commit. One writer at a time decides every scan.
+Result<CheckInResult> SqliteStore::CheckIn(const CheckInRequest& request) {
+  auto conn = pools_->writer.Acquire();
+  if (!conn.ok()) return conn.status();
+  SqliteConnection& c = *conn.value();
+  WriteTx tx(c);
+  if (!tx.status().ok()) return tx.status();
+  const Instant now = clock_->Now();
+  CheckInResult result;
+  {
+    Query b(c, kCheckInBooking, {request.booking_id});
+    if (!b.Next()) {
+      if (!b.status().ok()) return b.status();
+      return result;  // kUnknown
+    }
+    const auto seats = SplitComma(b.Text(2));
+    if (b.Int(1) != request.showtime_id ||
+        std::find(seats.begin(), seats.end(), request.seat) == seats.end()) {
+      return result;  // kUnknown
+    }
+    if (b.Text(0) != "CONFIRMED") {
+      result.outcome = CheckInOutcome::kVoid;
+      return result;
+    }
+  }
+  const Value nonce = request.nonce.empty() ? Value(nullptr) : Value(request.nonce);
+  auto inserted =
+      Query(c, kInsertCheckIn,
+            {request.booking_id, request.seat, request.showtime_id, ToEpochMs(now), nonce})
+          .Exec();
+  if (!inserted.ok()) return inserted.status();
+  if (inserted.value() == 1) {
+    result = CheckInResult{CheckInOutcome::kAdmitted, now};
+  } else {
+    Query first(c, kSelectCheckIn, {request.booking_id, request.seat});
+    if (!first.Next()) {
+      return first.status().ok() ? Status(Code::kInternal, "check-in row vanished")
+                                 : first.status();
+    }
+    const bool same_scan =
+        !request.nonce.empty() && !first.IsNull(1) && first.Text(1) == request.nonce;
+    result =
+        CheckInResult{same_scan ? CheckInOutcome::kAdmitted : CheckInOutcome::kAlreadyCheckedIn,
+                      FromEpochMs(first.Int(0))};
+  }
+  if (Status s = tx.Commit(); !s.ok()) return s;
+  return result;
+}
+
+Result<DoorCount> SqliteStore::CountAtDoor(int64_t showtime_id) {
+  auto conn = pools_->readers.Acquire();
+  if (!conn.ok()) return conn.status();
+  Query q(*conn.value(), kCountAtDoor, {showtime_id});
+  if (!q.Next()) return q.status().ok() ? ShowtimeNotFound(showtime_id) : q.status();
+  return DoorCount{q.Int(0), q.Int(1)};
 }
 
 }  // namespace boxoffice

@@ -85,7 +85,7 @@ class SqliteStore final : public Store, public OutboxStore {
   Result<IdempotencyRecord> ClaimCheckoutKey(const IdempotencyKey& key, Millis lease) override;
   Result<bool> FinishCheckout(const KeyLock& lock, const std::string& session_id,
                               const std::string& url, Instant expires_at, int response_status,
-                              const std::string& response_body) override;
+                              const std::string& response_body, const std::string& email) override;
   Status AbortCheckout(const KeyLock& lock) override;
   Status EndCheckoutLease(const KeyLock& lock) override;
   Result<int> PurgeCheckoutKeys(Millis older_than, int limit) override;
@@ -114,6 +114,10 @@ class SqliteStore final : public Store, public OutboxStore {
   Status RefundAttemptFailed(const std::string& refund_id, bool refused, const std::string& error,
                              Millis retry_after) override;
   Result<RefundBacklog> CountRefundBacklog() override;
+  Result<std::vector<CustomerBooking>> ListCustomerBookings(
+      const CustomerBookingsQuery& query) override;
+  Result<CheckInResult> CheckIn(const CheckInRequest& request) override;
+  Result<DoorCount> CountAtDoor(int64_t showtime_id) override;
   Status CompleteRefund(const std::string& refund_id,
                         const std::string& gateway_refund_id) override;
 

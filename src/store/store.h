@@ -1,7 +1,7 @@
 // The source of truth: showtimes, seats, holds, bookings and payments.
 //
 // Store is the whole of a database as the service sees it: its roles (showtimes, holds,
-// checkout, payments, admission, outbox; each in its own header, so that a part of the
+// checkout, payments, admission, tickets, outbox; each in its own header, so that a part of the
 // service can depend on the one role it uses) and the operations on the database itself.
 // SqliteStore (embedded default) and PgStore (production) implement it and one contract
 // test suite runs on both (tests/store/store_contract_test.cc). What every implementation
@@ -36,6 +36,7 @@
 #include "store/outbox_store.h"
 #include "store/payment_store.h"
 #include "store/showtime_store.h"
+#include "store/ticket_store.h"
 
 namespace boxoffice {
 
@@ -43,7 +44,8 @@ class Store : public ShowtimeStore,
               public HoldStore,
               public CheckoutStore,
               public PaymentStore,
-              public AdmissionStore {
+              public AdmissionStore,
+              public TicketStore {
  public:
   ~Store() override = default;
 
@@ -51,8 +53,8 @@ class Store : public ShowtimeStore,
   // per database (the outbox) and the per-database jobs (sweeper, outbox relay, refund
   // worker, reconciler) are reached through it.
   struct Database {
-    int number = 0;        // the shard's number; 0 for a single database
-    std::string name;      // "shard 3"; empty for a single database
+    int number = 0;    // the shard's number; 0 for a single database
+    std::string name;  // "shard 3"; empty for a single database
     Store* store = nullptr;
     OutboxStore* outbox = nullptr;
   };

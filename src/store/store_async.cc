@@ -68,13 +68,29 @@ io::asio::awaitable<Result<Booking>> CheckoutStore::GetBookingAsync(int64_t book
 
 io::asio::awaitable<Result<bool>> CheckoutStore::FinishCheckoutAsync(
     KeyLock lock, std::string session_id, std::string url, Instant expires_at, int response_status,
-    std::string response_body) {
+    std::string response_body, std::string email) {
   auto work = [this, lock = std::move(lock), session_id = std::move(session_id),
                url = std::move(url), expires_at, response_status,
-               response_body = std::move(response_body)] {
-    return FinishCheckout(lock, session_id, url, expires_at, response_status, response_body);
+               response_body = std::move(response_body), email = std::move(email)] {
+    return FinishCheckout(lock, session_id, url, expires_at, response_status, response_body, email);
   };
   co_return co_await io::Offload(std::move(work), /*may_refuse=*/false);
+}
+
+io::asio::awaitable<Result<std::vector<CustomerBooking>>> TicketStore::ListCustomerBookingsAsync(
+    CustomerBookingsQuery query) {
+  auto work = [this, query] { return ListCustomerBookings(query); };
+  co_return co_await io::Offload(std::move(work));
+}
+
+io::asio::awaitable<Result<CheckInResult>> TicketStore::CheckInAsync(CheckInRequest request) {
+  auto work = [this, request = std::move(request)] { return CheckIn(request); };
+  co_return co_await io::Offload(std::move(work));
+}
+
+io::asio::awaitable<Result<DoorCount>> TicketStore::CountAtDoorAsync(int64_t showtime_id) {
+  auto work = [this, showtime_id] { return CountAtDoor(showtime_id); };
+  co_return co_await io::Offload(std::move(work));
 }
 
 io::asio::awaitable<Result<bool>> CheckoutStore::TryBeginCheckoutAsync(IdempotencyKey, std::string,

@@ -14,103 +14,6 @@
 namespace boxoffice::e2e {
 namespace {
 
-using Headers = std::vector<std::pair<std::string, std::string>>;
-
-class GatewayCallbacks : public PaymentCallbacks {
- protected:
-  void SetUp() override {
-    PaymentCallbacks::SetUp();
-    if (IsSkipped() || HasFatalFailure()) return;
-    gateway_ = std::make_unique<Service>(std::vector<std::string>{
-        "fake-gateway", "--listen", "127.0.0.1:0", "--secret", kGatewaySecret});
-    StartServe({});
-  }
-  std::string GatewayUrl() const { return "http://127.0.0.1:" + std::to_string(gateway_->port()); }
-  // (Re)starts `serve` on the same database, speaking to the fake gateway.
-  void StartServe(std::vector<std::string> flags) {
-    flags.insert(flags.end(), {"--gateway-url", GatewayUrl()});
-    Start(db_, std::move(flags));
-  }
-  HttpResult Gateway(const std::string& method, const std::string& target,
-                     const std::string& body = "", const Headers& headers = {}) {
-    return HttpCall(gateway_->port(), method, target, body, headers);
-  }
-  HttpResult CheckoutCall(int64_t customer, const std::string& hold_id, const std::string& key,
-                          const std::string& body = "") {
-    Headers headers = {Bearer(Token(customer))};
-    if (!key.empty()) headers.emplace_back("Idempotency-Key", key);
-    return Call("POST", "/holds/" + hold_id + "/checkout", body, headers);
-  }
-  std::string HoldId(int64_t customer, const std::string& seats_json) {
-    auto hold = Hold(customer, seats_json);
-    EXPECT_EQ(hold.status, 201) << hold.body;
-    return json::parse(hold.body).value("holdId", "");
-  }
-  // Holds E1+F1 for `customer` and checks out through the API: the booking and its session.
-  std::pair<Booking, std::string> Checkout(int64_t customer) {
-    const std::string hold_id = HoldId(customer, R"(["E1", "F1"])");
-    auto r = CheckoutCall(customer, hold_id, "key-" + NewUuid());
-    EXPECT_EQ(r.status, 201) << r.body;
-    auto body = json::parse(r.body);
-    Booking b;
-    b.id = body.value("bookingId", int64_t{0});
-    b.hold_id = hold_id;
-    b.customer_id = customer;
-    return {b, body["payment"].value("sessionId", "")};
-  }
-  // The sessions the gateway opened for a booking (a list that needs the gateway's secret).
-  size_t SessionsFor(int64_t booking_id) {
-    return json::parse(Gateway("GET", "/v1/sessions?reference=" + std::to_string(booking_id), "",
-                               {{"Authorization", "Bearer " + kGatewaySecret}})
-                           .body)
-        .at("sessions")
-        .size();
-  }
-  HttpResult Pay(const std::string& session, const std::string& outcome,
-                 const std::string& delivery, int delay_ms = 0) {
-    return Gateway(
-        "POST", "/v1/sessions/" + session + "/pay",
-        json{{"outcome", outcome}, {"delivery", delivery}, {"delayMs", delay_ms}}.dump());
-  }
-  // Polls GET /bookings/{id} until its status is `want` (or gives up after ~6 s).
-  std::string AwaitStatus(const Booking& b, const std::string& want) {
-    std::string status;
-    for (int i = 0; i < 300 && status != want; ++i) {
-      status = json::parse(Call("GET", "/bookings/" + std::to_string(b.id), "",
-                                {Bearer(Token(b.customer_id))})
-                               .body)
-                   .value("status", "");
-      if (status != want) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return status;
-  }
-  double Settled(const std::string& outcome) {
-    const std::string body = Call("GET", "/metrics").body;
-    const std::string series = "boxoffice_payments_settled_total{outcome=\"" + outcome + "\"} ";
-    const size_t at = body.find(series);
-    return at == std::string::npos ? 0 : std::stod(body.substr(at + series.size()));
-  }
-  // Payment reports settled so far, whatever their outcome.
-  double SettledInAll() {
-    std::istringstream lines(Call("GET", "/metrics").body);
-    const std::string series = "boxoffice_payments_settled_total{";
-    double sum = 0;
-    for (std::string line; std::getline(lines, line);) {
-      if (line.rfind(series, 0) == 0) sum += std::stod(line.substr(line.rfind(' ') + 1));
-    }
-    return sum;
-  }
-  // The events the relay published for a booking.
-  std::vector<json> PublishedFor(int64_t booking_id) {
-    std::vector<json> out;
-    for (const json& e : service_->Events()) {
-      if (e.value("bookingId", int64_t{0}) == booking_id) out.push_back(e);
-    }
-    return out;
-  }
-  std::unique_ptr<Service> gateway_;
-};
-
 TEST_P(GatewayCallbacks, CheckoutOpensOneSessionAndReplaysItsFirstAnswer) {
   const std::string hold_id = HoldId(41, R"(["E1", "F1"])");
   const auto before = SystemClock().Now();
@@ -671,8 +574,7 @@ TEST_P(GatewayCallbacks, ASessionThatIsNotTheOneAskedForGives503AndTheHoldStaysP
   for (const std::string& rigging : riggings) {
     SCOPED_TRACE(rigging);
     ++customer;
-    const std::string hold_id =
-        HoldId(customer, "[\"E" + std::to_string(customer - 60) + "\"]");
+    const std::string hold_id = HoldId(customer, "[\"E" + std::to_string(customer - 60) + "\"]");
     const std::string hold_path = "/holds/" + hold_id;
     const std::string expires =
         json::parse(Call("GET", hold_path, "", {Bearer(Token(customer))}).body)["expiresAt"];
@@ -777,13 +679,14 @@ TEST_P(GatewayCallbacks, ACallbackForAnotherAmountNeverChangesTheBooking) {
       {"pay_more_55", 200'000, "EUR"}, {"pay_less_55", 1, "EUR"}, {"pay_usd_55", 2900, "USD"}};
   for (const auto& [payment, amount, currency] : odd) {
     SCOPED_TRACE(payment);
-    auto r = Signed(json{{"paymentId", payment},
-                         {"sessionId", session},
-                         {"reference", std::to_string(booking.id)},
-                         {"status", "SUCCEEDED"},
-                         {"amount", amount},
-                         {"currency", currency}}
-                        .dump());
+    auto r = Signed(json{
+        {"paymentId", payment},
+        {"sessionId", session},
+        {"reference", std::to_string(booking.id)},
+        {"status", "SUCCEEDED"},
+        {"amount", amount},
+        {"currency",
+         currency}}.dump());
     ASSERT_EQ(r.status, 200) << r.body;
     EXPECT_EQ(json::parse(r.body)["outcome"], "mismatch_refunded");
     EXPECT_EQ(AwaitStatus(booking, "PENDING"), "PENDING");
@@ -817,10 +720,10 @@ TEST_P(GatewayCallbacks, TheFakeGatewaySendsBrowsersOnlyBackToTheService) {
                        .dump());
   };
   const std::vector<std::string> foreign_urls = {
-      "http://evil.example/#/bookings/4242",      "http://127.0.0.1/#/bookings/4242",
-      "http://127.0.0.1:1/#/bookings/4242",       "http://localhost:" + port + "/",
-      "http://evil.example?@127.0.0.1:" + port,   "http://evil.example#@127.0.0.1:" + port,
-      "http://user@127.0.0.1:" + port + "/",      "https://127.0.0.1:" + port + "/"};
+      "http://evil.example/#/bookings/4242",    "http://127.0.0.1/#/bookings/4242",
+      "http://127.0.0.1:1/#/bookings/4242",     "http://localhost:" + port + "/",
+      "http://evil.example?@127.0.0.1:" + port, "http://evil.example#@127.0.0.1:" + port,
+      "http://user@127.0.0.1:" + port + "/",    "https://127.0.0.1:" + port + "/"};
   for (const std::string& foreign : foreign_urls) {
     SCOPED_TRACE(foreign);
     ExpectError(open(foreign), 400, "VALIDATION_FAILED");

@@ -15,14 +15,15 @@
 #include <sstream>
 #include <thread>
 
+#include "core/crypto.h"
 #include "core/gateway_signature.h"
 #include "core/jwt.h"
 #include "core/time_format.h"
 #include "store/pg_store.h"
 #include "store/sharded_store.h"
 #include "store/sqlite_store.h"
-#include "support/http_client.h"
 #include "support/engines.h"
+#include "support/http_client.h"
 #include "support/process.h"
 #include "support/test_env.h"
 
@@ -261,6 +262,105 @@ class PaymentCallbacks : public HttpApi {
         .dump();
   }
   SystemClock clock_;
+};
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+// `serve` and `boxoffice fake-gateway` as two processes: purchases made through the API and
+// paid at the gateway, the way a customer's browser does.
+class GatewayCallbacks : public PaymentCallbacks {
+ protected:
+  void SetUp() override {
+    PaymentCallbacks::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    gateway_ = std::make_unique<Service>(std::vector<std::string>{
+        "fake-gateway", "--listen", "127.0.0.1:0", "--secret", kGatewaySecret});
+    StartServe({});
+  }
+  std::string GatewayUrl() const { return "http://127.0.0.1:" + std::to_string(gateway_->port()); }
+  // (Re)starts `serve` on the same database, speaking to the fake gateway.
+  void StartServe(std::vector<std::string> flags) {
+    flags.insert(flags.end(), {"--gateway-url", GatewayUrl()});
+    Start(db_, std::move(flags));
+  }
+  HttpResult Gateway(const std::string& method, const std::string& target,
+                     const std::string& body = "", const Headers& headers = {}) {
+    return HttpCall(gateway_->port(), method, target, body, headers);
+  }
+  HttpResult CheckoutCall(int64_t customer, const std::string& hold_id, const std::string& key,
+                          const std::string& body = "") {
+    Headers headers = {Bearer(Token(customer))};
+    if (!key.empty()) headers.emplace_back("Idempotency-Key", key);
+    return Call("POST", "/holds/" + hold_id + "/checkout", body, headers);
+  }
+  std::string HoldId(int64_t customer, const std::string& seats_json) {
+    auto hold = Hold(customer, seats_json);
+    EXPECT_EQ(hold.status, 201) << hold.body;
+    return json::parse(hold.body).value("holdId", "");
+  }
+  // Holds E1+F1 for `customer` and checks out through the API: the booking and its session.
+  std::pair<Booking, std::string> Checkout(int64_t customer) {
+    const std::string hold_id = HoldId(customer, R"(["E1", "F1"])");
+    auto r = CheckoutCall(customer, hold_id, "key-" + NewUuid());
+    EXPECT_EQ(r.status, 201) << r.body;
+    auto body = json::parse(r.body);
+    Booking b;
+    b.id = body.value("bookingId", int64_t{0});
+    b.hold_id = hold_id;
+    b.customer_id = customer;
+    return {b, body["payment"].value("sessionId", "")};
+  }
+  // The sessions the gateway opened for a booking (a list that needs the gateway's secret).
+  size_t SessionsFor(int64_t booking_id) {
+    return json::parse(Gateway("GET", "/v1/sessions?reference=" + std::to_string(booking_id), "",
+                               {{"Authorization", "Bearer " + kGatewaySecret}})
+                           .body)
+        .at("sessions")
+        .size();
+  }
+  HttpResult Pay(const std::string& session, const std::string& outcome,
+                 const std::string& delivery, int delay_ms = 0) {
+    return Gateway(
+        "POST", "/v1/sessions/" + session + "/pay",
+        json{{"outcome", outcome}, {"delivery", delivery}, {"delayMs", delay_ms}}.dump());
+  }
+  // Polls GET /bookings/{id} until its status is `want` (or gives up after ~6 s).
+  std::string AwaitStatus(const Booking& b, const std::string& want) {
+    std::string status;
+    for (int i = 0; i < 300 && status != want; ++i) {
+      status = json::parse(Call("GET", "/bookings/" + std::to_string(b.id), "",
+                                {Bearer(Token(b.customer_id))})
+                               .body)
+                   .value("status", "");
+      if (status != want) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return status;
+  }
+  double Settled(const std::string& outcome) {
+    const std::string body = Call("GET", "/metrics").body;
+    const std::string series = "boxoffice_payments_settled_total{outcome=\"" + outcome + "\"} ";
+    const size_t at = body.find(series);
+    return at == std::string::npos ? 0 : std::stod(body.substr(at + series.size()));
+  }
+  // Payment reports settled so far, whatever their outcome.
+  double SettledInAll() {
+    std::istringstream lines(Call("GET", "/metrics").body);
+    const std::string series = "boxoffice_payments_settled_total{";
+    double sum = 0;
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind(series, 0) == 0) sum += std::stod(line.substr(line.rfind(' ') + 1));
+    }
+    return sum;
+  }
+  // The events the relay published for a booking.
+  std::vector<json> PublishedFor(int64_t booking_id) {
+    std::vector<json> out;
+    for (const json& e : service_->Events()) {
+      if (e.value("bookingId", int64_t{0}) == booking_id) out.push_back(e);
+    }
+    return out;
+  }
+  std::unique_ptr<Service> gateway_;
 };
 
 }  // namespace boxoffice::e2e

@@ -13,7 +13,6 @@
 namespace boxoffice {
 namespace {
 
-
 class CheckoutKeyContract : public StoreContract {
  protected:
   void SetUp() override {
@@ -52,7 +51,7 @@ TEST_P(CheckoutKeyContract, TheFinishedResponseIsReplayed) {
   auto booking = store_->StartCheckout(claim->lock(), hold_.hold_id, kTtl, kMaxLifetime);
   ASSERT_TRUE(booking.ok()) << booking.status().message();
   auto done = store_->FinishCheckout(claim->lock(), "ses_1", "https://pay/ses_1",
-                                     kStart + Millis(480'000), 201, R"({"bookingId":1})");
+                                     kStart + Millis(480'000), 201, R"({"bookingId":1})", "");
   ASSERT_TRUE(done.ok()) << done.status().message();
   EXPECT_TRUE(done.value());
   EXPECT_EQ(store_->GetBooking(booking->id, 1)->session_id, "ses_1");
@@ -85,11 +84,12 @@ TEST_P(CheckoutKeyContract, ARetryCarriesOnFromTheRecoveryPointOnceTheLeaseRunsO
   EXPECT_EQ(retry->booking_id, booking->id);
   EXPECT_NE(retry->token, dead->token);
   // The dead request's claim is worthless now; the retry's finishes.
-  EXPECT_EQ(store_->FinishCheckout(dead->lock(), "ses_1", "u", kStart, 201, "{}").status().code(),
-            Code::kInProgress);
+  EXPECT_EQ(
+      store_->FinishCheckout(dead->lock(), "ses_1", "u", kStart, 201, "{}", "").status().code(),
+      Code::kInProgress);
   EXPECT_EQ(store_->StartCheckout(dead->lock(), hold_.hold_id, kTtl, kMaxLifetime).status().code(),
             Code::kInProgress);
-  EXPECT_TRUE(store_->FinishCheckout(retry->lock(), "ses_1", "u", kStart, 201, "{}").value());
+  EXPECT_TRUE(store_->FinishCheckout(retry->lock(), "ses_1", "u", kStart, 201, "{}", "").value());
   EXPECT_EQ(Claim("k1", hold_.hold_id)->phase, KeyPhase::kFinished);
 }
 
@@ -114,7 +114,7 @@ TEST_P(CheckoutKeyContract, ALostClaimsLeaseIsEndedByTheTokenItsCallerChose) {
   EXPECT_EQ(retry->phase, KeyPhase::kBookingCreated);
   EXPECT_EQ(retry->booking_id, booking->id);
   // A finished key keeps its response whatever ends later.
-  ASSERT_TRUE(store_->FinishCheckout(retry->lock(), "ses_1", "u", kStart, 201, "{}").value());
+  ASSERT_TRUE(store_->FinishCheckout(retry->lock(), "ses_1", "u", kStart, 201, "{}", "").value());
   EXPECT_TRUE(store_->EndCheckoutLease(retry->lock()).ok());
   EXPECT_EQ(Claim("k1", hold_.hold_id)->phase, KeyPhase::kFinished);
 }
@@ -165,7 +165,7 @@ TEST_P(CheckoutKeyContract, AStaleClaimCannotAbortAnotherRequestsWork) {
   ASSERT_TRUE(retry.ok());
   ASSERT_TRUE(store_->AbortCheckout(dead->lock()).ok());
   EXPECT_EQ(store_->GetBooking(booking->id, 1)->status, BookingStatus::kPending);
-  EXPECT_TRUE(store_->FinishCheckout(retry->lock(), "ses_1", "u", kStart, 201, "{}").value());
+  EXPECT_TRUE(store_->FinishCheckout(retry->lock(), "ses_1", "u", kStart, 201, "{}", "").value());
 }
 
 TEST_P(CheckoutKeyContract, FinishingAnAbandonedCheckoutDropsTheKey) {
@@ -174,7 +174,7 @@ TEST_P(CheckoutKeyContract, FinishingAnAbandonedCheckoutDropsTheKey) {
   auto booking = store_->StartCheckout(claim->lock(), hold_.hold_id, kTtl, kMaxLifetime);
   ASSERT_TRUE(booking.ok());
   ASSERT_TRUE(store_->AbandonCheckout(booking->id).value());
-  auto done = store_->FinishCheckout(claim->lock(), "ses_1", "u", kStart, 201, "{}");
+  auto done = store_->FinishCheckout(claim->lock(), "ses_1", "u", kStart, 201, "{}", "");
   ASSERT_TRUE(done.ok());
   EXPECT_FALSE(done.value());
   EXPECT_EQ(Claim("k1", hold_.hold_id)->phase, KeyPhase::kStarted);

@@ -38,7 +38,7 @@ class PurchasePhases : public StoreContract {
   Result<bool> Finish(const KeyLock& lock, const std::string& session) {
     return loop_->Run(store_->FinishCheckoutAsync(lock, session, "https://pay/" + session,
                                                   clock_.Now() + Millis(5 * 60'000), 201,
-                                                  "{\"body\":1}"));
+                                                  "{\"body\":1}", ""));
   }
   // The key is not recorded: claiming it finds a fresh one (then drops it again).
   void ExpectNoKey(int64_t customer, const std::string& key, const std::string& hold_id) {
