@@ -10,7 +10,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   libboost-dev libpq-dev libsqlite3-dev nlohmann-json3-dev libssl-dev libcli11-dev
   libgtest-dev libhiredis-dev librdkafka-dev tzdata
-  libqrencode-dev libpng-dev libcurl4-openssl-dev
+  libqrencode-dev libpng-dev libcurl4-openssl-dev libhowardhinnant-date-dev
   redis-server
   postgresql-15 postgresql-contrib
   # The tickets' end-to-end test reads the QR codes back (zbarimg) from the PNG and from the

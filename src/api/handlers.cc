@@ -11,7 +11,6 @@
 #include <variant>
 
 #include "api/json_io.h"
-#include "api/qr_code.h"
 #include "core/crypto.h"
 #include "core/gateway_signature.h"
 #include "core/jwt.h"
@@ -21,6 +20,7 @@
 #include "core/text.h"
 #include "core/ticket_code.h"
 #include "core/time_format.h"
+#include "tickets/qr_code.h"
 
 namespace boxoffice {
 std::string_view OpenApiYaml();  // docs/openapi.yaml, embedded at build time

@@ -23,6 +23,11 @@ void AddCommands(CLI::App* app, int* exit_code) {
        "HS256 secret for customer tokens (32+ chars)");
   Flag(serve, "ticket-secret", &serve_flags->ticket_secret,
        "Key that signs ticket codes (32+ chars; default: derived from --jwt-secret)");
+  Flag(serve, "smtp", &serve_flags->smtp,
+       "smtp://HOST:PORT of the mail server booking e-mails go through (unset: none are sent)");
+  Flag(serve, "mail-from", &serve_flags->mail_from, "The sender address of booking e-mails");
+  DurationFlag(serve, "mail-lease", &serve_flags->mail_lease, "45s",
+               "The e-mail sender's claim; another instance takes over this long after it died");
   Flag(serve, "gateway-secret", &serve_flags->gateway_secret,
        "Secret the payment gateway signs callbacks with (16+ chars; empty refuses all callbacks)");
   Flag(serve, "events-file", &serve_flags->events_file,

@@ -12,6 +12,7 @@
 #include "events/kafka_sink.h"
 #include "jobs/booking_stats.h"
 #include "jobs/database_probe.h"
+#include "jobs/mailer.h"
 #include "jobs/outbox_relay.h"
 #include "jobs/reconciler.h"
 #include "jobs/refund_worker.h"
@@ -20,12 +21,12 @@
 namespace boxoffice::app {
 namespace {
 
-constexpr Millis kRelayInterval{200};          // how stale an idle relay may let the events file be
-constexpr Millis kStatsInterval{10'000};       // how stale /metrics' bookings by status may be
-constexpr Millis kRefundInterval{1'000};       // how soon a refund intent reaches the gateway
-constexpr Millis kProbeInterval{5'000};        // how often each database is pinged for /metrics
-constexpr int kRefundBatchLimit = 100;         // refunds asked for per round
-constexpr int kSweepBatchLimit = 1000;         // rows per sweep statement: a short transaction
+constexpr Millis kRelayInterval{200};     // how stale an idle relay may let the events file be
+constexpr Millis kStatsInterval{10'000};  // how stale /metrics' bookings by status may be
+constexpr Millis kRefundInterval{1'000};  // how soon a refund intent reaches the gateway
+constexpr Millis kProbeInterval{5'000};   // how often each database is pinged for /metrics
+constexpr int kRefundBatchLimit = 100;    // refunds asked for per round
+constexpr int kSweepBatchLimit = 1000;    // rows per sweep statement: a short transaction
 
 // The outbox's destination: Kafka when brokers are given, else the events file.
 // The sink a relay holding `lease` delivers to: a Kafka delivery gets two thirds of the lease
@@ -64,7 +65,8 @@ Result<Sinks> OpenSinks(const std::string& kafka, const std::string& file, Milli
 // The jobs of one database (one shard): started on construction, stopped by Stop.
 struct DatabaseJobs {
   DatabaseJobs(const Stores::Database& db, const ServeFlags& f, EventSink* sink, Gateway* gateway,
-               PaymentService* payments, SeatEvents* seat_events, Metrics* metrics)
+               PaymentService* payments, SeatEvents* seat_events, Metrics* metrics,
+               MailTransport* mail, const std::string& public_url, const Clock* clock)
       // Seats freed by expiry go out as SeatsReleased once the sweeper commits them (the
       // map already shows them AVAILABLE by then: lazy expiry).
       : sweeper(db.store, f.sweep_interval, kSweepBatchLimit, metrics,
@@ -82,8 +84,17 @@ struct DatabaseJobs {
     refunds.Start();
     reconciler.Start();
     probe.Start();
+    if (mail) {
+      MailerOptions options;
+      options.lease = f.mail_lease;
+      mailer = std::make_unique<Mailer>(db.outbox, db.store, mail, TicketSecret(f),
+                                        MailSettings{f.mail_from, public_url}, options, metrics,
+                                        clock, ShardLabel(db));
+      mailer->Start();
+    }
   }
   void Stop() {
+    if (mailer) mailer->Stop();
     probe.Stop();
     sweeper.Stop();
     reconciler.Stop();
@@ -108,6 +119,7 @@ struct DatabaseJobs {
   RefundWorker refunds;
   Reconciler reconciler;
   DatabaseProbe probe;
+  std::unique_ptr<Mailer> mailer;  // with --smtp
 };
 
 }  // namespace
@@ -127,11 +139,15 @@ int Serve(const ServeFlags& f) {
   if (!sinks.ok()) return Fail("cannot open the event sink", sinks.status());
   // Each database (each shard) has its own sweeper, outbox relay, refund worker and
   // reconciler: a shard that is down stalls only its own.
+  // Booking e-mails through one SMTP transport (each send is its own connection).
+  std::unique_ptr<MailTransport> mail;
+  if (!f.smtp.empty()) mail = std::make_unique<SmtpTransport>(f.smtp, f.mail_lease * 2 / 3);
   std::vector<std::unique_ptr<DatabaseJobs>> jobs;
   for (size_t i = 0; i < service.stores().databases.size(); ++i) {
     jobs.push_back(std::make_unique<DatabaseJobs>(
         service.stores().databases[i], f, sinks.value().For(i), service.gateway(),
-        service.payments(), service.seat_events(), service.metrics()));
+        service.payments(), service.seat_events(), service.metrics(), mail.get(),
+        service.public_url(), &clock));
   }
   BookingStats stats(service.store(), kStatsInterval, service.metrics());
   stats.Start();
@@ -141,7 +157,8 @@ int Serve(const ServeFlags& f) {
                         {"ioThreads", service.server_options().io_threads},
                         {"workers", service.server_options().worker_threads},
                         {"gate", service.has_redis() ? "redis" : "none"},
-                        {"events", f.kafka.empty() ? "file" : "kafka"}});
+                        {"events", f.kafka.empty() ? "file" : "kafka"},
+                        {"mail", f.smtp.empty() ? "none" : "smtp"}});
   if (f.gateway_secret.empty())
     LogWarn("no --gateway-secret: every payment callback will be refused");
   WaitForStopSignal(signals);

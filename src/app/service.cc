@@ -2,8 +2,10 @@
 
 #include "api/handlers.h"
 #include "core/log.h"
+#include "core/text.h"
 #include "core/ticket_code.h"
 #include "http/client.h"
+#include "jobs/mailer.h"
 
 namespace boxoffice::app {
 namespace {
@@ -60,6 +62,11 @@ Millis PaymentTtl(const ServeFlags& f) {
                                    : std::min(Millis(8 * 60'000), f.hold_ttl * 4 / 5);
 }
 
+std::string TicketSecret(const ServeFlags& f) {
+  return f.ticket_secret.empty() ? TicketSigner::DeriveSecret(f.common.jwt_secret)
+                                 : f.ticket_secret;
+}
+
 std::string ServeFlagsError(const ServeFlags& f) {
   if (f.common.jwt_secret.size() < kMinJwtSecretLength) {
     return "--jwt-secret must be at least 32 characters";
@@ -67,6 +74,11 @@ std::string ServeFlagsError(const ServeFlags& f) {
   if (!f.ticket_secret.empty() && f.ticket_secret.size() < kMinTicketSecretLength) {
     return "--ticket-secret must be at least 32 characters";
   }
+  if (!f.smtp.empty() && !SmtpTransport::IsSmtpUrl(f.smtp)) {
+    return "--smtp must be smtp://HOST:PORT or smtps://HOST:PORT";
+  }
+  if (!IsValidEmail(f.mail_from)) return "--mail-from must be an e-mail address";
+  if (f.mail_lease < Millis(2'000)) return "--mail-lease must be at least 2s";
   if (!f.gateway_secret.empty() && f.gateway_secret.size() < kMinGatewaySecretLength) {
     return "--gateway-secret must be at least 16 characters";
   }
@@ -188,8 +200,7 @@ Result<std::unique_ptr<Service>> Service::Open(const ServeFlags& f, const Clock*
   deps.clock = clock;
   deps.jwt_secret = f.common.jwt_secret;
   deps.gateway_secret = f.gateway_secret;
-  deps.ticket_secret =
-      f.ticket_secret.empty() ? TicketSigner::DeriveSecret(f.common.jwt_secret) : f.ticket_secret;
+  deps.ticket_secret = TicketSecret(f);
   api::RegisterRoutes(&s.router_, deps);
   s.web_app_.Register(&s.router_);
   s.server_ = std::make_unique<http::Server>(options, &s.router_, metrics);
@@ -207,9 +218,10 @@ bool Service::Start() {
   if (!server_->Start()) return false;
   // Where the gateway posts payment outcomes and sends the browser back: --public-url, or
   // this listener.
-  checkout_->SetPublicUrl(flags_.public_url.empty()
-                              ? "http://" + server_options_.host + ":" + std::to_string(port())
-                              : flags_.public_url);
+  public_url_ = flags_.public_url.empty()
+                    ? "http://" + server_options_.host + ":" + std::to_string(port())
+                    : flags_.public_url;
+  checkout_->SetPublicUrl(public_url_);
   return true;
 }
 

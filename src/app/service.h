@@ -50,6 +50,9 @@ struct ServeFlags {
   std::string listen = "127.0.0.1:8080";
   std::string gateway_secret;
   std::string ticket_secret;  // empty: TicketSigner::DeriveSecret(jwt_secret)
+  std::string smtp;           // empty: no e-mail is sent
+  std::string mail_from = "boxoffice@localhost";
+  Millis mail_lease{45'000};
   std::string events_file = "var/events.jsonl";
   std::string gateway_url = "http://127.0.0.1:9090";
   std::string public_url;  // empty: http://LISTEN
@@ -77,6 +80,8 @@ struct ServeFlags {
 // The payment session's length: the flag, or 8 minutes (4/5 of a shorter hold). The session
 // ends before the hold does, so a callback has a margin (API.md: 8 of 10 min).
 Millis PaymentTtl(const ServeFlags& f);
+// The key of ticket codes: --ticket-secret, or one derived from --jwt-secret.
+std::string TicketSecret(const ServeFlags& f);
 // What is wrong with serve's flags (the first thing), or "".
 std::string ServeFlagsError(const ServeFlags& f);
 // Parses HOST:PORT into options; false (logged) when malformed.
@@ -94,6 +99,9 @@ class Service {
   // Stops listening (in-flight requests finish) and the rounds. Idempotent.
   void Stop();
   unsigned short port() const { return server_->port(); }
+  // The base URL the gateway and e-mail links use: --public-url, or this listener (once
+  // Start has run).
+  const std::string& public_url() const { return public_url_; }
   const http::ServerOptions& server_options() const { return server_options_; }
 
   Stores& stores() { return stores_; }
@@ -109,6 +117,7 @@ class Service {
 
   const ServeFlags flags_;
   const Clock* clock_;
+  std::string public_url_;
   http::ServerOptions server_options_;
   Stores stores_;
   Metrics metrics_;

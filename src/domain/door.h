@@ -51,6 +51,17 @@ struct CheckInResult {
   Instant checked_in_at;  // kAdmitted, kAlreadyCheckedIn: the admitting scan's time
 };
 
+// A booking as its e-mail tells of it: where its tickets go and its showtime.
+struct MailBooking {
+  Booking booking;
+  std::string email;  // empty: none was given at checkout
+  std::string title;
+  std::string cinema;
+  std::string hall;
+  Instant starts_at;
+  std::string time_zone = "UTC";  // the cinema's IANA zone
+};
+
 // The door's count for a showtime: seats of confirmed bookings, and of those admitted.
 struct DoorCount {
   int64_t sold = 0;

@@ -33,6 +33,17 @@ class OutboxStore {
   // relay whose lease ran out mid-delivery leaves the rows to the one that took over.
   virtual Status MarkEventsPublished(const std::vector<int64_t>& ids, const std::string& lease_name,
                                      const std::string& owner) = 0;
+
+  // The outbox's other consumers (the e-mail sender): every row after after_id, published
+  // or not, in id order, at most limit; and how many rows there are after it.
+  virtual Result<std::vector<OutboxEvent>> EventsAfter(int64_t after_id, int limit) = 0;
+  virtual Result<int64_t> CountEventsAfter(int64_t after_id) = 0;
+  // A consumer's position: the id of the last row it is done with (0: none yet).
+  virtual Result<int64_t> ConsumerPosition(const std::string& consumer) = 0;
+  // Moves it to `position` (never back), fenced like MarkEventsPublished by the lease
+  // `consumer` held by owner: kNotActive and nothing moved once the lease is lost.
+  virtual Status SetConsumerPosition(const std::string& consumer, const std::string& owner,
+                                     int64_t position) = 0;
 };
 
 }  // namespace boxoffice

@@ -1,16 +1,15 @@
 // PgBatcher: requests that arrive together decided by one statement, per I/O loop and key.
 //
 // Design note. Per key (a showtime for holds; for confirmations, whose reports do not name
-// their showtime, one of a few queues by booking id), the first request goes out at once as a batch of
-// one; requests for the same key that arrive while a statement for it is in flight wait
-// in arrival order and go together, as one statement, when it returns. The statement
-// (a server-side function over arrays) answers one row per request, in order. A batch
-// holds at most max_batch requests, and at most max_waiting wait per key (then
-// kUnavailable at once), so a request waits for a few statements at most. A request whose
-// caller gave up before its statement went out (the wait's bound) is never sent: nothing
-// is decided for a caller who was told 503. Once sent, its answer is awaited to the end
-// (the pipeline bounds it). A failed statement fails the requests it carried, and only
-// them: the queue carries on.
+// their showtime, one of a few queues by booking id), the first request goes out at once as a batch
+// of one; requests for the same key that arrive while a statement for it is in flight wait in
+// arrival order and go together, as one statement, when it returns. The statement (a server-side
+// function over arrays) answers one row per request, in order. A batch holds at most max_batch
+// requests, and at most max_waiting wait per key (then kUnavailable at once), so a request waits
+// for a few statements at most. A request whose caller gave up before its statement went out (the
+// wait's bound) is never sent: nothing is decided for a caller who was told 503. Once sent, its
+// answer is awaited to the end (the pipeline bounds it). A failed statement fails the requests it
+// carried, and only them: the queue carries on.
 //
 // Traits says how requests become the statement and its rows:
 //   using Request = …; using Row = …;

@@ -37,8 +37,7 @@ std::vector<Param> ConfirmBatchTraits::Params(const Param& now,
           ArrayLiteral(events)};
 }
 
-Result<std::vector<ConfirmRow>> ConfirmBatchTraits::ReadRows(const PGresult* r,
-                                                             size_t expected) {
+Result<std::vector<ConfirmRow>> ConfirmBatchTraits::ReadRows(const PGresult* r, size_t expected) {
   if (static_cast<size_t>(PQntuples(r)) != expected) {
     return Status(Code::kInternal, "confirm batch answered " + std::to_string(PQntuples(r)) +
                                        " rows for " + std::to_string(expected) + " reports");

@@ -36,7 +36,8 @@ struct ConfirmBatchTraits {
   using Request = ConfirmRequest;
   using Row = ConfirmRow;
   static const Sql& Statement() { return kSettleConfirmBatch; }
-  static std::vector<Param> Params(const Param& now, const std::vector<const ConfirmRequest*>& batch);
+  static std::vector<Param> Params(const Param& now,
+                                   const std::vector<const ConfirmRequest*>& batch);
   static Result<std::vector<ConfirmRow>> ReadRows(const PGresult* result, size_t expected);
 };
 

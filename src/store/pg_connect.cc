@@ -22,16 +22,23 @@ std::string Seconds(Millis d) { return std::to_string(std::max<int64_t>(1, d.cou
 }  // namespace
 
 PgConnectParams::PgConnectParams(const std::string& url, Millis connect_timeout,
-                                 const std::string& application_name,
-                                 const std::string& hostaddr) {
-  storage_ = {"keepalives",           "1",
-              "keepalives_idle",      Seconds(kPgKeepaliveIdle),
-              "keepalives_interval",  Seconds(kPgKeepaliveInterval),
-              "keepalives_count",     std::to_string(kPgKeepaliveCount),
-              "tcp_user_timeout",     std::to_string(kPgTcpUserTimeout.count()),
-              "dbname",               url,
-              "connect_timeout",      Seconds(connect_timeout),
-              "application_name",     application_name};
+                                 const std::string& application_name, const std::string& hostaddr) {
+  storage_ = {"keepalives",
+              "1",
+              "keepalives_idle",
+              Seconds(kPgKeepaliveIdle),
+              "keepalives_interval",
+              Seconds(kPgKeepaliveInterval),
+              "keepalives_count",
+              std::to_string(kPgKeepaliveCount),
+              "tcp_user_timeout",
+              std::to_string(kPgTcpUserTimeout.count()),
+              "dbname",
+              url,
+              "connect_timeout",
+              Seconds(connect_timeout),
+              "application_name",
+              application_name};
   if (!hostaddr.empty()) {
     storage_.push_back("hostaddr");
     storage_.push_back(hostaddr);
@@ -90,7 +97,8 @@ Result<std::string> ResolvePgHost(const std::string& host) {
   char text[INET6_ADDRSTRLEN] = {};
   const void* address =
       chosen->ai_family == AF_INET
-          ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(chosen->ai_addr)->sin_addr)
+          ? static_cast<const void*>(
+                &reinterpret_cast<const sockaddr_in*>(chosen->ai_addr)->sin_addr)
           : static_cast<const void*>(
                 &reinterpret_cast<const sockaddr_in6*>(chosen->ai_addr)->sin6_addr);
   if (!inet_ntop(chosen->ai_family, address, text, sizeof text)) {

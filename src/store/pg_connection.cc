@@ -10,8 +10,7 @@ namespace boxoffice {
 Result<std::unique_ptr<PgConnection>> ConnectPg(const PgOptions& options) {
   // Off the I/O loops (the blocking pool, the jobs): libpq may resolve the host itself.
   const PgConnectParams params(options.url, options.connect_timeout, "boxoffice");
-  auto conn =
-      std::make_unique<PgConnection>(PQconnectdbParams(params.keys(), params.values(), 1));
+  auto conn = std::make_unique<PgConnection>(PQconnectdbParams(params.keys(), params.values(), 1));
   if (conn->broken()) {
     return Status(Code::kUnavailable, "cannot connect to postgresql");
   }

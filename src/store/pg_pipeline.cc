@@ -139,15 +139,14 @@ asio::awaitable<Status> PgPipeline::Connect() {
     auto address = co_await answer->Wait(options_.connect_timeout);
     if (!address || !address->ok()) {
       state_ = State::kDown;
-      co_return Status(Code::kUnavailable,
-                       "cannot connect to postgresql: " +
-                           (address ? address->status().message() : "resolving " + host +
-                                                                         " took too long"));
+      co_return Status(Code::kUnavailable, "cannot connect to postgresql: " +
+                                               (address ? address->status().message()
+                                                        : "resolving " + host + " took too long"));
     }
     hostaddr = std::move(address->value());
   }
-  const PgConnectParams params(options_.url, options_.connect_timeout,
-                               options_.application_name, hostaddr);
+  const PgConnectParams params(options_.url, options_.connect_timeout, options_.application_name,
+                               hostaddr);
   PGconn* conn = PQconnectStartParams(params.keys(), params.values(), 1);
   if (!conn || PQstatus(conn) == CONNECTION_BAD) {
     const std::string why = conn ? PQerrorMessage(conn) : "out of memory";
@@ -198,8 +197,8 @@ asio::awaitable<Status> PgPipeline::Connect() {
   descriptor_ = std::make_shared<Descriptor>(context_, PQsocket(conn));
   ++generation_;
   state_ = State::kReady;
-  auto limits = Submit(kSessionLimits, {P(options_.statement_timeout.count()),
-                                        P(options_.lock_timeout.count())});
+  auto limits = Submit(kSessionLimits,
+                       {P(options_.statement_timeout.count()), P(options_.lock_timeout.count())});
   auto set = co_await limits->done.Wait(options_.connect_timeout);
   if (!set || !set->ok()) {
     const Status why(Code::kUnavailable,
@@ -306,9 +305,9 @@ void PgPipeline::OnReadable() {
       BOX_ASSERT(in_flight_ > 0);  // one Sync queued per statement counted in flight
       --in_flight_;
       NewHead();
-      request->done.Set(request->result
-                            ? std::move(*request->result)
-                            : Result<PgResultPtr>(Status(Code::kInternal, "statement without result")));
+      request->done.Set(request->result ? std::move(*request->result)
+                                        : Result<PgResultPtr>(
+                                              Status(Code::kInternal, "statement without result")));
       continue;
     }
     if (!raw) {  // the end of this statement's results

@@ -242,6 +242,24 @@ constexpr Sql kMarkPublished{
     "  WHERE published_at IS NULL AND id = ANY($2::bigint[]) AND EXISTS (SELECT 1 FROM fence)"
     "  RETURNING 1)"
     " SELECT (SELECT count(*) FROM fence), (SELECT count(*) FROM upd)"};
+constexpr Sql kEventsAfter{
+    "events_after",
+    "SELECT id, event_id::text, type, key, payload, " BOX_MS("created_at") " FROM outbox"
+    " WHERE id > $1 ORDER BY id LIMIT $2"};
+constexpr Sql kCountEventsAfter{"count_events_after", "SELECT count(*) FROM outbox WHERE id > $1"};
+constexpr Sql kConsumerPosition{"consumer_position",
+                                "SELECT position FROM outbox_consumer WHERE name = $1"};
+// Fenced as kMarkPublished is, by the consumer's own lease (named as the consumer).
+constexpr Sql kSetConsumerPosition{
+    "set_consumer_position",
+    "WITH fence AS MATERIALIZED (SELECT 1 FROM relay_lease"
+    "  WHERE name = $2 AND owner = $3 AND until >= " BOX_NOW
+    " FOR SHARE) "
+    "INSERT INTO outbox_consumer (name, position, updated_at)"
+    " SELECT $2, $4, " BOX_NOW
+    " FROM fence "
+    "ON CONFLICT (name) DO UPDATE SET position = greatest(outbox_consumer.position,"
+    " EXCLUDED.position), updated_at = EXCLUDED.updated_at RETURNING 1"};
 constexpr Sql kRefundBooking{"refund_booking",
                              "SELECT booking_id FROM refund WHERE refund_id = $1::uuid"};
 constexpr Sql kMarkRefundIssued{
@@ -372,6 +390,10 @@ constexpr Sql kCustomerBookings{
     " WHERE b.customer_id = $1"
     "   AND ($2::bigint IS NULL OR (" BOX_MS("b.created_at") ", b.booking_id) < ($2::bigint, $3::bigint))"
     " ORDER BY " BOX_MS("b.created_at") " DESC, b.booking_id DESC LIMIT $4"};
+constexpr Sql kBookingForMail{
+    "booking_for_mail",
+    "SELECT b.email, s.title, s.cinema, s.hall, " BOX_MS("s.starts_at") ", s.time_zone"
+    "  FROM booking b JOIN showtime s ON s.showtime_id = b.showtime_id WHERE b.booking_id = $1"};
 constexpr Sql kCountAtDoor{
     "count_at_door",
     "SELECT (SELECT count(*) FROM show_seat WHERE showtime_id = $1 AND status = 'BOOKED'),"

@@ -82,4 +82,63 @@ Result<DoorCount> PgStore::CountAtDoor(int64_t showtime_id) {
   });
 }
 
+Result<std::optional<MailBooking>> PgStore::BookingForMail(int64_t booking_id) {
+  using Found = std::optional<MailBooking>;
+  return impl_->Run<Found>(&retried_, [&](PgConnection& c) -> Result<Found> {
+    auto b = c.Exec(kSelectBooking, {P(booking_id)});
+    if (!b.ok()) return b.status();
+    if (PQntuples(b.value().get()) == 0) return Found();
+    auto res = c.Exec(kBookingForMail, {P(booking_id)});
+    if (!res.ok()) return res.status();
+    const PGresult* r = res.value().get();
+    if (PQntuples(r) == 0) return Found();
+    return Found(MailBooking{ReadBooking(b.value().get()), Text(r, 0, 0), Text(r, 0, 1),
+                             Text(r, 0, 2), Text(r, 0, 3), FromEpochMs(Int(r, 0, 4)),
+                             Text(r, 0, 5)});
+  });
+}
+
+Result<std::vector<OutboxEvent>> PgStore::EventsAfter(int64_t after_id, int limit) {
+  return impl_->Run<std::vector<OutboxEvent>>(
+      &retried_, [&](PgConnection& c) -> Result<std::vector<OutboxEvent>> {
+        auto res = c.Exec(kEventsAfter, {P(after_id), P(int64_t{limit})});
+        if (!res.ok()) return res.status();
+        const PGresult* r = res.value().get();
+        std::vector<OutboxEvent> out;
+        for (int i = 0; i < PQntuples(r); ++i) {
+          out.push_back(OutboxEvent{Int(r, i, 0), Text(r, i, 1), Text(r, i, 2), Text(r, i, 3),
+                                    Text(r, i, 4), FromEpochMs(Int(r, i, 5))});
+        }
+        return out;
+      });
+}
+
+Result<int64_t> PgStore::CountEventsAfter(int64_t after_id) {
+  return impl_->Run<int64_t>(&retried_, [&](PgConnection& c) -> Result<int64_t> {
+    auto res = c.Exec(kCountEventsAfter, {P(after_id)});
+    if (!res.ok()) return res.status();
+    return Int(res.value().get(), 0, 0);
+  });
+}
+
+Result<int64_t> PgStore::ConsumerPosition(const std::string& consumer) {
+  return impl_->Run<int64_t>(&retried_, [&](PgConnection& c) -> Result<int64_t> {
+    auto res = c.Exec(kConsumerPosition, {consumer});
+    if (!res.ok()) return res.status();
+    return PQntuples(res.value().get()) == 0 ? 0 : Int(res.value().get(), 0, 0);
+  });
+}
+
+Status PgStore::SetConsumerPosition(const std::string& consumer, const std::string& owner,
+                                    int64_t position) {
+  auto r = impl_->Run<bool>(&retried_, [&](PgConnection& c) -> Result<bool> {
+    auto res = c.Exec(kSetConsumerPosition, {impl_->Now(), consumer, owner, P(position)});
+    if (!res.ok()) return res.status();
+    return PQntuples(res.value().get()) == 1;
+  });
+  if (!r.ok()) return r.status();
+  if (!r.value()) return Status(Code::kNotActive, "the lease " + consumer + " was lost");
+  return Status::Ok();
+}
+
 }  // namespace boxoffice

@@ -739,4 +739,10 @@ Result<DoorCount> ShardedStore::CountAtDoor(int64_t showtime_id) {
   return s->CountAtDoor(showtime_id);
 }
 
+Result<std::optional<MailBooking>> ShardedStore::BookingForMail(int64_t booking_id) {
+  PgStore* s = ForBooking(booking_id);
+  if (!s) return std::optional<MailBooking>();
+  return s->BookingForMail(booking_id);
+}
+
 }  // namespace boxoffice

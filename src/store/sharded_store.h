@@ -123,6 +123,7 @@ class ShardedStore final : public Store {
   Result<CheckInResult> CheckIn(const CheckInRequest& request) override;
   io::asio::awaitable<Result<CheckInResult>> CheckInAsync(CheckInRequest request) override;
   Result<DoorCount> CountAtDoor(int64_t showtime_id) override;
+  Result<std::optional<MailBooking>> BookingForMail(int64_t booking_id) override;
   Status CompleteRefund(const std::string& refund_id,
                         const std::string& gateway_refund_id) override;
 

@@ -33,7 +33,7 @@ std::string NewUuidOnShard(int shard) {
   char tag[5];
   std::snprintf(tag, sizeof tag, "%04x", shard);
   uuid.replace(0, 4, tag);
-  uuid[14] = '8';  // version 8; the variant bits stay RFC 9562's
+  uuid[14] = '8';                          // version 8; the variant bits stay RFC 9562's
   BOX_ASSERT(ShardOfUuid(uuid) == shard);  // the id says its shard, read back as written
   return uuid;
 }

@@ -154,6 +154,5 @@ class WriteTx {
   bool done_ = false;
 };
 
-
 }  // namespace sqlite
 }  // namespace boxoffice

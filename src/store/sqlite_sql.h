@@ -174,6 +174,18 @@ constexpr const char* kMarkPublished =
     "   AND EXISTS (SELECT 1 FROM relay_lease WHERE name = ?3 AND owner = ?4 AND until >= ?1)";
 constexpr const char* kLeaseHeld =
     "SELECT 1 FROM relay_lease WHERE name = ?1 AND owner = ?2 AND until >= ?3";
+constexpr const char* kEventsAfter =
+    "SELECT id, event_id, type, key, payload, created_at FROM outbox WHERE id > ? ORDER BY id"
+    " LIMIT ?";
+constexpr const char* kCountEventsAfter = "SELECT count(*) FROM outbox WHERE id > ?";
+constexpr const char* kConsumerPosition = "SELECT position FROM outbox_consumer WHERE name = ?";
+// Fenced by the consumer's lease in the same statement (the one writer runs it alone).
+constexpr const char* kSetConsumerPosition =
+    "INSERT INTO outbox_consumer (name, position, updated_at)"
+    " SELECT ?1, ?3, ?4 WHERE EXISTS (SELECT 1 FROM relay_lease"
+    "                                 WHERE name = ?1 AND owner = ?2 AND until >= ?4)"
+    " ON CONFLICT (name) DO UPDATE SET position = max(position, excluded.position),"
+    " updated_at = excluded.updated_at";
 constexpr const char* kRefundBooking = "SELECT booking_id FROM refund WHERE refund_id = ?";
 constexpr const char* kMarkRefundIssued =
     "UPDATE refund SET status = 'ISSUED', gateway_refund_id = ?1, issued_at = ?2"
@@ -242,6 +254,9 @@ constexpr const char* kInsertCheckIn =
     " VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (booking_id, seat_code) DO NOTHING";
 constexpr const char* kSelectCheckIn =
     "SELECT checked_in_at, nonce FROM checkin WHERE booking_id = ?1 AND seat_code = ?2";
+constexpr const char* kBookingForMail =
+    "SELECT b.email, s.title, s.cinema, s.hall, s.starts_at, s.time_zone"
+    "  FROM booking b JOIN showtime s ON s.showtime_id = b.showtime_id WHERE b.booking_id = ?";
 constexpr const char* kCountAtDoor =
     "SELECT (SELECT count(*) FROM show_seat WHERE showtime_id = ?1 AND status = 'BOOKED'),"
     "       (SELECT count(*) FROM checkin WHERE showtime_id = ?1)"

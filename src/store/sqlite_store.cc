@@ -604,4 +604,59 @@ Result<DoorCount> SqliteStore::CountAtDoor(int64_t showtime_id) {
   return DoorCount{q.Int(0), q.Int(1)};
 }
 
+Result<std::optional<MailBooking>> SqliteStore::BookingForMail(int64_t booking_id) {
+  auto conn = pools_->readers.Acquire();
+  if (!conn.ok()) return conn.status();
+  auto b = LoadBooking(*conn.value(), booking_id);
+  if (!b.ok()) return b.status();
+  if (!b.value()) return std::optional<MailBooking>();
+  Query q(*conn.value(), kBookingForMail, {booking_id});
+  if (!q.Next()) {
+    if (!q.status().ok()) return q.status();
+    return std::optional<MailBooking>();
+  }
+  return std::optional<MailBooking>(MailBooking{*b.value(), q.Text(0), q.Text(1), q.Text(2),
+                                                q.Text(3), FromEpochMs(q.Int(4)), q.Text(5)});
+}
+
+Result<std::vector<OutboxEvent>> SqliteStore::EventsAfter(int64_t after_id, int limit) {
+  auto conn = pools_->readers.Acquire();
+  if (!conn.ok()) return conn.status();
+  std::vector<OutboxEvent> out;
+  Query q(*conn.value(), kEventsAfter, {after_id, int64_t{limit}});
+  while (q.Next())
+    out.push_back(
+        OutboxEvent{q.Int(0), q.Text(1), q.Text(2), q.Text(3), q.Text(4), FromEpochMs(q.Int(5))});
+  if (!q.status().ok()) return q.status();
+  return out;
+}
+
+Result<int64_t> SqliteStore::CountEventsAfter(int64_t after_id) {
+  auto conn = pools_->readers.Acquire();
+  if (!conn.ok()) return conn.status();
+  Query q(*conn.value(), kCountEventsAfter, {after_id});
+  if (!q.Next()) return q.status().ok() ? Status(Code::kInternal, "no count") : q.status();
+  return q.Int(0);
+}
+
+Result<int64_t> SqliteStore::ConsumerPosition(const std::string& consumer) {
+  auto conn = pools_->readers.Acquire();
+  if (!conn.ok()) return conn.status();
+  Query q(*conn.value(), kConsumerPosition, {consumer});
+  if (!q.Next()) return q.status().ok() ? Result<int64_t>(int64_t{0}) : q.status();
+  return q.Int(0);
+}
+
+Status SqliteStore::SetConsumerPosition(const std::string& consumer, const std::string& owner,
+                                        int64_t position) {
+  auto conn = pools_->writer.Acquire();
+  if (!conn.ok()) return conn.status();
+  auto r = Query(*conn.value(), kSetConsumerPosition,
+                 {consumer, owner, position, ToEpochMs(clock_->Now())})
+               .Exec();
+  if (!r.ok()) return r.status();
+  if (r.value() == 0) return Status(Code::kNotActive, "the lease " + consumer + " was lost");
+  return Status::Ok();
+}
+
 }  // namespace boxoffice

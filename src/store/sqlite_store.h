@@ -108,6 +108,11 @@ class SqliteStore final : public Store, public OutboxStore {
   std::vector<Database> Databases() override { return {Database{0, "", this, this}}; }
   Status SetWaitingRoom(int64_t showtime_id, const WaitingRoomConfig& config) override;
   Result<std::vector<std::pair<int64_t, WaitingRoomConfig>>> EnabledWaitingRooms() override;
+  Result<std::vector<OutboxEvent>> EventsAfter(int64_t after_id, int limit) override;
+  Result<int64_t> CountEventsAfter(int64_t after_id) override;
+  Result<int64_t> ConsumerPosition(const std::string& consumer) override;
+  Status SetConsumerPosition(const std::string& consumer, const std::string& owner,
+                             int64_t position) override;
   Status MarkEventsPublished(const std::vector<int64_t>& ids, const std::string& lease_name,
                              const std::string& owner) override;
   Result<std::vector<Refund>> PendingRefunds(int limit) override;
@@ -118,6 +123,7 @@ class SqliteStore final : public Store, public OutboxStore {
       const CustomerBookingsQuery& query) override;
   Result<CheckInResult> CheckIn(const CheckInRequest& request) override;
   Result<DoorCount> CountAtDoor(int64_t showtime_id) override;
+  Result<std::optional<MailBooking>> BookingForMail(int64_t booking_id) override;
   Status CompleteRefund(const std::string& refund_id,
                         const std::string& gateway_refund_id) override;
 

@@ -96,10 +96,10 @@ class SqliteStore::HoldQueue {
         results = store_->HoldBatch(requests);
       } catch (const std::exception& e) {
         // Every request taken is answered whatever happens, and the queue carries on.
-        results.assign(batch.size(),
-                       Result<Hold>(Status(Code::kUnavailable,
-                                           std::string("hold batch failed: ") + e.what())
-                                        .MaybeApplied()));
+        results.assign(
+            batch.size(),
+            Result<Hold>(Status(Code::kUnavailable, std::string("hold batch failed: ") + e.what())
+                             .MaybeApplied()));
       }
       if (results.size() != batch.size()) {  // (committed: answered, never aborted)
         results.assign(batch.size(),

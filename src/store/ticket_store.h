@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "core/status.h"
@@ -28,6 +29,9 @@ class TicketStore {
   virtual Result<CheckInResult> CheckIn(const CheckInRequest& request) = 0;
   // The showtime's seats sold and admitted; kNotFound for an unknown showtime.
   virtual Result<DoorCount> CountAtDoor(int64_t showtime_id) = 0;
+  // A booking with where its tickets go and its showtime, for its e-mail; nullopt when there
+  // is no such booking.
+  virtual Result<std::optional<MailBooking>> BookingForMail(int64_t booking_id) = 0;
 
   // The same, awaited on an I/O loop (by default on the loop's blocking pool).
   virtual io::asio::awaitable<Result<std::vector<CustomerBooking>>> ListCustomerBookingsAsync(

@@ -107,6 +107,13 @@ class Service {
       waitpid(pid_, nullptr, 0);
     }
   }
+  // SIGKILL, as a crash: nothing of it runs after this.
+  void Kill() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+    pid_ = 0;
+  }
   // SIGTERM, then the exit status (or -1 if it did not stop within `seconds`).
   int Terminate(int seconds = 15) {
     kill(pid_, SIGTERM);

@@ -1,11 +1,11 @@
-#include "api/qr_code.h"
+#include "tickets/qr_code.h"
 
 #include <png.h>
 #include <qrencode.h>
 
 #include <memory>
 
-namespace boxoffice::api {
+namespace boxoffice {
 
 std::optional<QrMatrix> EncodeQr(std::string_view text) {
   if (text.empty() || text.size() > kMaxQrText) return std::nullopt;
@@ -81,4 +81,4 @@ std::string QrPng(const QrMatrix& qr) {
   return out;
 }
 
-}  // namespace boxoffice::api
+}  // namespace boxoffice

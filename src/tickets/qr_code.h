@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace boxoffice::api {
+namespace boxoffice {
 
 struct QrMatrix {
   int width = 0;              // modules per side, without the quiet zone
@@ -28,4 +28,4 @@ std::string QrSvg(const QrMatrix& qr);
 // A grayscale PNG, kQrPngModulePx pixels per module; empty if libpng fails.
 std::string QrPng(const QrMatrix& qr);
 
-}  // namespace boxoffice::api
+}  // namespace boxoffice

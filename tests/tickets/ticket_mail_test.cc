@@ -1,0 +1,85 @@
+// The booking e-mail's text (tickets/ticket_mail.h): money in its currency's decimals, the
+// start in the cinema's zone, headers that no title can break, one Message-ID per event.
+#include "tickets/ticket_mail.h"
+
+#include <gtest/gtest.h>
+
+#include "core/crypto.h"
+#include "core/time_format.h"
+
+namespace boxoffice {
+namespace {
+
+MailBooking Sample() {
+  MailBooking b;
+  b.booking.id = 15;
+  b.booking.showtime_id = 42;
+  b.booking.seats = {"F5", "F6"};
+  b.booking.amount = Price{2500, "EUR"};
+  b.email = "ana@example.com";
+  b.title = "Amélie\r\nBcc: victim@example.com";
+  b.cinema = "Pathé Wepler";
+  b.hall = "Salle 1";
+  b.starts_at = *ParseRfc3339("2099-12-18T19:30:00.000Z");
+  b.time_zone = "Europe/Paris";
+  return b;
+}
+
+TEST(TicketMail, MoneyHasItsCurrencysDecimals) {
+  EXPECT_EQ(FormatMoney(Price{1250, "EUR"}), "12.50 EUR");
+  EXPECT_EQ(FormatMoney(Price{5, "GBP"}), "0.05 GBP");
+  EXPECT_EQ(FormatMoney(Price{1800, "JPY"}), "1800 JPY");
+  EXPECT_EQ(FormatMoney(Price{12345, "KWD"}), "12.345 KWD");
+}
+
+TEST(TicketMail, TheStartIsInTheCinemasZone) {
+  const Instant t = *ParseRfc3339("2099-12-18T19:30:00.000Z");
+  EXPECT_EQ(FormatLocalTime(t, "Europe/Paris"), "Fri 18 Dec 2099, 20:30 (Europe/Paris)");
+  EXPECT_EQ(FormatLocalTime(t, "Asia/Tokyo"), "Sat 19 Dec 2099, 04:30 (Asia/Tokyo)");
+  EXPECT_EQ(FormatLocalTime(t, "Not/AZone"), "Fri 18 Dec 2099, 19:30 (UTC)");
+}
+
+TEST(TicketMail, AConfirmedBookingsMailCarriesItsTicketsAndNoTitleBreaksAHeader) {
+  const TicketSigner signer("ticket-mail-test-secret-0123456789");
+  const OutboxEvent event{
+      7, "0b7c1f0e-5a8e-4a7e-9d57-3b1f3a1c2d4e", "BookingConfirmed", "15", "{}", Instant()};
+  auto mail = ComposeBookingMail(event, Sample(), signer,
+                                 MailSettings{"tickets@cinema.example", "https://box.example"},
+                                 *ParseRfc3339("2026-12-04T13:55:00.000Z"));
+  ASSERT_TRUE(mail.has_value());
+  EXPECT_EQ(mail->to, "ana@example.com");
+  EXPECT_EQ(mail->message_id, "<0b7c1f0e-5a8e-4a7e-9d57-3b1f3a1c2d4e@cinema.example>");
+  const std::string& d = mail->data;
+  EXPECT_NE(d.find("\r\nMessage-ID: " + mail->message_id + "\r\n"), std::string::npos);
+  EXPECT_NE(d.find("\r\nDate: Fri, 04 Dec 2026 13:55:00 +0000\r\n"), std::string::npos);
+  EXPECT_NE(d.find("\r\nSubject: =?UTF-8?B?"), std::string::npos) << "an encoded word";
+  EXPECT_EQ(d.find("\r\nBcc:"), std::string::npos) << "the title's CRLF stayed inside the word";
+  EXPECT_EQ(d.find("\nBcc:"), std::string::npos);
+  // Two inline images, one per seat, named by the HTML.
+  size_t images = 0;
+  for (size_t at = 0; (at = d.find("Content-Type: image/png", at)) != std::string::npos; ++at) {
+    ++images;
+  }
+  EXPECT_EQ(images, 2u);
+  EXPECT_NE(d.find("Content-ID: <ticket-F5.15@cinema.example>"), std::string::npos);
+  for (size_t start = 0, end; (end = d.find("\r\n", start)) != std::string::npos; start = end + 2) {
+    EXPECT_LE(end - start, 998u) << "RFC 5322's line limit";
+  }
+}
+
+TEST(TicketMail, OnlyBookingEventsWithAnAddressSendMail) {
+  const TicketSigner signer("ticket-mail-test-secret-0123456789");
+  const MailSettings settings{"tickets@cinema.example", "https://box.example"};
+  MailBooking b = Sample();
+  OutboxEvent event{7, "e", "SeatsReleased", "15", "{}", Instant()};
+  EXPECT_FALSE(ComposeBookingMail(event, b, signer, settings, Instant()));
+  event.type = "BookingRefunded";
+  auto refunded = ComposeBookingMail(event, b, signer, settings, Instant());
+  ASSERT_TRUE(refunded);
+  EXPECT_EQ(refunded->data.find("image/png"), std::string::npos);
+  b.email.clear();
+  EXPECT_FALSE(ComposeBookingMail(event, b, signer, settings, Instant()));
+}
+
+}  // namespace
+}  // namespace boxoffice
