@@ -22,6 +22,7 @@ build/boxoffice seed --demo
 customer=$(build/boxoffice token --customer 42 --ttl 24h)
 second=$(build/boxoffice token --customer 43 --ttl 24h)
 admin=$(build/boxoffice token --customer 1 --admin --ttl 24h)
+door=$(build/boxoffice token --customer 900 --door --ttl 24h)
 cat <<TXT
 
 boxoffice on http://$BOXOFFICE_LISTEN  (database $BOXOFFICE_DB)
@@ -31,6 +32,8 @@ Open the seat picker in a browser (each link signs in one demo customer, for tha
   customer 43:  http://$BOXOFFICE_LISTEN/#token=$second
   (open both, side by side, and race for a seat)
   admin page:   http://$BOXOFFICE_LISTEN/#/admin?token=$admin
+  door page:    http://$BOXOFFICE_LISTEN/door#token=$door
+  (a bought booking's tickets are under "My bookings"; type a ticket's code at the door)
 
 Or use the API with curl:
   curl -s http://$BOXOFFICE_LISTEN/showtimes?limit=3
@@ -42,6 +45,9 @@ Then pay for it (HOLD_ID from the answer above; SESSION_ID from the checkout's a
        -H "Authorization: Bearer $customer" -H "Idempotency-Key: order-1"
   curl -s -X POST $BOXOFFICE_GATEWAY_URL/v1/sessions/SESSION_ID/pay -d '{"outcome": "SUCCEEDED"}'
   curl -s http://$BOXOFFICE_LISTEN/bookings/BOOKING_ID -H "Authorization: Bearer $customer"
+  curl -s http://$BOXOFFICE_LISTEN/bookings/BOOKING_ID/tickets -H "Authorization: Bearer $customer"
+  curl -s -X POST http://$BOXOFFICE_LISTEN/checkin -H "Authorization: Bearer $door" \
+       -d '{"code": "TICKET_CODE", "showtimeId": 1}'
 Fake payment gateway on $BOXOFFICE_GATEWAY_URL (log: var/fake-gateway.log)
 Customer 42 token: $customer
 Admin token:       $admin

@@ -137,6 +137,7 @@ async function bookingView(id, nav) {
       store.set(`hold.${b.showtimeId}`, null);
       fill(detail, seats, el('p', { class: 'ok' }, 'Your seats are booked. Enjoy the film!'));
       announce('Payment confirmed: your seats are booked.');
+      await ticketsOf(b, showtime, detail, nav);
     } else if (b.status === 'REFUNDED') {
       final = true;
       fill(detail, seats, el('p', {}, 'Your payment arrived after the seats had been released, so it was refunded in full.'));
@@ -198,6 +199,63 @@ async function bookingView(id, nav) {
   });
 }
 
+// ---- the customer's bookings and tickets --------------------------------------------------
+
+const STATUS_WORDS = { PENDING: 'Awaiting payment', CONFIRMED: 'Confirmed', FAILED: 'Not completed', REFUNDED: 'Refunded' };
+
+async function myBookingsView(params, nav) {
+  const cursor = params.get('cursor') || '';
+  const back = params.getAll('back');
+  fill(view(), el('h1', {}, 'My bookings'), el('p', {}, 'Loading…'));
+  let page;
+  try { ({ data: page } = await api.myBookings(cursor)); } catch (e) {
+    if (left(nav)) return;
+    fill(view(), el('h1', {}, 'My bookings'), el('p', {}, explain(e)));
+    return;
+  }
+  if (left(nav)) return;
+  const list = el('ul', { class: 'showtimes bookings' }, ...page.bookings.map((b) => el('li', { class: 'card' },
+    el('h2', {}, el('a', { href: `#/bookings/${b.bookingId}` }, b.title)),
+    el('p', {}, el('time', { datetime: b.startsAt }, when(b.startsAt))),
+    el('p', {}, `Seats ${seatList(b.seats)} · ${money(b.amount)}`),
+    el('p', { class: 'status', 'data-status': b.status }, STATUS_WORDS[b.status] || b.status))));
+  const pager = el('nav', { class: 'pager', 'aria-label': 'Pages' });
+  if (back.length) {
+    const q = new URLSearchParams();
+    const prev = back.slice(0, -1);
+    if (back[back.length - 1]) q.set('cursor', back[back.length - 1]);
+    for (const c of prev) q.append('back', c);
+    add(pager, el('a', { href: `#/bookings?${q}` }, '← Newer'));
+  }
+  if (page.nextCursor) {
+    const q = new URLSearchParams({ cursor: page.nextCursor });
+    for (const c of [...back, cursor]) q.append('back', c);
+    add(pager, el('a', { href: `#/bookings?${q}` }, 'Older →'));
+  }
+  fill(view(), el('h1', {}, 'My bookings'),
+    page.bookings.length ? list : el('p', {}, 'No bookings yet. ', el('a', { href: '#/' }, 'Find a showtime'), '.'), pager);
+}
+
+// A confirmed booking's tickets: one QR code per seat, large enough to scan from a phone,
+// with its code for typing; printed, one ticket per page (style.css, @media print).
+async function ticketsOf(b, showtime, detail, nav) {
+  let tickets;
+  try { ({ data: { tickets } } = await api.tickets(b.bookingId)); } catch (e) {
+    if (!left(nav)) add(detail, el('p', {}, explain(e)));
+    return;
+  }
+  if (left(nav)) return;
+  const heading = showtime ? `${showtime.title} · ${when(showtime.startsAt, showtime.timeZone)}` : `Booking ${b.bookingId}`;
+  add(detail,
+    el('div', { class: 'actions no-print' }, el('button', { onclick: () => window.print() }, 'Print tickets')),
+    el('ul', { class: 'tickets' }, ...tickets.map((t) => el('li', { class: 'ticket' },
+      el('p', { class: 'ticket-show' }, heading),
+      el('p', { class: 'ticket-seat' }, `Seat ${t.seat}`),
+      el('img', { src: t.qr, alt: `QR code of the ticket for seat ${t.seat}`, width: '280', height: '280' }),
+      el('p', { class: 'ticket-code' }, t.code),
+      el('p', { class: 'muted' }, `Booking ${b.bookingId}`)))));
+}
+
 // ---- routing --------------------------------------------------------------------------
 
 function showWho() {
@@ -222,6 +280,7 @@ async function route() {
   let m;
   if ((m = path.match(/^\/showtimes\/(\d+)$/))) await showtimeView(m[1], nav);
   else if ((m = path.match(/^\/bookings\/(\d+)$/))) await bookingView(m[1], nav);
+  else if (path === '/bookings') await myBookingsView(params, nav);
   else if (path === '/admin') adminView(view(), { say });
   else await listView(params, nav);
   if (left(nav)) return;

@@ -515,8 +515,16 @@ class Api {
               ", not CONFIRMED: no tickets",
           nlohmann::json{{"status", BookingStatusName(booking->status)}}.dump());
     }
+    // In the hall's order (F9 before F10), as a customer reads them.
+    std::vector<std::string> seats = booking->seats;
+    std::sort(seats.begin(), seats.end(), [](const std::string& a, const std::string& b) {
+      const auto sa = ParseSeatCode(a), sb = ParseSeatCode(b);
+      if (!sa || !sb) return a < b;
+      if (sa->row != sb->row) return RowLess(sa->row, sb->row);
+      return sa->number < sb->number;
+    });
     nlohmann::json list = nlohmann::json::array();
-    for (const std::string& seat : booking->seats) {
+    for (const std::string& seat : seats) {
       const std::string code = tickets_.Sign(Ticket{booking->showtime_id, booking->id, seat});
       list.push_back({{"seat", seat}, {"code", code}, {"qr", "/tickets/" + code + ".svg"}});
     }

@@ -7,6 +7,7 @@ namespace boxoffice::api {
 namespace {
 
 constexpr std::string_view kPageName = "index.html";
+constexpr std::string_view kDoorPageName = "door.html";
 constexpr std::string_view kAppPlaceholder = "{{APP}}";
 constexpr size_t kVersionHexDigits = 16;  // 64 bits of the hash: collisions are no concern
 
@@ -48,15 +49,17 @@ WebApp::WebApp(const std::vector<WebFile>& files) {
   const std::string app = "/app/" + version_;
   for (const WebFile& f : files) {
     Entry entry{std::make_shared<const std::string>(f.content), ContentTypeOf(f.name)};
-    if (f.name == kPageName) {
-      page_ = Entry{std::make_shared<const std::string>(
-                        ReplaceAll(std::string(f.content), kAppPlaceholder, app)),
-                    entry.content_type};
+    if (f.name == kPageName || f.name == kDoorPageName) {
+      (f.name == kPageName ? page_ : door_) =
+          Entry{std::make_shared<const std::string>(
+                    ReplaceAll(std::string(f.content), kAppPlaceholder, app)),
+                entry.content_type};
     } else {
       assets_.emplace(std::string(f.name), std::move(entry));
     }
   }
-  BOX_ASSERT(page_.body != nullptr);  // web/index.html is part of the build
+  // web/index.html and web/door.html are part of the build.
+  BOX_ASSERT(page_.body != nullptr && door_.body != nullptr);
 }
 
 http::Response WebApp::Answer(const http::Request& request, const Entry& entry,
@@ -75,8 +78,8 @@ http::Response WebApp::Answer(const http::Request& request, const Entry& entry,
   return r;
 }
 
-http::Response WebApp::Page(const http::Request& request) const {
-  http::Response r = Answer(request, page_, "no-cache");
+http::Response WebApp::PageOf(const http::Request& request, const Entry& page) const {
+  http::Response r = Answer(request, page, "no-cache");
   r.Header("Content-Security-Policy", kContentSecurityPolicy);
   r.Header("Referrer-Policy", "no-referrer");
   return r;
@@ -95,6 +98,8 @@ http::Response WebApp::Asset(const http::Request& request) const {
 void WebApp::Register(http::Router* router) const {
   router->Add(
       "GET", "/", [this](http::Request& r) { return Page(r); }, /*blocking=*/false);
+  router->Add(
+      "GET", "/door", [this](http::Request& r) { return DoorPage(r); }, /*blocking=*/false);
   router->Add(
       "GET", "/app/{version}/{file}", [this](http::Request& r) { return Asset(r); },
       /*blocking=*/false);

@@ -27,14 +27,16 @@ const std::vector<WebFile>& EmbeddedWebFiles();
 
 class WebApp {
  public:
-  // `files` must hold index.html; its text "{{APP}}" becomes "/app/<version>".
+  // `files` must hold index.html (the picker, at "/") and door.html (the door page, at
+  // "/door"); their text "{{APP}}" becomes "/app/<version>".
   explicit WebApp(const std::vector<WebFile>& files = EmbeddedWebFiles());
 
-  // GET / and GET /app/{version}/{file}; both answered on the I/O thread.
+  // GET /, GET /door and GET /app/{version}/{file}; answered on the I/O thread.
   void Register(http::Router* router) const;
 
   const std::string& version() const { return version_; }
-  http::Response Page(const http::Request& request) const;
+  http::Response Page(const http::Request& request) const { return PageOf(request, page_); }
+  http::Response DoorPage(const http::Request& request) const { return PageOf(request, door_); }
   http::Response Asset(const http::Request& request) const;
 
  private:
@@ -44,10 +46,12 @@ class WebApp {
   };
   http::Response Answer(const http::Request& request, const Entry& entry,
                         std::string cache_control) const;
+  http::Response PageOf(const http::Request& request, const Entry& page) const;
 
   std::string version_;
   std::string etag_;
   Entry page_;
+  Entry door_;
   std::map<std::string, Entry, std::less<>> assets_;
 };
 

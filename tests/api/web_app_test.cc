@@ -29,6 +29,7 @@ std::string BodyOf(const http::Response& r) { return r.shared_body ? *r.shared_b
 TEST(WebApp, ThePageNamesItsAssetsByAVersionThatFollowsEveryFile) {
   const std::vector<WebFile> files = {
       {"index.html", "<script src=\"{{APP}}/app.js\"></script><link href=\"{{APP}}/s.css\">"},
+      {"door.html", "<script src=\"{{APP}}/door.js\"></script>"},
       {"app.js", "import './x.js';"},
       {"s.css", "body{}"}};
   const WebApp app(files);
@@ -51,11 +52,16 @@ TEST(WebApp, ThePageNamesItsAssetsByAVersionThatFollowsEveryFile) {
   EXPECT_EQ(HeaderOf(app.Asset(Get("", {{"version", "old"}, {"file", "s.css"}})), "Cache-Control"),
             "no-cache");
   EXPECT_EQ(app.Asset(Get("", {{"version", app.version()}, {"file", "index.html"}})).status, 404);
+  EXPECT_EQ(app.Asset(Get("", {{"version", app.version()}, {"file", "door.html"}})).status, 404);
+  // The door page, the same way.
+  EXPECT_EQ(BodyOf(app.DoorPage(Get("/door"))),
+            "<script src=\"/app/" + app.version() + "/door.js\"></script>");
+  EXPECT_NE(HeaderOf(app.DoorPage(Get("/door")), "Content-Security-Policy"), "");
   EXPECT_EQ(app.Asset(Get("", {{"version", app.version()}, {"file", "nope.js"}})).status, 404);
 
   // One byte more in any file: another version, so no browser keeps a stale asset.
   std::vector<WebFile> changed = files;
-  changed[2].content = "body{ }";
+  changed[3].content = "body{ }";
   EXPECT_NE(WebApp(changed).version(), app.version());
   EXPECT_EQ(WebApp(files).version(), app.version());
 }

@@ -78,8 +78,10 @@ export async function startService(flags = []) {
     await stop();
     throw new Error(`${e.message}\n${logs.join('')}`);
   }
-  const token = (customer, admin = false) => execFileSync(BINARY,
-    ['token', '--jwt-secret', JWT_SECRET, '--customer', String(customer), '--ttl', '1h', ...(admin ? ['--admin'] : [])],
+  // A customer's token (with `admin` or `door` scope when asked).
+  const token = (customer, admin = false, door = false) => execFileSync(BINARY,
+    ['token', '--jwt-secret', JWT_SECRET, '--customer', String(customer), '--ttl', '1h',
+      ...(admin ? ['--admin'] : []), ...(door ? ['--door'] : [])],
     { encoding: 'utf8' }).trim();
   const adminToken = token(1, true);
   const admin = async (method, path, body) => {

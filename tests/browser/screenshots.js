@@ -63,7 +63,30 @@ try {
   await shot(page, 'gateway');
   await page.getByRole('button', { name: /^Pay/ }).click();
   await page.waitForFunction(() => document.querySelector('.booking-status .status')?.dataset.status === 'CONFIRMED');
+  await page.waitForFunction(() => [...document.querySelectorAll('.ticket img')].some((i) => i.complete && i.naturalWidth > 0));
   await shot(page, 'booking');
+  const ticket = page.locator('.ticket').first();
+  await ticket.scrollIntoViewIfNeeded();
+  await ticket.screenshot({ path: `${out}/ticket.png` });
+  const codes = await page.locator('.ticket-code').allTextContents();
+
+  // The door: the first ticket admitted, then scanned again and refused.
+  const door = await browser.newPage(desktop);
+  await door.goto(`${svc.url}/door#token=${svc.token(900, false, true)}`);
+  await door.getByRole('link', { name: 'Dune: Part Three' }).click();
+  const field = door.getByLabel('Ticket code');
+  await field.waitFor();
+  for (const c of [codes[1], codes[0], codes[0]]) {
+    await field.pressSequentially(c);
+    await field.press('Enter');
+  }
+  await door.waitForFunction(() => document.querySelectorAll('#recent li').length === 3);
+  await door.waitForFunction(() => /2 admitted of 3 sold/.test(document.getElementById('count').textContent));
+  await shot(door, 'door-refused');
+  await field.pressSequentially(codes[2]);
+  await field.press('Enter');
+  await door.waitForFunction(() => document.querySelectorAll('#recent li').length === 4);
+  await shot(door, 'door-admitted');
 
   const mobile = await customerPage(browser, svc, 43, `/showtimes/${id}`, phone);
   await mobile.locator('button.seat[data-code="D5"]').click();
