@@ -11,7 +11,7 @@ CREATE TABLE checkin (
     seat_code     VARCHAR(8)  NOT NULL,
     showtime_id   BIGINT      NOT NULL,
     checked_in_at TIMESTAMPTZ NOT NULL,
-    nonce         TEXT        CHECK (nonce IS NULL OR length(nonce) BETWEEN 1 AND 64),
+    nonce         TEXT        CHECK (nonce IS NULL OR length(nonce) BETWEEN 1 AND 100),
     PRIMARY KEY (booking_id, seat_code)
 );
 CREATE INDEX idx_checkin_showtime ON checkin (showtime_id);

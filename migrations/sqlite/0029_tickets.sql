@@ -6,7 +6,7 @@ CREATE TABLE checkin (
     seat_code     TEXT    NOT NULL,
     showtime_id   INTEGER NOT NULL,
     checked_in_at INTEGER NOT NULL,
-    nonce         TEXT    CHECK (nonce IS NULL OR length(nonce) BETWEEN 1 AND 64),
+    nonce         TEXT    CHECK (nonce IS NULL OR length(nonce) BETWEEN 1 AND 100),
     PRIMARY KEY (booking_id, seat_code)
 ) WITHOUT ROWID;
 CREATE INDEX idx_checkin_showtime ON checkin (showtime_id);

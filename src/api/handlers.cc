@@ -586,7 +586,12 @@ class Api {
                                   .dump());
     }
     // (Named first: g++ 12 destroys a temporary in a co_await expression twice.)
-    CheckInRequest scan{ticket->showtime_id, ticket->booking_id, ticket->seat, body.nonce};
+    // A nonce is the scanning door's own: kept with its staff member's id, so another door
+    // that happens to send the same one is a later scan, not the same one.
+    std::string nonce = body.nonce.empty() ? ""
+                                           : std::to_string(std::get<Principal>(auth).customer_id) +
+                                                 ":" + body.nonce;
+    CheckInRequest scan{ticket->showtime_id, ticket->booking_id, ticket->seat, std::move(nonce)};
     auto result = co_await d_.store->CheckInAsync(std::move(scan));
     if (!result.ok()) co_return StatusResponse(result.status());
     const nlohmann::json about{{"showtimeId", ticket->showtime_id},

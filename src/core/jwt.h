@@ -28,8 +28,7 @@ struct Principal {
 };
 
 // Errors are kInvalid with a short reason (never echoing the token). An `email` claim that
-// is not a string or not an address we can send to refuses the token: checkout would
-// otherwise store where no ticket can go.
+// is not an address we can send to (IsValidEmail) is left out of the Principal.
 Result<Principal> VerifyJwt(std::string_view token, std::string_view secret, Instant now);
 
 std::string SignJwt(const Principal& who, Instant expires_at, std::string_view secret);

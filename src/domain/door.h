@@ -34,9 +34,9 @@ struct CheckInRequest {
   int64_t showtime_id = 0;
   int64_t booking_id = 0;
   std::string seat;
-  std::string nonce;  // empty: none; else 1–64 printable ASCII characters
+  std::string nonce;  // empty: none; else the door's id, ':' and its nonce (at most 84 bytes)
 };
-inline constexpr size_t kMaxCheckInNonceLength = 64;
+inline constexpr size_t kMaxCheckInNonceLength = 64;  // as the door sends it (API.md)
 
 enum class CheckInOutcome {
   kAdmitted,          // this scan admitted the ticket (or repeats the scan that did)

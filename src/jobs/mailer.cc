@@ -24,6 +24,18 @@ struct Upload {
   size_t offset = 0;
 };
 
+// The SMTP command libcurl sent last ("RCPT", "MAIL", "DATA", …): which step a refusal
+// answered (libcurl's debug callback sees the conversation; nothing of it is logged).
+int RememberCommand(CURL*, curl_infotype type, char* data, size_t size, void* user) {
+  if (type != CURLINFO_HEADER_OUT) return 0;
+  auto* last = static_cast<std::string*>(user);
+  const std::string_view line(data, size);
+  const std::string_view verb = line.substr(0, std::min(line.find(' '), line.find('\r')));
+  // (libcurl ends a refused transaction with QUIT before it returns: not what was refused.)
+  if (verb != "QUIT") *last = std::string(verb);
+  return 0;
+}
+
 size_t ReadUpload(char* buffer, size_t size, size_t count, void* user) {
   auto* up = static_cast<Upload*>(user);
   const size_t n = std::min(size * count, up->data->size() - up->offset);
@@ -74,6 +86,10 @@ Status SmtpTransport::Send(const MailMessage& message) {
   curl_easy_setopt(c, CURLOPT_READFUNCTION, &ReadUpload);
   curl_easy_setopt(c, CURLOPT_READDATA, &upload);
   curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
+  std::string last_command;
+  curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, &RememberCommand);
+  curl_easy_setopt(c, CURLOPT_DEBUGDATA, &last_command);
+  curl_easy_setopt(c, CURLOPT_VERBOSE, 1L);  // (to the callback above only)
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
                    static_cast<long>(std::min(kConnectTimeout, timeout_).count()));
@@ -82,9 +98,13 @@ Status SmtpTransport::Send(const MailMessage& message) {
   if (rc == CURLE_OK) return Status::Ok();
   long reply = 0;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &reply);
-  const std::string why =
-      std::string(curl_easy_strerror(rc)) + " (SMTP reply " + std::to_string(reply) + ")";
-  if (reply >= 500 && reply < 600) return Status(Code::kInvalid, why);
+  const std::string why = std::string(curl_easy_strerror(rc)) + " (SMTP reply " +
+                          std::to_string(reply) + " to " +
+                          (last_command.empty() ? "the greeting" : last_command) + ")";
+  // Permanent for this message only when the server refused its recipient (no such
+  // mailbox); a refusal of the sender, of the login or of the connection would refuse
+  // every message: kept, and tried again.
+  if (reply >= 500 && reply < 600 && last_command == "RCPT") return Status(Code::kInvalid, why);
   return Status(Code::kUnavailable, why);
 }
 
@@ -114,10 +134,8 @@ Mailer::Mailer(OutboxStore* outbox, TicketStore* bookings, MailTransport* transp
 Mailer::~Mailer() { Stop(); }
 
 void Mailer::Start() {
-  periodic_.Start(options_.interval, [this] {
-    auto sent = Round();
-    return sent.ok() && sent.value() >= options_.batch_limit;
-  });
+  // A full batch runs again at once (sent or not: events without an address count too).
+  periodic_.Start(options_.interval, [this] { return Round().ok() && full_batch_; });
 }
 
 void Mailer::Stop() {
@@ -133,8 +151,13 @@ Result<int> Mailer::RunOnce() {
 
 Result<int> Mailer::Round() {
   const Instant now = clock_->Now();
+  full_batch_ = false;
+  // The backlog is this database's, read every round (also while another instance's
+  // mailer holds the lease, or this one waits out a backoff).
+  if (auto backlog = outbox_->CountPendingMail(); backlog.ok()) backlog_->store(backlog.value());
   if (now < next_attempt_) return 0;
   auto fail = [this](Status s) -> Result<int> {
+    if (auto backlog = outbox_->CountPendingMail(); backlog.ok()) backlog_->store(backlog.value());
     failures_ = std::min(failures_ + 1, 16);
     Millis wait = kFirstRetry;
     for (int i = 1; i < failures_ && wait < kMaxRetry; ++i) wait *= 2;
@@ -143,19 +166,8 @@ Result<int> Mailer::Round() {
   };
   auto held = outbox_->AcquireLease(kConsumer, owner_, options_.lease);
   if (!held.ok()) return fail(held.status());
-  if (!held.value()) {
-    // Another instance's mailer has it; the backlog is still this database's to report.
-    auto at = outbox_->ConsumerPosition(kConsumer);
-    auto backlog = at.ok() ? outbox_->CountEventsAfter(at.value()) : Result<int64_t>(at.status());
-    if (backlog.ok()) backlog_->store(backlog.value());
-    return 0;
-  }
-  auto position = outbox_->ConsumerPosition(kConsumer);
-  if (!position.ok()) return fail(position.status());
-  if (auto backlog = outbox_->CountEventsAfter(position.value()); backlog.ok()) {
-    backlog_->store(backlog.value());
-  }
-  auto events = outbox_->EventsAfter(position.value(), options_.batch_limit);
+  if (!held.value()) return 0;  // another instance's mailer has it
+  auto events = outbox_->PendingMail(options_.batch_limit);
   if (!events.ok()) return fail(events.status());
   int sent = 0;
   for (const OutboxEvent& event : events.value()) {
@@ -164,7 +176,11 @@ Result<int> Mailer::Round() {
     if (booking_id) {
       auto booking = bookings_->BookingForMail(*booking_id);
       if (!booking.ok()) return fail(booking.status());
-      if (booking.value()) {
+      // A confirmation's tickets only while the booking still stands: one refunded since
+      // gets its refund's mail instead (its own event).
+      const bool stale = event.type == "BookingConfirmed" && booking.value() &&
+                         booking.value()->booking.status != BookingStatus::kConfirmed;
+      if (booking.value() && !stale) {
         mail = ComposeBookingMail(event, *booking.value(), tickets_, settings_, clock_->Now());
       }
     }
@@ -188,13 +204,12 @@ Result<int> Mailer::Round() {
         ++sent;
       }
     }
-    Status moved = outbox_->SetConsumerPosition(kConsumer, owner_, event.id);
-    if (!moved.ok()) return fail(moved);
+    Status marked = outbox_->MarkMailDone(event.id, kConsumer, owner_);
+    if (!marked.ok()) return fail(marked);
   }
   failures_ = 0;
-  const int64_t last = events->empty() ? position.value() : events->back().id;
-  if (auto backlog = outbox_->CountEventsAfter(last); backlog.ok())
-    backlog_->store(backlog.value());
+  full_batch_ = events->size() == static_cast<size_t>(options_.batch_limit);
+  if (auto left = outbox_->CountPendingMail(); left.ok()) backlog_->store(left.value());
   return sent;
 }
 

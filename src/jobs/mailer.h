@@ -1,16 +1,18 @@
 // Mailer: the booking events' e-mail (API.md "Tickets and the door", docs/tickets.md).
 //
-// A consumer of each database's outbox with its own position ("mail", outbox_consumer),
-// never part of the transaction that decided a booking: a mail server that is down delays
-// mail, never a booking. Each round takes (or renews) the lease "mail", so one mailer at a
-// time reads a database's events, reads the events after its position and, for each, sends
-// the booking's mail (ComposeBookingMail; none without an address) and only then moves the
-// position past it, fenced by the lease. A crash or a lost lease resends at most the mail
-// in flight, with the same Message-ID (the event id's), so a resend is recognisable.
+// A consumer of each database's outbox with its own mark on each row (mail_pending,
+// migration 0030), never part of the transaction that decided a booking: a mail server
+// that is down delays mail, never a booking. Each round takes (or renews) the lease "mail",
+// so one mailer at a time reads a database's events, reads the rows not yet marked and, for
+// each, sends the booking's mail (ComposeBookingMail; none without an address) and only
+// then marks the row, fenced by the lease. A crash or a lost lease resends at most the mail
+// in flight, with the same Message-ID (the event id's), so a resend is recognisable. A mark
+// per row rather than a position: rows commit out of id order.
 //
-// A transport error or a temporary refusal (4xx) stops the round; the next waits a backoff
+// A transport error or a refusal that would refuse every message (4xx, or a 5xx to the
+// sender, the login or the connection) stops the round; the next waits a backoff
 // (kFirstRetry doubling up to kMaxRetry): the events wait in the outbox, counted by
-// boxoffice_mail_backlog. A permanent refusal (5xx: no such mailbox) is counted in
+// boxoffice_mail_backlog. A 5xx to the recipient (no such mailbox) is counted in
 // boxoffice_mail_failed_total, logged, and passed over, so one bad address never holds up
 // everyone else's tickets.
 #pragma once
@@ -21,6 +23,7 @@
 
 #include "core/clock.h"
 #include "core/metrics.h"
+#include "domain/booking.h"
 #include "jobs/periodic.h"
 #include "store/outbox_store.h"
 #include "store/ticket_store.h"
@@ -32,8 +35,9 @@ namespace boxoffice {
 class MailTransport {
  public:
   virtual ~MailTransport() = default;
-  // kOk once the server accepted the message; kInvalid for a permanent refusal (5xx);
-  // kUnavailable for anything that may pass (no answer, 4xx).
+  // kOk once the server accepted the message; kInvalid when the server refused its
+  // recipient for good (5xx to RCPT); kUnavailable for anything else (no answer, 4xx, a
+  // 5xx that would refuse every message).
   virtual Status Send(const MailMessage& message) = 0;
 };
 
@@ -76,6 +80,7 @@ class Mailer {
   ~Mailer();  // stops, joins and gives up the lease
 
   // One round now (backoff or not): mails sent, or the error that stopped the round.
+  // Rounds and Stop run on one thread at a time (the periodic thread, or the caller's).
   Result<int> RunOnce();
   void Start();
   void Stop();
@@ -95,6 +100,7 @@ class Mailer {
   Counter& failed_;
   std::shared_ptr<std::atomic<int64_t>> backlog_;  // as of the last round, for the gauge
   int failures_ = 0;                               // in a row: the backoff's exponent
+  bool full_batch_ = false;                        // the last round read a full batch
   Instant next_attempt_;
   Periodic periodic_;
 };

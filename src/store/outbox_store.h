@@ -34,16 +34,14 @@ class OutboxStore {
   virtual Status MarkEventsPublished(const std::vector<int64_t>& ids, const std::string& lease_name,
                                      const std::string& owner) = 0;
 
-  // The outbox's other consumers (the e-mail sender): every row after after_id, published
-  // or not, in id order, at most limit; and how many rows there are after it.
-  virtual Result<std::vector<OutboxEvent>> EventsAfter(int64_t after_id, int limit) = 0;
-  virtual Result<int64_t> CountEventsAfter(int64_t after_id) = 0;
-  // A consumer's position: the id of the last row it is done with (0: none yet).
-  virtual Result<int64_t> ConsumerPosition(const std::string& consumer) = 0;
-  // Moves it to `position` (never back), fenced like MarkEventsPublished by the lease
-  // `consumer` held by owner: kNotActive and nothing moved once the lease is lost.
-  virtual Status SetConsumerPosition(const std::string& consumer, const std::string& owner,
-                                     int64_t position) = 0;
+  // The e-mail sender's rows (migration 0030): those it has not marked done, published or
+  // not, in id order, at most limit; how many there are; and its mark on one, fenced like
+  // MarkEventsPublished by the lease `lease_name` held by owner (kNotActive and nothing
+  // marked once the lease is lost). A mark per row, because rows commit out of id order.
+  virtual Result<std::vector<OutboxEvent>> PendingMail(int limit) = 0;
+  virtual Result<int64_t> CountPendingMail() = 0;
+  virtual Status MarkMailDone(int64_t id, const std::string& lease_name,
+                              const std::string& owner) = 0;
 };
 
 }  // namespace boxoffice

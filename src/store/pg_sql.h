@@ -242,24 +242,21 @@ constexpr Sql kMarkPublished{
     "  WHERE published_at IS NULL AND id = ANY($2::bigint[]) AND EXISTS (SELECT 1 FROM fence)"
     "  RETURNING 1)"
     " SELECT (SELECT count(*) FROM fence), (SELECT count(*) FROM upd)"};
-constexpr Sql kEventsAfter{
-    "events_after",
+constexpr Sql kPendingMail{
+    "pending_mail",
     "SELECT id, event_id::text, type, key, payload, " BOX_MS("created_at") " FROM outbox"
-    " WHERE id > $1 ORDER BY id LIMIT $2"};
-constexpr Sql kCountEventsAfter{"count_events_after", "SELECT count(*) FROM outbox WHERE id > $1"};
-constexpr Sql kConsumerPosition{"consumer_position",
-                                "SELECT position FROM outbox_consumer WHERE name = $1"};
-// Fenced as kMarkPublished is, by the consumer's own lease (named as the consumer).
-constexpr Sql kSetConsumerPosition{
-    "set_consumer_position",
+    " WHERE mail_pending ORDER BY id LIMIT $1"};
+constexpr Sql kCountPendingMail{"count_pending_mail",
+                                "SELECT count(*) FROM outbox WHERE mail_pending"};
+// Fenced as kMarkPublished is, by the e-mail sender's lease.
+constexpr Sql kMarkMailDone{
+    "mark_mail_done",
     "WITH fence AS MATERIALIZED (SELECT 1 FROM relay_lease"
     "  WHERE name = $2 AND owner = $3 AND until >= " BOX_NOW
-    " FOR SHARE) "
-    "INSERT INTO outbox_consumer (name, position, updated_at)"
-    " SELECT $2, $4, " BOX_NOW
-    " FROM fence "
-    "ON CONFLICT (name) DO UPDATE SET position = greatest(outbox_consumer.position,"
-    " EXCLUDED.position), updated_at = EXCLUDED.updated_at RETURNING 1"};
+    " FOR SHARE),"
+    " upd AS (UPDATE outbox SET mail_pending = false"
+    "  WHERE id = $4 AND mail_pending AND EXISTS (SELECT 1 FROM fence) RETURNING 1)"
+    " SELECT (SELECT count(*) FROM fence), (SELECT count(*) FROM upd)"};
 constexpr Sql kRefundBooking{"refund_booking",
                              "SELECT booking_id FROM refund WHERE refund_id = $1::uuid"};
 constexpr Sql kMarkRefundIssued{

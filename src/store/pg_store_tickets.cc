@@ -98,10 +98,10 @@ Result<std::optional<MailBooking>> PgStore::BookingForMail(int64_t booking_id) {
   });
 }
 
-Result<std::vector<OutboxEvent>> PgStore::EventsAfter(int64_t after_id, int limit) {
+Result<std::vector<OutboxEvent>> PgStore::PendingMail(int limit) {
   return impl_->Run<std::vector<OutboxEvent>>(
       &retried_, [&](PgConnection& c) -> Result<std::vector<OutboxEvent>> {
-        auto res = c.Exec(kEventsAfter, {P(after_id), P(int64_t{limit})});
+        auto res = c.Exec(kPendingMail, {P(int64_t{limit})});
         if (!res.ok()) return res.status();
         const PGresult* r = res.value().get();
         std::vector<OutboxEvent> out;
@@ -113,31 +113,22 @@ Result<std::vector<OutboxEvent>> PgStore::EventsAfter(int64_t after_id, int limi
       });
 }
 
-Result<int64_t> PgStore::CountEventsAfter(int64_t after_id) {
+Result<int64_t> PgStore::CountPendingMail() {
   return impl_->Run<int64_t>(&retried_, [&](PgConnection& c) -> Result<int64_t> {
-    auto res = c.Exec(kCountEventsAfter, {P(after_id)});
+    auto res = c.Exec(kCountPendingMail, {});
     if (!res.ok()) return res.status();
     return Int(res.value().get(), 0, 0);
   });
 }
 
-Result<int64_t> PgStore::ConsumerPosition(const std::string& consumer) {
-  return impl_->Run<int64_t>(&retried_, [&](PgConnection& c) -> Result<int64_t> {
-    auto res = c.Exec(kConsumerPosition, {consumer});
-    if (!res.ok()) return res.status();
-    return PQntuples(res.value().get()) == 0 ? 0 : Int(res.value().get(), 0, 0);
-  });
-}
-
-Status PgStore::SetConsumerPosition(const std::string& consumer, const std::string& owner,
-                                    int64_t position) {
+Status PgStore::MarkMailDone(int64_t id, const std::string& lease_name, const std::string& owner) {
   auto r = impl_->Run<bool>(&retried_, [&](PgConnection& c) -> Result<bool> {
-    auto res = c.Exec(kSetConsumerPosition, {impl_->Now(), consumer, owner, P(position)});
+    auto res = c.Exec(kMarkMailDone, {impl_->Now(), lease_name, owner, P(id)});
     if (!res.ok()) return res.status();
-    return PQntuples(res.value().get()) == 1;
+    return Int(res.value().get(), 0, 0) == 1;
   });
   if (!r.ok()) return r.status();
-  if (!r.value()) return Status(Code::kNotActive, "the lease " + consumer + " was lost");
+  if (!r.value()) return Status(Code::kNotActive, "the lease " + lease_name + " was lost");
   return Status::Ok();
 }
 

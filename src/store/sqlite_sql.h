@@ -174,18 +174,14 @@ constexpr const char* kMarkPublished =
     "   AND EXISTS (SELECT 1 FROM relay_lease WHERE name = ?3 AND owner = ?4 AND until >= ?1)";
 constexpr const char* kLeaseHeld =
     "SELECT 1 FROM relay_lease WHERE name = ?1 AND owner = ?2 AND until >= ?3";
-constexpr const char* kEventsAfter =
-    "SELECT id, event_id, type, key, payload, created_at FROM outbox WHERE id > ? ORDER BY id"
-    " LIMIT ?";
-constexpr const char* kCountEventsAfter = "SELECT count(*) FROM outbox WHERE id > ?";
-constexpr const char* kConsumerPosition = "SELECT position FROM outbox_consumer WHERE name = ?";
-// Fenced by the consumer's lease in the same statement (the one writer runs it alone).
-constexpr const char* kSetConsumerPosition =
-    "INSERT INTO outbox_consumer (name, position, updated_at)"
-    " SELECT ?1, ?3, ?4 WHERE EXISTS (SELECT 1 FROM relay_lease"
-    "                                 WHERE name = ?1 AND owner = ?2 AND until >= ?4)"
-    " ON CONFLICT (name) DO UPDATE SET position = max(position, excluded.position),"
-    " updated_at = excluded.updated_at";
+constexpr const char* kPendingMail =
+    "SELECT id, event_id, type, key, payload, created_at FROM outbox WHERE mail_pending = 1"
+    " ORDER BY id LIMIT ?";
+constexpr const char* kCountPendingMail = "SELECT count(*) FROM outbox WHERE mail_pending = 1";
+// Fenced: one statement, so the lease is checked atomically with the mark.
+constexpr const char* kMarkMailDone =
+    "UPDATE outbox SET mail_pending = 0 WHERE id = ?4 AND mail_pending = 1"
+    "   AND EXISTS (SELECT 1 FROM relay_lease WHERE name = ?1 AND owner = ?2 AND until >= ?3)";
 constexpr const char* kRefundBooking = "SELECT booking_id FROM refund WHERE refund_id = ?";
 constexpr const char* kMarkRefundIssued =
     "UPDATE refund SET status = 'ISSUED', gateway_refund_id = ?1, issued_at = ?2"

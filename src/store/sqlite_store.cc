@@ -619,11 +619,11 @@ Result<std::optional<MailBooking>> SqliteStore::BookingForMail(int64_t booking_i
                                                 q.Text(3), FromEpochMs(q.Int(4)), q.Text(5)});
 }
 
-Result<std::vector<OutboxEvent>> SqliteStore::EventsAfter(int64_t after_id, int limit) {
+Result<std::vector<OutboxEvent>> SqliteStore::PendingMail(int limit) {
   auto conn = pools_->readers.Acquire();
   if (!conn.ok()) return conn.status();
   std::vector<OutboxEvent> out;
-  Query q(*conn.value(), kEventsAfter, {after_id, int64_t{limit}});
+  Query q(*conn.value(), kPendingMail, {int64_t{limit}});
   while (q.Next())
     out.push_back(
         OutboxEvent{q.Int(0), q.Text(1), q.Text(2), q.Text(3), q.Text(4), FromEpochMs(q.Int(5))});
@@ -631,32 +631,27 @@ Result<std::vector<OutboxEvent>> SqliteStore::EventsAfter(int64_t after_id, int 
   return out;
 }
 
-Result<int64_t> SqliteStore::CountEventsAfter(int64_t after_id) {
+Result<int64_t> SqliteStore::CountPendingMail() {
   auto conn = pools_->readers.Acquire();
   if (!conn.ok()) return conn.status();
-  Query q(*conn.value(), kCountEventsAfter, {after_id});
+  Query q(*conn.value(), kCountPendingMail, {});
   if (!q.Next()) return q.status().ok() ? Status(Code::kInternal, "no count") : q.status();
   return q.Int(0);
 }
 
-Result<int64_t> SqliteStore::ConsumerPosition(const std::string& consumer) {
-  auto conn = pools_->readers.Acquire();
-  if (!conn.ok()) return conn.status();
-  Query q(*conn.value(), kConsumerPosition, {consumer});
-  if (!q.Next()) return q.status().ok() ? Result<int64_t>(int64_t{0}) : q.status();
-  return q.Int(0);
-}
-
-Status SqliteStore::SetConsumerPosition(const std::string& consumer, const std::string& owner,
-                                        int64_t position) {
+Status SqliteStore::MarkMailDone(int64_t id, const std::string& lease_name,
+                                 const std::string& owner) {
   auto conn = pools_->writer.Acquire();
   if (!conn.ok()) return conn.status();
-  auto r = Query(*conn.value(), kSetConsumerPosition,
-                 {consumer, owner, position, ToEpochMs(clock_->Now())})
-               .Exec();
+  const int64_t now = ToEpochMs(clock_->Now());
+  auto r = Query(*conn.value(), kMarkMailDone, {lease_name, owner, now, id}).Exec();
   if (!r.ok()) return r.status();
-  if (r.value() == 0) return Status(Code::kNotActive, "the lease " + consumer + " was lost");
-  return Status::Ok();
+  if (r.value() > 0) return Status::Ok();
+  // Nothing marked: marked before, or fenced out. Tell which.
+  Query held(*conn.value(), kLeaseHeld, {lease_name, owner, now});
+  if (held.Next()) return Status::Ok();
+  if (!held.status().ok()) return held.status();
+  return Status(Code::kNotActive, "the lease " + lease_name + " was lost");
 }
 
 }  // namespace boxoffice

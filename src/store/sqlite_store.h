@@ -108,11 +108,9 @@ class SqliteStore final : public Store, public OutboxStore {
   std::vector<Database> Databases() override { return {Database{0, "", this, this}}; }
   Status SetWaitingRoom(int64_t showtime_id, const WaitingRoomConfig& config) override;
   Result<std::vector<std::pair<int64_t, WaitingRoomConfig>>> EnabledWaitingRooms() override;
-  Result<std::vector<OutboxEvent>> EventsAfter(int64_t after_id, int limit) override;
-  Result<int64_t> CountEventsAfter(int64_t after_id) override;
-  Result<int64_t> ConsumerPosition(const std::string& consumer) override;
-  Status SetConsumerPosition(const std::string& consumer, const std::string& owner,
-                             int64_t position) override;
+  Result<std::vector<OutboxEvent>> PendingMail(int limit) override;
+  Result<int64_t> CountPendingMail() override;
+  Status MarkMailDone(int64_t id, const std::string& lease_name, const std::string& owner) override;
   Status MarkEventsPublished(const std::vector<int64_t>& ids, const std::string& lease_name,
                              const std::string& owner) override;
   Result<std::vector<Refund>> PendingRefunds(int limit) override;

@@ -29,20 +29,39 @@ std::string MimeBase64(std::string_view bytes) {
   return out;
 }
 
-bool IsAscii(std::string_view s) {
+// Printable ASCII only (no control character, nothing of 8 bits).
+bool IsPlain(std::string_view s) {
   for (char c : s)
-    if (static_cast<unsigned char>(c) >= 0x80 || c == '\r' || c == '\n') return false;
+    if (c < 0x20 || c >= 0x7f) return false;
   return true;
 }
 
-// A header value: as is when plain ASCII, else an RFC 2047 encoded word (UTF-8, base64).
-std::string HeaderText(std::string_view text) {
-  if (IsAscii(text)) return std::string(text);
-  std::string b64 = MimeBase64(CleanTextPrefix(text, 400));
-  std::string flat;
-  for (char c : b64)
-    if (c != '\r' && c != '\n') flat.push_back(c);
-  return "=?UTF-8?B?" + flat + "?=";
+constexpr size_t kHeaderLine = 78;  // RFC 5322 2.1.1: lines of at most 78 characters
+constexpr size_t kWordBytes = 42;   // 42 bytes: 56 of base64, a 68-character encoded word
+
+// A header's value, folded (CRLF and a space) into lines of at most kHeaderLine: as is when
+// it is short printable ASCII, else RFC 2047 encoded words of UTF-8 in base64, each at most
+// 75 characters and never splitting a character. Nothing in it can end the header.
+std::string HeaderText(std::string_view text, size_t name_length) {
+  if (IsPlain(text) && name_length + 2 + text.size() <= kHeaderLine) return std::string(text);
+  const std::string clean = CleanTextPrefix(text, 400);
+  std::string out;
+  for (size_t at = 0; at < clean.size();) {
+    size_t n = std::min(kWordBytes, clean.size() - at);
+    // Back to the start of a character (UTF-8 continuation bytes are 10xxxxxx).
+    while (n > 0 && at + n < clean.size() &&
+           (static_cast<unsigned char>(clean[at + n]) & 0xc0) == 0x80)
+      --n;
+    if (n == 0) n = std::min(kWordBytes, clean.size() - at);
+    std::string b64 = MimeBase64(std::string_view(clean).substr(at, n));
+    std::string word = "=?UTF-8?B?";
+    for (char c : b64)
+      if (c != '\r' && c != '\n') word.push_back(c);
+    word += "?=";
+    out += (out.empty() ? "" : "\r\n ") + word;
+    at += n;
+  }
+  return out;
 }
 
 std::string HtmlEscape(std::string_view text) {
@@ -213,8 +232,8 @@ std::optional<MailMessage> ComposeBookingMail(const OutboxEvent& event, const Ma
   const Part html_part{"Content-Type: multipart/related; boundary=\"" + boundary + "-r\"",
                        Multipart(boundary + "-r", related)};
   m.data = "From: boxoffice <" + settings.from + ">\r\nTo: <" + b.email +
-           ">\r\nSubject: " + HeaderText(subject) + "\r\nDate: " + MailDate(now) +
-           "\r\nMessage-ID: " + m.message_id +
+           ">\r\nSubject: " + HeaderText(subject, std::string_view("Subject").size()) +
+           "\r\nDate: " + MailDate(now) + "\r\nMessage-ID: " + m.message_id +
            "\r\nMIME-Version: 1.0\r\nContent-Type: multipart/alternative; boundary=\"" + boundary +
            "-a\"\r\n\r\n" + Multipart(boundary + "-a", {text_part, html_part});
   return m;

@@ -861,8 +861,11 @@ TEST_P(HttpApi, AnUpperCaseHoldIdFindsTheHold) {
 TEST_P(HttpApi, DuplicateKeysAndByteOrderMarksAreRefused) {
   const std::string before = SeatState();
   const std::string tok = Token(13);
-  ExpectError(Call("POST", Holds(), "\xEF\xBB\xBF" R"({"seats":["E1"]})", {Bearer(tok)}), 400,
-              "BAD_JSON");
+  ExpectError(Call("POST", Holds(),
+                   "\xEF\xBB\xBF"
+                   R"({"seats":["E1"]})",
+                   {Bearer(tok)}),
+              400, "BAD_JSON");
   ExpectError(Call("POST", Holds(), R"({"seats":["E1"],"seats":["E2"]})", {Bearer(tok)}), 400,
               "BAD_JSON");
   ExpectError(Call("POST", Holds(), R"({"best":{"count":1,"count":2,"category":"standard"}})",
@@ -882,9 +885,14 @@ TEST_P(HttpApi, DuplicateKeysAndByteOrderMarksAreRefused) {
 
 // Every response says nosniff: answers, refusals, the page, errors of the head.
 TEST_P(HttpApi, EveryResponseCarriesNoSniff) {
-  for (const auto& [method, target] : std::vector<std::pair<std::string, std::string>>{
-           {"GET", "/healthz"}, {"GET", "/"}, {"GET", "/nowhere"}, {"POST", "/healthz"},
-           {"GET", Seats()}, {"POST", Holds()}, {"GET", "/metrics"}}) {
+  for (const auto& [method, target] :
+       std::vector<std::pair<std::string, std::string>>{{"GET", "/healthz"},
+                                                        {"GET", "/"},
+                                                        {"GET", "/nowhere"},
+                                                        {"POST", "/healthz"},
+                                                        {"GET", Seats()},
+                                                        {"POST", Holds()},
+                                                        {"GET", "/metrics"}}) {
     auto r = Call(method, target);
     EXPECT_EQ(r.Header("x-content-type-options"), "nosniff") << method << " " << target;
   }
@@ -947,11 +955,12 @@ TEST_P(PaymentCallbacks, SalesCloseAtTheStartOrEarlier) {
     const std::string holds = "/showtimes/" + std::to_string(id) + "/holds";
     ExpectError(Call("POST", holds, R"({"seats":["A1"]})", {Bearer(Token(15))}), 409,
                 "SALES_CLOSED");
-    ExpectError(Call("POST", holds, R"({"best":{"count":2,"category":"standard"}})",
-                     {Bearer(Token(15))}),
-                409, "SALES_CLOSED");
-    ExpectError(Call("POST", "/showtimes/" + std::to_string(id) + "/queue", "", {Bearer(Token(15))}),
-                409, "SALES_CLOSED");
+    ExpectError(
+        Call("POST", holds, R"({"best":{"count":2,"category":"standard"}})", {Bearer(Token(15))}),
+        409, "SALES_CLOSED");
+    ExpectError(
+        Call("POST", "/showtimes/" + std::to_string(id) + "/queue", "", {Bearer(Token(15))}), 409,
+        "SALES_CLOSED");
     auto owners = store->GetSeatOwners(id);
     ASSERT_TRUE(owners.ok());
     for (const auto& o : owners.value()) EXPECT_EQ(o.status, SeatStatus::kAvailable) << o.code;
@@ -969,10 +978,10 @@ TEST_P(PaymentCallbacks, SalesCloseAtTheStartOrEarlier) {
                    R"({"seats":["A2"]})", {Bearer(Token(16))});
   ASSERT_EQ(hold.status, 201) << hold.body;
   std::this_thread::sleep_for(std::chrono::milliseconds(3'500));  // past the start
-  ExpectError(Call("POST", "/holds/" + json::parse(hold.body)["holdId"].get<std::string>() +
-                               "/checkout",
-                   "", {Bearer(Token(16)), {"Idempotency-Key", "after-the-start"}}),
-              409, "SALES_CLOSED");
+  ExpectError(
+      Call("POST", "/holds/" + json::parse(hold.body)["holdId"].get<std::string>() + "/checkout",
+           "", {Bearer(Token(16)), {"Idempotency-Key", "after-the-start"}}),
+      409, "SALES_CLOSED");
 }
 
 // The list shows what lies ahead unless asked for an earlier `from`; the admin refuses a
@@ -982,10 +991,10 @@ TEST_P(PaymentCallbacks, TheListShowsWhatIsAheadAndShowtimesCarryTheirTimeZone) 
   NewShowtime yesterday = SmallShowtime("Yesterday", "Rex", -Millis(86'400'000));
   ASSERT_TRUE(store->CreateShowtime(yesterday).ok());
   EXPECT_EQ(json::parse(Call("GET", "/showtimes?cinema=Rex").body)["showtimes"].size(), 0u);
-  EXPECT_EQ(json::parse(Call("GET", "/showtimes?cinema=Rex&from=2000-01-01T00:00:00Z").body)
-                ["showtimes"]
-                    .size(),
-            1u);
+  EXPECT_EQ(
+      json::parse(Call("GET", "/showtimes?cinema=Rex&from=2000-01-01T00:00:00Z").body)["showtimes"]
+          .size(),
+      1u);
   const std::string admin = Token(1, true);
   std::string past = kLayout;
   past.replace(past.find("2099-12-18T19:30"), 16, "2020-12-18T19:30");

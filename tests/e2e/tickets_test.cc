@@ -20,9 +20,9 @@ std::string CustomerToken(int64_t customer, const std::string& email) {
   return SignJwt(who, SystemClock().Now() + Millis(3'600'000), kSecret);
 }
 
-std::string DoorToken() {
+std::string DoorToken(int64_t staff = 900) {
   Principal who;
-  who.customer_id = 900;
+  who.customer_id = staff;
   who.door = true;
   return SignJwt(who, SystemClock().Now() + Millis(3'600'000), kSecret);
 }
@@ -193,6 +193,12 @@ TEST_P(Tickets, ABoughtTicketIsReadFromItsQrCodeAndAdmittedOnce) {
   EXPECT_EQ(retried.status, 200) << retried.body;
   EXPECT_EQ(json::parse(retried.body)["checkedInAt"], json::parse(first.body)["checkedInAt"]);
   ExpectError(Scan(f1, showtime_, "door-3:scan-1"), 409, "ALREADY_CHECKED_IN");
+  // A nonce is the scanning door's own: another door sending the same one is a later scan.
+  ExpectError(
+      Call("POST", "/checkin",
+           json{{"code", f1}, {"showtimeId", showtime_}, {"nonce", "door-2:scan-17"}}.dump(),
+           {Bearer(DoorToken(901))}),
+      409, "ALREADY_CHECKED_IN");
 
   auto count = Call("GET", "/showtimes/" + std::to_string(showtime_) + "/checkins", "",
                     {Bearer(DoorToken())});

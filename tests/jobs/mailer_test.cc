@@ -5,6 +5,7 @@
 #include "jobs/mailer.h"
 
 #include <gtest/gtest.h>
+#include <libpq-fe.h>
 
 #include <mutex>
 
@@ -137,11 +138,48 @@ TEST_P(MailerTest, AMailerWithoutTheLeaseSendsNothing) {
   auto mailer = NewMailer(db);
   EXPECT_EQ(mailer->RunOnce().value(), 0);
   EXPECT_TRUE(transport_.Sent().empty());
-  EXPECT_EQ(db.outbox->SetConsumerPosition(Mailer::kConsumer, "not-the-holder", 5).code(),
-            Code::kNotActive);
-  EXPECT_EQ(db.outbox->ConsumerPosition(Mailer::kConsumer).value(), 0);
+  auto pending = db.outbox->PendingMail(10);
+  ASSERT_EQ(pending->size(), 1u);
+  EXPECT_EQ(
+      db.outbox->MarkMailDone(pending->front().id, Mailer::kConsumer, "not-the-holder").code(),
+      Code::kNotActive);
+  EXPECT_EQ(db.outbox->CountPendingMail().value(), 1);
   clock_.Advance(Millis(60'001));  // the other instance died: its lease ran out
   EXPECT_EQ(mailer->RunOnce().value(), 1);
+}
+
+// Outbox ids are handed out at insert, not at commit: an event whose transaction commits
+// after a later id's must still be mailed (PostgreSQL; SQLite's one writer commits in order).
+TEST_P(MailerTest, AnEventCommittedAfterALaterOneIsStillMailed) {
+  if (GetParam() != Engine::kPostgres) GTEST_SKIP() << "one database that commits out of id order";
+  st_ = MakePricedShowtime();
+  const int64_t first = Confirmed(1, "E1", "ana@example.com");
+  const Store::Database db = DatabaseOfShowtime();
+  auto mailer = NewMailer(db);
+  ASSERT_EQ(mailer->RunOnce().value(), 1);
+  // A transaction that takes an outbox id and stays open (a slow settlement) …
+  PGconn* slow = PQconnectdb(pg_url_.c_str());
+  ASSERT_EQ(PQstatus(slow), CONNECTION_OK);
+  auto exec = [&](const std::string& sql) {
+    PGresult* r = PQexec(slow, sql.c_str());
+    EXPECT_EQ(PQresultStatus(r), PGRES_COMMAND_OK) << PQerrorMessage(slow);
+    PQclear(r);
+  };
+  exec("BEGIN");
+  exec(
+      "INSERT INTO outbox (event_id, type, key, payload, created_at) VALUES"
+      " (gen_random_uuid(), 'BookingRefunded', '" +
+      std::to_string(first) + "', '{}', now())");
+  // … while a later one commits and is mailed.
+  Confirmed(2, "E2", "bo@example.org");
+  ASSERT_EQ(mailer->RunOnce().value(), 1);
+  exec("COMMIT");
+  PQfinish(slow);
+  auto late = mailer->RunOnce();
+  ASSERT_TRUE(late.ok()) << late.status().message();
+  EXPECT_EQ(late.value(), 1) << "the event that committed late was passed over";
+  ASSERT_EQ(transport_.Sent().size(), 3u);
+  EXPECT_EQ(transport_.Sent()[2].to, "ana@example.com");
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, MailerTest, AllEngines(), EngineName);

@@ -1,10 +1,11 @@
 #!/usr/bin/python3
 """A real SMTP server for the e-mail tests (Debian's python3-aiosmtpd).
 
-  smtp_sink.py serve PORT DIR [DELAY_SECONDS]
+  smtp_sink.py serve PORT DIR [DELAY_SECONDS [refuse-sender]]
       Accepts every message on 127.0.0.1:PORT and writes each to DIR/<n>.eml once the
       DATA is complete (after DELAY_SECONDS, to hold a message in flight); refuses
-      recipients whose local part starts with "bounce" with 550. Prints "ready" when it
+      recipients whose local part starts with "bounce" with 550 (and, with refuse-sender,
+      every sender with 530, as a server that wants a login). Prints "ready" when it
       listens.
   smtp_sink.py parse FILE OUTDIR
       Prints the message as JSON (messageId, from, to, subject, text, html, images) and
@@ -19,10 +20,17 @@ import sys
 import time
 
 
-def serve(port, out, delay):
+def serve(port, out, delay, refuse_sender):
     from aiosmtpd.controller import Controller
 
     class Handler:
+        async def handle_MAIL(self, server, session, envelope, address, mail_options):
+            if refuse_sender:
+                return "530 5.7.0 Authentication required"
+            envelope.mail_from = address
+            envelope.mail_options.extend(mail_options)
+            return "250 OK"
+
         async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
             if address.split("@")[0].startswith("bounce"):
                 return "550 5.1.1 no such mailbox"
@@ -74,6 +82,7 @@ def parse(path, outdir):
 
 if __name__ == "__main__":
     if sys.argv[1] == "serve":
-        serve(int(sys.argv[2]), sys.argv[3], float(sys.argv[4]) if len(sys.argv) > 4 else 0.0)
+        serve(int(sys.argv[2]), sys.argv[3], float(sys.argv[4]) if len(sys.argv) > 4 else 0.0,
+              len(sys.argv) > 5 and sys.argv[5] == "refuse-sender")
     else:
         parse(sys.argv[2], sys.argv[3])

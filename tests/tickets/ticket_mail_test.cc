@@ -67,6 +67,37 @@ TEST(TicketMail, AConfirmedBookingsMailCarriesItsTicketsAndNoTitleBreaksAHeader)
   }
 }
 
+TEST(TicketMail, ALongOrOddTitleIsFoldedIntoEncodedWordsOfAtMost75Characters) {
+  const TicketSigner signer("ticket-mail-test-secret-0123456789");
+  const OutboxEvent event{7, "e", "BookingConfirmed", "15", "{}", Instant()};
+  MailBooking b = Sample();
+  for (const std::string& title : {std::string(60, 'x') + "é" + std::string(150, 'y'),
+                                   std::string("Vertical\x0bTab"), std::string(200, 'z')}) {
+    b.title = title;
+    auto mail =
+        ComposeBookingMail(event, b, signer, MailSettings{"t@c.example", "https://b"}, Instant());
+    ASSERT_TRUE(mail);
+    const std::string& d = mail->data;
+    const size_t start = d.find("\r\nSubject: ") + 2;
+    size_t end = start;  // the header ends at a CRLF not followed by folding white space
+    while ((end = d.find("\r\n", end)) != std::string::npos && d[end + 2] == ' ') end += 2;
+    const std::string subject = d.substr(start, end - start);
+    for (size_t at = 0, line_end; at < subject.size(); at = line_end + 2) {
+      line_end = std::min(subject.find("\r\n", at), subject.size());
+      EXPECT_LE(line_end - at, 78u) << subject;
+    }
+    for (size_t at = 0; (at = subject.find("=?", at)) != std::string::npos;) {
+      const size_t word_end = subject.find("?=", at + 10);
+      ASSERT_NE(word_end, std::string::npos) << subject;
+      EXPECT_LE(word_end + 2 - at, 75u) << subject;
+      at = word_end + 2;
+    }
+    for (char c : subject) {
+      EXPECT_TRUE(c == '\r' || c == '\n' || (c >= 0x20 && c < 0x7f)) << "raw byte in " << subject;
+    }
+  }
+}
+
 TEST(TicketMail, OnlyBookingEventsWithAnAddressSendMail) {
   const TicketSigner signer("ticket-mail-test-secret-0123456789");
   const MailSettings settings{"tickets@cinema.example", "https://box.example"};
