@@ -93,6 +93,25 @@ std::optional<std::string> HoldIdOf(const std::string& text) {
   return id;
 }
 
+// A list's `limit` (1 to max_limit; *limit keeps its default without one) and `cursor`
+// query parameters, or the 400 that refuses them.
+std::optional<Response> PageParams(Request& req, int max_limit, int* limit,
+                                   std::optional<std::pair<Instant, int64_t>>* cursor) {
+  if (auto text = req.QueryParam("limit")) {
+    auto n = ParseId(*text);
+    if (!n || *n > max_limit) {
+      return ErrorResponse(400, "VALIDATION_FAILED",
+                           "limit must be 1 to " + std::to_string(max_limit));
+    }
+    *limit = static_cast<int>(*n);
+  }
+  if (auto text = req.QueryParam("cursor")) {
+    *cursor = DecodeCursor(*text);
+    if (!*cursor) return ErrorResponse(400, "VALIDATION_FAILED", "cursor is not valid");
+  }
+  return std::nullopt;
+}
+
 class Api {
  public:
   explicit Api(const ApiDeps& deps) : d_(deps), tickets_(deps.ticket_secret) {
@@ -186,18 +205,7 @@ class Api {
       if (!q.to) return ErrorResponse(400, "VALIDATION_FAILED", "to must be an RFC 3339 time");
     }
     if (auto cinema = req.QueryParam("cinema")) q.cinema = *cinema;
-    if (auto limit = req.QueryParam("limit")) {
-      auto n = ParseId(*limit);
-      if (!n || *n > kMaxListLimit) {
-        return ErrorResponse(400, "VALIDATION_FAILED",
-                             "limit must be 1 to " + std::to_string(kMaxListLimit));
-      }
-      q.limit = static_cast<int>(*n);
-    }
-    if (auto cursor = req.QueryParam("cursor")) {
-      q.after = DecodeCursor(*cursor);
-      if (!q.after) return ErrorResponse(400, "VALIDATION_FAILED", "cursor is not valid");
-    }
+    if (auto refused = PageParams(req, kMaxListLimit, &q.limit, &q.after)) return *refused;
     q.limit += 1;
     return q;
   }
@@ -475,17 +483,8 @@ class Api {
     if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
     CustomerBookingsQuery q;
     q.customer_id = std::get<Principal>(auth).customer_id;
-    if (auto limit = req.QueryParam("limit")) {
-      auto n = ParseId(*limit);
-      if (!n || *n > kMaxCustomerBookingsPage) {
-        co_return ErrorResponse(400, "VALIDATION_FAILED",
-                                "limit must be 1 to " + std::to_string(kMaxCustomerBookingsPage));
-      }
-      q.limit = static_cast<int>(*n);
-    }
-    if (auto cursor = req.QueryParam("cursor")) {
-      q.before = DecodeCursor(*cursor);
-      if (!q.before) co_return ErrorResponse(400, "VALIDATION_FAILED", "cursor is not valid");
+    if (auto refused = PageParams(req, kMaxCustomerBookingsPage, &q.limit, &q.before)) {
+      co_return std::move(*refused);
     }
     const int limit = q.limit;
     q.limit += 1;  // one more tells whether there is a next page

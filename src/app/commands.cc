@@ -26,6 +26,8 @@ void AddCommands(CLI::App* app, int* exit_code) {
   Flag(serve, "smtp", &serve_flags->smtp,
        "smtp://HOST:PORT of the mail server booking e-mails go through (unset: none are sent)");
   Flag(serve, "mail-from", &serve_flags->mail_from, "The sender address of booking e-mails");
+  DurationFlag(serve, "mail-max-age", &serve_flags->mail_max_age, "24h",
+               "Booking e-mail not sent this long after its event is dropped unsent");
   DurationFlag(serve, "mail-lease", &serve_flags->mail_lease, "45s",
                "The e-mail sender's claim; another instance takes over this long after it died");
   Flag(serve, "gateway-secret", &serve_flags->gateway_secret,

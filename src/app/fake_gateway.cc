@@ -5,9 +5,9 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
-#include <set>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -49,12 +49,23 @@ std::string HtmlEscape(std::string_view text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -71,8 +82,7 @@ std::optional<std::string> OriginOf(std::string_view url) {
   const std::string_view authority = rest.substr(0, rest.find_first_of("/?#\\"));
   if (authority.empty() || !http::IsValidHost(authority)) return std::nullopt;
   // IsValidHost: "[v6]" or a name without ':', then ":digits" or nothing.
-  const size_t host_end =
-      authority.front() == '[' ? authority.find(']') + 1 : authority.find(':');
+  const size_t host_end = authority.front() == '[' ? authority.find(']') + 1 : authority.find(':');
   std::string host(authority.substr(0, host_end));
   std::transform(host.begin(), host.end(), host.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -100,16 +110,23 @@ Response PayPageHtml(const std::string& session_id, int64_t amount, const std::s
   std::string html =
       "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-      "<title>Pay " + money + " - fake gateway</title><style>"
+      "<title>Pay " +
+      money +
+      " - fake gateway</title><style>"
       "body{font-family:system-ui,sans-serif;max-width:28rem;margin:3rem auto;padding:0 1rem;"
       "color:#1a1a1a}main{border:1px solid #888;border-radius:8px;padding:1.5rem}"
       "button{font-size:1.1rem;padding:.6rem 1.2rem;margin-right:.8rem;border-radius:6px;"
       "border:2px solid #1a1a1a;cursor:pointer}button:focus-visible{outline:3px solid #0057b8;"
       "outline-offset:2px}.pay{background:#0b6b2b;color:#fff}.fail{background:#fff}"
       "</style></head><body><main><h1>Fake payment gateway</h1>"
-      "<p>Amount: <strong id=\"amount\">" + money + "</strong></p>"
-      "<p>Reference: " + HtmlEscape(reference) + "</p>"
-      "<p>Session status: <strong id=\"status\">" + HtmlEscape(status) + "</strong></p>";
+      "<p>Amount: <strong id=\"amount\">" +
+      money +
+      "</strong></p>"
+      "<p>Reference: " +
+      HtmlEscape(reference) +
+      "</p>"
+      "<p>Session status: <strong id=\"status\">" +
+      HtmlEscape(status) + "</strong></p>";
   if (status == "OPEN") {
     html += "<form method=\"post\" action=\"/pay/" + HtmlEscape(session_id) +
             "\"><button class=\"pay\" name=\"outcome\" value=\"SUCCEEDED\">Pay " + money +
@@ -273,8 +290,8 @@ struct FakeGateway::State {
   }
 
   // A pay's deliveries: at once, late, or twice, as asked.
-  io::asio::awaitable<void> Deliveries(Session settled, std::string outcome,
-                                       std::string delivery, int64_t delay_ms) {
+  io::asio::awaitable<void> Deliveries(Session settled, std::string outcome, std::string delivery,
+                                       int64_t delay_ms) {
     Counted counted(this);
     if (delivery == "delayed" && !co_await Wait(Millis(delay_ms))) co_return;
     if (!co_await Deliver(settled, outcome)) co_return;
@@ -567,8 +584,7 @@ void FakeGateway::Register(http::Router* router) {
   router->Add("GET", "/v1/sessions", bind(&State::ListSessions));
   router->Add("POST", "/v1/test/foreign-session", bind(&State::RigNextSession));
   router->Add("GET", "/v1/sessions/{sessionId}", bind(&State::GetSession));
-  router->AddAsync("POST", "/v1/sessions/{sessionId}/pay",
-                   [s](Request& r) { return s->Pay(r); });
+  router->AddAsync("POST", "/v1/sessions/{sessionId}/pay", [s](Request& r) { return s->Pay(r); });
   router->Add("GET", "/pay/{sessionId}", bind(&State::PayPage));
   router->AddAsync("POST", "/pay/{sessionId}", [s](Request& r) { return s->PayPagePress(r); });
   router->Add("POST", "/v1/refunds", bind(&State::CreateRefund));

@@ -87,6 +87,7 @@ struct DatabaseJobs {
     if (mail) {
       MailerOptions options;
       options.lease = f.mail_lease;
+      options.max_age = f.mail_max_age;
       mailer = std::make_unique<Mailer>(db.outbox, db.store, mail, TicketSecret(f),
                                         MailSettings{f.mail_from, public_url}, options, metrics,
                                         clock, ShardLabel(db));

@@ -79,6 +79,7 @@ std::string ServeFlagsError(const ServeFlags& f) {
   }
   if (!IsValidEmail(f.mail_from)) return "--mail-from must be an e-mail address";
   if (f.mail_lease < Millis(2'000)) return "--mail-lease must be at least 2s";
+  if (f.mail_max_age < Millis(60'000)) return "--mail-max-age must be at least 1m";
   if (!f.gateway_secret.empty() && f.gateway_secret.size() < kMinGatewaySecretLength) {
     return "--gateway-secret must be at least 16 characters";
   }

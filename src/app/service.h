@@ -53,6 +53,7 @@ struct ServeFlags {
   std::string smtp;           // empty: no e-mail is sent
   std::string mail_from = "boxoffice@localhost";
   Millis mail_lease{45'000};
+  Millis mail_max_age{24 * 3'600'000};
   std::string events_file = "var/events.jsonl";
   std::string gateway_url = "http://127.0.0.1:9090";
   std::string public_url;  // empty: http://LISTEN

@@ -24,16 +24,45 @@ struct Upload {
   size_t offset = 0;
 };
 
-// The SMTP command libcurl sent last ("RCPT", "MAIL", "DATA", …): which step a refusal
-// answered (libcurl's debug callback sees the conversation; nothing of it is logged).
-int RememberCommand(CURL*, curl_infotype type, char* data, size_t size, void* user) {
-  if (type != CURLINFO_HEADER_OUT) return 0;
-  auto* last = static_cast<std::string*>(user);
-  const std::string_view line(data, size);
-  const std::string_view verb = line.substr(0, std::min(line.find(' '), line.find('\r')));
-  // (libcurl ends a refused transaction with QUIT before it returns: not what was refused.)
-  if (verb != "QUIT") *last = std::string(verb);
+// What the SMTP conversation ended with: the command libcurl sent last ("RCPT", "MAIL",
+// "DATA", …; libcurl ends a refused transaction with QUIT before it returns, which is not
+// what was refused) and the server's last reply line. Seen through libcurl's debug
+// callback; nothing of it is logged.
+struct Conversation {
+  std::string command;
+  std::string reply;
+};
+
+int Follow(CURL*, curl_infotype type, char* data, size_t size, void* user) {
+  auto* c = static_cast<Conversation*>(user);
+  std::string_view line(data, size);
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+  if (type == CURLINFO_HEADER_OUT) {
+    const std::string_view verb = line.substr(0, line.find(' '));
+    if (verb != "QUIT") c->command = std::string(verb);
+  } else if (type == CURLINFO_HEADER_IN) {
+    c->reply = std::string(line.substr(0, 200));
+  }
   return 0;
+}
+
+// Whether a 5xx reply refuses this message only (so it is passed over) rather than every
+// message (so it waits): a recipient the server does not have (RFC 3463 5.1.x: no such
+// mailbox, domain or syntax; 550/551/553 without an enhanced code), or a message refused
+// after its data (too big, content refused). A refusal of the sender, of the login, of a
+// relay (5.7.x: Postfix's "Relay access denied" answers RCPT) refuses everyone's mail.
+bool RefusesThisMessageOnly(const Conversation& c, long reply) {
+  if (reply < 500 || reply >= 600) return false;
+  if (c.command == "DATA") return true;
+  if (c.command != "RCPT") return false;
+  const std::string_view line = c.reply;
+  const size_t space = line.find(' ');
+  const std::string_view enhanced =
+      space == std::string_view::npos ? std::string_view() : line.substr(space + 1, 4);
+  if (enhanced.size() == 4 && enhanced[0] == '5' && enhanced[1] == '.') {
+    return enhanced.substr(0, 3) == "5.1" && enhanced[3] == '.';
+  }
+  return reply == 550 || reply == 551 || reply == 553;
 }
 
 size_t ReadUpload(char* buffer, size_t size, size_t count, void* user) {
@@ -73,6 +102,7 @@ bool SmtpTransport::IsSmtpUrl(const std::string& url) {
 }
 
 Status SmtpTransport::Send(const MailMessage& message) {
+  Conversation conversation;  // (before the handle: it outlives every callback)
   std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), &curl_easy_cleanup);
   if (!curl) return Status(Code::kUnavailable, "libcurl could not start a transfer");
   const std::string from = "<" + message.from + ">";
@@ -86,9 +116,8 @@ Status SmtpTransport::Send(const MailMessage& message) {
   curl_easy_setopt(c, CURLOPT_READFUNCTION, &ReadUpload);
   curl_easy_setopt(c, CURLOPT_READDATA, &upload);
   curl_easy_setopt(c, CURLOPT_UPLOAD, 1L);
-  std::string last_command;
-  curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, &RememberCommand);
-  curl_easy_setopt(c, CURLOPT_DEBUGDATA, &last_command);
+  curl_easy_setopt(c, CURLOPT_DEBUGFUNCTION, &Follow);
+  curl_easy_setopt(c, CURLOPT_DEBUGDATA, &conversation);
   curl_easy_setopt(c, CURLOPT_VERBOSE, 1L);  // (to the callback above only)
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
@@ -98,13 +127,11 @@ Status SmtpTransport::Send(const MailMessage& message) {
   if (rc == CURLE_OK) return Status::Ok();
   long reply = 0;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &reply);
-  const std::string why = std::string(curl_easy_strerror(rc)) + " (SMTP reply " +
-                          std::to_string(reply) + " to " +
-                          (last_command.empty() ? "the greeting" : last_command) + ")";
-  // Permanent for this message only when the server refused its recipient (no such
-  // mailbox); a refusal of the sender, of the login or of the connection would refuse
-  // every message: kept, and tried again.
-  if (reply >= 500 && reply < 600 && last_command == "RCPT") return Status(Code::kInvalid, why);
+  const std::string why = std::string(curl_easy_strerror(rc)) + " (SMTP reply \"" +
+                          CleanTextPrefix(conversation.reply, 200) + "\" to " +
+                          (conversation.command.empty() ? "the greeting" : conversation.command) +
+                          ")";
+  if (RefusesThisMessageOnly(conversation, reply)) return Status(Code::kInvalid, why);
   return Status(Code::kUnavailable, why);
 }
 
@@ -124,8 +151,12 @@ Mailer::Mailer(OutboxStore* outbox, TicketStore* bookings, MailTransport* transp
       failed_(metrics->GetCounter(
           "boxoffice_mail_failed_total",
           "Booking e-mails not sent: attempts that failed (retried) and mails refused for good.")),
+      expired_(metrics->GetCounter(
+          "boxoffice_mail_expired_total",
+          "Booking e-mails dropped unsent, older than --mail-max-age when their turn came.")),
       backlog_(std::make_shared<std::atomic<int64_t>>(0)) {
-  BOX_ASSERT(options_.batch_limit > 0 && options_.lease > Millis(0));
+  BOX_ASSERT(options_.batch_limit > 0 && options_.lease > Millis(0) &&
+             options_.max_age > Millis(0));
   metrics->AddGauge(
       "boxoffice_mail_backlog", "Booking events whose e-mail has not been dealt with yet.",
       [backlog = backlog_] { return static_cast<double>(backlog->load()); }, metric_labels);
@@ -167,9 +198,17 @@ Result<int> Mailer::Round() {
   auto held = outbox_->AcquireLease(kConsumer, owner_, options_.lease);
   if (!held.ok()) return fail(held.status());
   if (!held.value()) return 0;  // another instance's mailer has it
+  auto expired = outbox_->ExpirePendingMail(options_.max_age, kExpireBatch, kConsumer, owner_);
+  if (!expired.ok()) return fail(expired.status());
+  if (expired.value() > 0) {
+    expired_.Inc(static_cast<uint64_t>(expired.value()));
+    LogWarn("booking e-mails dropped unsent: older than --mail-max-age",
+            {{"count", expired.value()}, {"maxAgeMs", options_.max_age.count()}});
+  }
   auto events = outbox_->PendingMail(options_.batch_limit);
   if (!events.ok()) return fail(events.status());
   int sent = 0;
+  int refused_in_a_row = 0;
   for (const OutboxEvent& event : events.value()) {
     const std::optional<int64_t> booking_id = ParseDecimalId(event.key);
     std::optional<MailMessage> mail;
@@ -190,6 +229,12 @@ Result<int> Mailer::Round() {
       if (!renewed.ok()) return fail(renewed.status());
       if (!renewed.value()) return sent;
       Status s = transport_->Send(*mail);
+      if (s.code() == Code::kInvalid && ++refused_in_a_row >= kMaxRefusedInARow) {
+        failed_.Inc();
+        LogWarn("booking e-mails refused one after another: the server may refuse every one",
+                {{"bookingId", *booking_id}, {"event", event.event_id}, {"error", s.message()}});
+        return fail(s);
+      }
       if (s.code() == Code::kInvalid) {
         failed_.Inc();
         LogWarn("booking e-mail refused for good",
@@ -202,13 +247,15 @@ Result<int> Mailer::Round() {
       } else {
         sent_.Inc();
         ++sent;
+        refused_in_a_row = 0;
       }
     }
     Status marked = outbox_->MarkMailDone(event.id, kConsumer, owner_);
     if (!marked.ok()) return fail(marked);
   }
   failures_ = 0;
-  full_batch_ = events->size() == static_cast<size_t>(options_.batch_limit);
+  full_batch_ = events->size() == static_cast<size_t>(options_.batch_limit) ||
+                expired.value() == kExpireBatch;
   if (auto left = outbox_->CountPendingMail(); left.ok()) backlog_->store(left.value());
   return sent;
 }

@@ -65,6 +65,9 @@ struct MailerOptions {
   // this long after this one died. A message's send must end within it (SmtpTransport's
   // timeout: two thirds of it), or two mailers could send at once.
   Millis lease{45'000};
+  // Mail not sent this long after its event (the mail server was down, or --smtp was set
+  // only later) is dropped unsent and counted: tickets are on the booking's page.
+  Millis max_age{24 * 3'600'000};
 };
 
 class Mailer {
@@ -72,6 +75,10 @@ class Mailer {
   static constexpr const char* kConsumer = "mail";
   static constexpr Millis kFirstRetry{1'000};
   static constexpr Millis kMaxRetry{60'000};
+  // Messages refused for good one after another: then the server is taken to refuse every
+  // message, whatever it says, and the round ends (the rest wait, with their backoff).
+  static constexpr int kMaxRefusedInARow = 5;
+  static constexpr int kExpireBatch = 1'000;  // rows dropped per round, at most
 
   // metric_labels: the backlog gauge's labels (`shard="1"` when each shard has a mailer).
   Mailer(OutboxStore* outbox, TicketStore* bookings, MailTransport* transport,
@@ -98,6 +105,7 @@ class Mailer {
   const std::string owner_;  // this mailer's name in the lease
   Counter& sent_;
   Counter& failed_;
+  Counter& expired_;
   std::shared_ptr<std::atomic<int64_t>> backlog_;  // as of the last round, for the gauge
   int failures_ = 0;                               // in a row: the backoff's exponent
   bool full_batch_ = false;                        // the last round read a full batch

@@ -42,6 +42,11 @@ class OutboxStore {
   virtual Result<int64_t> CountPendingMail() = 0;
   virtual Status MarkMailDone(int64_t id, const std::string& lease_name,
                               const std::string& owner) = 0;
+  // Marks done, unsent, up to limit pending rows written more than older_than ago (mail
+  // that comes too late to be of use), fenced the same way; how many.
+  virtual Result<int64_t> ExpirePendingMail(Millis older_than, int limit,
+                                            const std::string& lease_name,
+                                            const std::string& owner) = 0;
 };
 
 }  // namespace boxoffice

@@ -83,4 +83,13 @@ Booking ReadBooking(const PGresult* r, int row, int first) {
   return b;
 }
 
+std::vector<OutboxEvent> ReadOutboxEvents(const PGresult* r) {
+  std::vector<OutboxEvent> out;
+  for (int i = 0; i < PQntuples(r); ++i) {
+    out.push_back(OutboxEvent{Int(r, i, 0), Text(r, i, 1), Text(r, i, 2), Text(r, i, 3),
+                              Text(r, i, 4), FromEpochMs(Int(r, i, 5))});
+  }
+  return out;
+}
+
 }  // namespace boxoffice

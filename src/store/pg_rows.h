@@ -15,6 +15,8 @@ std::vector<Showtime> ReadShowtimes(const PGresult* r);  // every row, without p
 Hold ReadHold(const PGresult* r, int first = 0);  // BOX_HOLD_COLUMNS from column first, row 0
 // BOX_BOOKING_COLUMNS of a row, from column `first` on.
 Booking ReadBooking(const PGresult* r, int row = 0, int first = 0);
+// Outbox rows (id, event_id, type, key, payload, created_at in ms), every row.
+std::vector<OutboxEvent> ReadOutboxEvents(const PGresult* r);
 // Fills the prices of the listed showtimes (one statement for all of them).
 Status LoadPrices(PgConnection& c, std::vector<Showtime>* list);
 // kSelectPrices's parameter for the listed showtimes, and its rows put in their places:

@@ -257,6 +257,17 @@ constexpr Sql kMarkMailDone{
     " upd AS (UPDATE outbox SET mail_pending = false"
     "  WHERE id = $4 AND mail_pending AND EXISTS (SELECT 1 FROM fence) RETURNING 1)"
     " SELECT (SELECT count(*) FROM fence), (SELECT count(*) FROM upd)"};
+constexpr Sql kExpirePendingMail{
+    "expire_pending_mail",
+    "WITH fence AS MATERIALIZED (SELECT 1 FROM relay_lease"
+    "  WHERE name = $2 AND owner = $3 AND until >= " BOX_NOW
+    " FOR SHARE),"
+    " old AS (SELECT id FROM outbox WHERE mail_pending AND created_at < " BOX_NOW
+    " - $4::bigint * interval '1 ms' ORDER BY id LIMIT $5),"
+    " upd AS (UPDATE outbox SET mail_pending = false"
+    "  WHERE id IN (SELECT id FROM old) AND mail_pending AND EXISTS (SELECT 1 FROM fence)"
+    "  RETURNING 1)"
+    " SELECT (SELECT count(*) FROM fence), (SELECT count(*) FROM upd)"};
 constexpr Sql kRefundBooking{"refund_booking",
                              "SELECT booking_id FROM refund WHERE refund_id = $1::uuid"};
 constexpr Sql kMarkRefundIssued{

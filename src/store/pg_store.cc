@@ -132,13 +132,7 @@ Result<std::vector<OutboxEvent>> PgStore::PendingEvents(int64_t after_id, int li
       &retried_, [&](PgConnection& c) -> Result<std::vector<OutboxEvent>> {
         auto res = c.Exec(kPendingEvents, {P(after_id), P(int64_t{limit})});
         if (!res.ok()) return res.status();
-        const PGresult* r = res.value().get();
-        std::vector<OutboxEvent> out;
-        for (int i = 0; i < PQntuples(r); ++i) {
-          out.push_back(OutboxEvent{Int(r, i, 0), Text(r, i, 1), Text(r, i, 2), Text(r, i, 3),
-                                    Text(r, i, 4), FromEpochMs(Int(r, i, 5))});
-        }
-        return out;
+        return ReadOutboxEvents(res.value().get());
       });
 }
 

@@ -128,6 +128,8 @@ class PgStore final : public Store, public OutboxStore {
   Result<std::vector<OutboxEvent>> PendingMail(int limit) override;
   Result<int64_t> CountPendingMail() override;
   Status MarkMailDone(int64_t id, const std::string& lease_name, const std::string& owner) override;
+  Result<int64_t> ExpirePendingMail(Millis older_than, int limit, const std::string& lease_name,
+                                    const std::string& owner) override;
   Status MarkEventsPublished(const std::vector<int64_t>& ids, const std::string& lease_name,
                              const std::string& owner) override;
   Result<std::vector<Refund>> PendingRefunds(int limit) override;

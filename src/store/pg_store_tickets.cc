@@ -103,13 +103,7 @@ Result<std::vector<OutboxEvent>> PgStore::PendingMail(int limit) {
       &retried_, [&](PgConnection& c) -> Result<std::vector<OutboxEvent>> {
         auto res = c.Exec(kPendingMail, {P(int64_t{limit})});
         if (!res.ok()) return res.status();
-        const PGresult* r = res.value().get();
-        std::vector<OutboxEvent> out;
-        for (int i = 0; i < PQntuples(r); ++i) {
-          out.push_back(OutboxEvent{Int(r, i, 0), Text(r, i, 1), Text(r, i, 2), Text(r, i, 3),
-                                    Text(r, i, 4), FromEpochMs(Int(r, i, 5))});
-        }
-        return out;
+        return ReadOutboxEvents(res.value().get());
       });
 }
 
@@ -130,6 +124,21 @@ Status PgStore::MarkMailDone(int64_t id, const std::string& lease_name, const st
   if (!r.ok()) return r.status();
   if (!r.value()) return Status(Code::kNotActive, "the lease " + lease_name + " was lost");
   return Status::Ok();
+}
+
+Result<int64_t> PgStore::ExpirePendingMail(Millis older_than, int limit,
+                                           const std::string& lease_name,
+                                           const std::string& owner) {
+  using Counts = std::pair<int64_t, int64_t>;  // (lease held, rows marked)
+  auto r = impl_->Run<Counts>(&retried_, [&](PgConnection& c) -> Result<Counts> {
+    auto res = c.Exec(kExpirePendingMail,
+                      {impl_->Now(), lease_name, owner, P(older_than.count()), P(int64_t{limit})});
+    if (!res.ok()) return res.status();
+    return Counts{Int(res.value().get(), 0, 0), Int(res.value().get(), 0, 1)};
+  });
+  if (!r.ok()) return r.status();
+  if (r->first != 1) return Status(Code::kNotActive, "the lease " + lease_name + " was lost");
+  return r->second;
 }
 
 }  // namespace boxoffice

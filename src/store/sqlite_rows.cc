@@ -106,4 +106,14 @@ std::optional<Instant> ReadOptMs(Query& q, int col) {
   return FromEpochMs(q.Int(col));
 }
 
+Result<std::vector<OutboxEvent>> ReadOutboxEvents(Query& q) {
+  std::vector<OutboxEvent> out;
+  while (q.Next()) {
+    out.push_back(
+        OutboxEvent{q.Int(0), q.Text(1), q.Text(2), q.Text(3), q.Text(4), FromEpochMs(q.Int(5))});
+  }
+  if (!q.status().ok()) return q.status();
+  return out;
+}
+
 }  // namespace boxoffice::sqlite

@@ -24,6 +24,8 @@ Result<Hold> LoadHold(SqliteConnection& conn, const std::string& hold_id, int64_
 Status LoadPrices(SqliteConnection& conn, Showtime* s);
 Booking ReadBooking(Query& q);
 Result<std::optional<Booking>> LoadBooking(SqliteConnection& c, int64_t booking_id);
+// Every outbox row a statement returns (id, event_id, type, key, payload, created_at).
+Result<std::vector<OutboxEvent>> ReadOutboxEvents(Query& q);
 Value OptMs(const std::optional<Instant>& t);
 std::optional<Instant> ReadOptMs(Query& q, int col);
 

@@ -182,6 +182,11 @@ constexpr const char* kCountPendingMail = "SELECT count(*) FROM outbox WHERE mai
 constexpr const char* kMarkMailDone =
     "UPDATE outbox SET mail_pending = 0 WHERE id = ?4 AND mail_pending = 1"
     "   AND EXISTS (SELECT 1 FROM relay_lease WHERE name = ?1 AND owner = ?2 AND until >= ?3)";
+constexpr const char* kExpirePendingMail =
+    "UPDATE outbox SET mail_pending = 0"
+    " WHERE id IN (SELECT id FROM outbox WHERE mail_pending = 1 AND created_at < ?4"
+    "              ORDER BY id LIMIT ?5)"
+    "   AND EXISTS (SELECT 1 FROM relay_lease WHERE name = ?1 AND owner = ?2 AND until >= ?3)";
 constexpr const char* kRefundBooking = "SELECT booking_id FROM refund WHERE refund_id = ?";
 constexpr const char* kMarkRefundIssued =
     "UPDATE refund SET status = 'ISSUED', gateway_refund_id = ?1, issued_at = ?2"

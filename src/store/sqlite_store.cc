@@ -356,13 +356,8 @@ Result<Booking> SqliteStore::GetBooking(int64_t booking_id, int64_t customer_id)
 Result<std::vector<OutboxEvent>> SqliteStore::PendingEvents(int64_t after_id, int limit) {
   auto conn = pools_->readers.Acquire();
   if (!conn.ok()) return conn.status();
-  std::vector<OutboxEvent> out;
   Query q(*conn.value(), kPendingEvents, {after_id, int64_t{limit}});
-  while (q.Next())
-    out.push_back(
-        OutboxEvent{q.Int(0), q.Text(1), q.Text(2), q.Text(3), q.Text(4), FromEpochMs(q.Int(5))});
-  if (!q.status().ok()) return q.status();
-  return out;
+  return ReadOutboxEvents(q);
 }
 
 Result<std::vector<Booking>> SqliteStore::ClaimStaleCheckouts(Millis older_than, Millis lease,
@@ -622,13 +617,8 @@ Result<std::optional<MailBooking>> SqliteStore::BookingForMail(int64_t booking_i
 Result<std::vector<OutboxEvent>> SqliteStore::PendingMail(int limit) {
   auto conn = pools_->readers.Acquire();
   if (!conn.ok()) return conn.status();
-  std::vector<OutboxEvent> out;
   Query q(*conn.value(), kPendingMail, {int64_t{limit}});
-  while (q.Next())
-    out.push_back(
-        OutboxEvent{q.Int(0), q.Text(1), q.Text(2), q.Text(3), q.Text(4), FromEpochMs(q.Int(5))});
-  if (!q.status().ok()) return q.status();
-  return out;
+  return ReadOutboxEvents(q);
 }
 
 Result<int64_t> SqliteStore::CountPendingMail() {
@@ -650,6 +640,23 @@ Status SqliteStore::MarkMailDone(int64_t id, const std::string& lease_name,
   // Nothing marked: marked before, or fenced out. Tell which.
   Query held(*conn.value(), kLeaseHeld, {lease_name, owner, now});
   if (held.Next()) return Status::Ok();
+  if (!held.status().ok()) return held.status();
+  return Status(Code::kNotActive, "the lease " + lease_name + " was lost");
+}
+
+Result<int64_t> SqliteStore::ExpirePendingMail(Millis older_than, int limit,
+                                               const std::string& lease_name,
+                                               const std::string& owner) {
+  auto conn = pools_->writer.Acquire();
+  if (!conn.ok()) return conn.status();
+  const Instant now = clock_->Now();
+  auto r = Query(*conn.value(), kExpirePendingMail,
+                 {lease_name, owner, ToEpochMs(now), ToEpochMs(now - older_than), int64_t{limit}})
+               .Exec();
+  if (!r.ok()) return r.status();
+  if (r.value() > 0) return int64_t{r.value()};
+  Query held(*conn.value(), kLeaseHeld, {lease_name, owner, ToEpochMs(now)});
+  if (held.Next()) return int64_t{0};
   if (!held.status().ok()) return held.status();
   return Status(Code::kNotActive, "the lease " + lease_name + " was lost");
 }

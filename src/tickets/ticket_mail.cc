@@ -43,7 +43,11 @@ constexpr size_t kWordBytes = 42;   // 42 bytes: 56 of base64, a 68-character en
 // it is short printable ASCII, else RFC 2047 encoded words of UTF-8 in base64, each at most
 // 75 characters and never splitting a character. Nothing in it can end the header.
 std::string HeaderText(std::string_view text, size_t name_length) {
-  if (IsPlain(text) && name_length + 2 + text.size() <= kHeaderLine) return std::string(text);
+  // (Plain text that contains "=?" would read as an encoded word: encoded too.)
+  if (IsPlain(text) && text.find("=?") == std::string_view::npos &&
+      name_length + 2 + text.size() <= kHeaderLine) {
+    return std::string(text);
+  }
   const std::string clean = CleanTextPrefix(text, 400);
   std::string out;
   for (size_t at = 0; at < clean.size();) {

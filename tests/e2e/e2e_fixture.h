@@ -325,6 +325,38 @@ class GatewayCallbacks : public PaymentCallbacks {
         .at("sessions")
         .size();
   }
+  // A customer's token carrying an e-mail address (none when email is empty).
+  static std::string TokenWithEmail(int64_t customer, const std::string& email) {
+    Principal who;
+    who.customer_id = customer;
+    who.email = email;
+    return SignJwt(who, SystemClock().Now() + Millis(3'600'000), kSecret);
+  }
+  // Holds seats_json (["E1"]) for customer, whose token carries email, and checks out: the
+  // booking and its payment session.
+  std::pair<Booking, std::string> CheckedOutWithEmail(int64_t customer, const std::string& email,
+                                                      const std::string& seats_json) {
+    auto hold = Call("POST", Holds(), R"({"seats": )" + seats_json + "}",
+                     {Bearer(TokenWithEmail(customer, email))});
+    EXPECT_EQ(hold.status, 201) << hold.body;
+    const std::string hold_id = json::parse(hold.body).value("holdId", "");
+    auto checkout = Call("POST", "/holds/" + hold_id + "/checkout", "{}",
+                         {Bearer(TokenWithEmail(customer, email)), {"Idempotency-Key", "buy"}});
+    EXPECT_EQ(checkout.status, 201) << checkout.body;
+    auto body = json::parse(checkout.body);
+    Booking b;
+    b.id = body.value("bookingId", int64_t{0});
+    b.customer_id = customer;
+    return {b, body["payment"].value("sessionId", "")};
+  }
+  // The same, paid at the gateway: the booking, once CONFIRMED.
+  Booking BoughtWithEmail(int64_t customer, const std::string& email,
+                          const std::string& seats_json) {
+    auto [b, session] = CheckedOutWithEmail(customer, email, seats_json);
+    EXPECT_EQ(Pay(session, "SUCCEEDED", "normal").status, 200);
+    EXPECT_EQ(AwaitStatus(b, "CONFIRMED"), "CONFIRMED");
+    return b;
+  }
   HttpResult Pay(const std::string& session, const std::string& outcome,
                  const std::string& delivery, int delay_ms = 0) {
     return Gateway(

@@ -13,13 +13,6 @@
 namespace boxoffice::e2e {
 namespace {
 
-std::string CustomerToken(int64_t customer, const std::string& email) {
-  Principal who;
-  who.customer_id = customer;
-  who.email = email;
-  return SignJwt(who, SystemClock().Now() + Millis(3'600'000), kSecret);
-}
-
 std::string DoorToken(int64_t staff = 900) {
   Principal who;
   who.customer_id = staff;
@@ -62,20 +55,7 @@ class Tickets : public GatewayCallbacks {
  protected:
   // A purchase of E1+F1 by customer, paid at the gateway: the confirmed booking's id.
   int64_t Bought(int64_t customer, const std::string& email) {
-    auto hold = Call("POST", Holds(), R"({"seats": ["E1", "F1"]})",
-                     {Bearer(CustomerToken(customer, email))});
-    EXPECT_EQ(hold.status, 201) << hold.body;
-    const std::string hold_id = json::parse(hold.body).value("holdId", "");
-    auto checkout = Call("POST", "/holds/" + hold_id + "/checkout", "{}",
-                         {Bearer(CustomerToken(customer, email)), {"Idempotency-Key", "buy-1"}});
-    EXPECT_EQ(checkout.status, 201) << checkout.body;
-    auto body = json::parse(checkout.body);
-    Booking b;
-    b.id = body.value("bookingId", int64_t{0});
-    b.customer_id = customer;
-    EXPECT_EQ(Pay(body["payment"].value("sessionId", ""), "SUCCEEDED", "normal").status, 200);
-    EXPECT_EQ(AwaitStatus(b, "CONFIRMED"), "CONFIRMED");
-    return b.id;
+    return BoughtWithEmail(customer, email, R"(["E1", "F1"])").id;
   }
   HttpResult Scan(const std::string& code, int64_t showtime, const std::string& nonce = "") {
     json body{{"code", code}, {"showtimeId", showtime}};

@@ -148,6 +148,40 @@ TEST_P(MailerTest, AMailerWithoutTheLeaseSendsNothing) {
   EXPECT_EQ(mailer->RunOnce().value(), 1);
 }
 
+TEST_P(MailerTest, MailTooOldWhenItsTurnComesIsDroppedUnsentAndCounted) {
+  NewShowtime later = PricedLayout();  // on sale for longer than the mail's maximum age
+  later.starts_at = kStart + Millis(7 * 86'400'000);
+  st_ = store_->CreateShowtime(later).value();
+  Confirmed(1, "E1", "ana@example.com");
+  const Store::Database db = DatabaseOfShowtime();
+  auto mailer = NewMailer(db);
+  clock_.Advance(MailerOptions{}.max_age + Millis(1));  // the mail server was down all day
+  Confirmed(2, "E2", "bo@example.org");
+  auto sent = mailer->RunOnce();
+  ASSERT_TRUE(sent.ok()) << sent.status().message();
+  EXPECT_EQ(sent.value(), 1);
+  ASSERT_EQ(transport_.Sent().size(), 1u);
+  EXPECT_EQ(transport_.Sent()[0].to, "bo@example.org");
+  EXPECT_NE(metrics_.Render().find("boxoffice_mail_expired_total 1"), std::string::npos);
+  EXPECT_EQ(db.outbox->CountPendingMail().value(), 0);
+}
+
+TEST_P(MailerTest, ManyRefusalsInARowStopTheRoundAsIfTheServerRefusedEveryMessage) {
+  st_ = MakePricedShowtime();
+  for (int i = 1; i <= Mailer::kMaxRefusedInARow + 1; ++i) {
+    Confirmed(i, "E" + std::to_string(i), "bounce" + std::to_string(i) + "@example.com");
+  }
+  Confirmed(20, "F1", "ana@example.com");
+  const Store::Database db = DatabaseOfShowtime();
+  auto mailer = NewMailer(db);
+  EXPECT_EQ(mailer->RunOnce().status().code(), Code::kInvalid);
+  EXPECT_EQ(db.outbox->CountPendingMail().value(), 3) << "the fifth refusal is kept";
+  EXPECT_TRUE(transport_.Sent().empty());
+  EXPECT_EQ(mailer->RunOnce().value(), 1);  // the next round: two refusals, then a mail
+  EXPECT_EQ(transport_.Sent().size(), 1u);
+  EXPECT_EQ(db.outbox->CountPendingMail().value(), 0);
+}
+
 // Outbox ids are handed out at insert, not at commit: an event whose transaction commits
 // after a later id's must still be mailed (PostgreSQL; SQLite's one writer commits in order).
 TEST_P(MailerTest, AnEventCommittedAfterALaterOneIsStillMailed) {
@@ -169,7 +203,8 @@ TEST_P(MailerTest, AnEventCommittedAfterALaterOneIsStillMailed) {
   exec(
       "INSERT INTO outbox (event_id, type, key, payload, created_at) VALUES"
       " (gen_random_uuid(), 'BookingRefunded', '" +
-      std::to_string(first) + "', '{}', now())");
+      std::to_string(first) + "', '{}', to_timestamp(" + std::to_string(ToEpochMs(clock_.Now())) +
+      " / 1000.0))");  // (written at the test's time: not older than the mail's maximum age)
   // … while a later one commits and is mailed.
   Confirmed(2, "E2", "bo@example.org");
   ASSERT_EQ(mailer->RunOnce().value(), 1);

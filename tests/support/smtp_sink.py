@@ -4,8 +4,10 @@
   smtp_sink.py serve PORT DIR [DELAY_SECONDS [refuse-sender]]
       Accepts every message on 127.0.0.1:PORT and writes each to DIR/<n>.eml once the
       DATA is complete (after DELAY_SECONDS, to hold a message in flight); refuses
-      recipients whose local part starts with "bounce" with 550 (and, with refuse-sender,
-      every sender with 530, as a server that wants a login). Prints "ready" when it
+      recipients whose local part starts with "bounce" with 550 5.1.1 (no such mailbox) and
+      "relay" with 554 5.7.1 (relay access denied: a server refusing every recipient), the
+      message of a "big" recipient with 552 after its data (and, with refuse-sender, every
+      sender with 530, as a server that wants a login). Prints "ready" when it
       listens.
   smtp_sink.py parse FILE OUTDIR
       Prints the message as JSON (messageId, from, to, subject, text, html, images) and
@@ -34,11 +36,15 @@ def serve(port, out, delay, refuse_sender):
         async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
             if address.split("@")[0].startswith("bounce"):
                 return "550 5.1.1 no such mailbox"
+            if address.split("@")[0].startswith("relay"):
+                return "554 5.7.1 Relay access denied"
             envelope.rcpt_tos.append(address)
             return "250 OK"
 
         async def handle_DATA(self, server, session, envelope):
             print("data", flush=True)  # received: in flight until written below
+            if any(r.split("@")[0].startswith("big") for r in envelope.rcpt_tos):
+                return "552 5.3.4 Message too big for system"
             await asyncio.sleep(delay)
             name = os.path.join(out, "%d.eml" % time.time_ns())
             with open(name + ".tmp", "wb") as f:
