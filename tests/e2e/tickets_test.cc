@@ -9,6 +9,8 @@
 #include <set>
 
 #include "e2e/e2e_fixture.h"
+#include "support/backends.h"
+#include "support/redis_server.h"
 
 namespace boxoffice::e2e {
 namespace {
@@ -53,6 +55,7 @@ void WriteFile(const std::string& path, const std::string& bytes) {
 
 class Tickets : public GatewayCallbacks {
  protected:
+  void BuyReadAndScan();
   // A purchase of E1+F1 by customer, paid at the gateway: the confirmed booking's id.
   int64_t Bought(int64_t customer, const std::string& email) {
     return BoughtWithEmail(customer, email, R"(["E1", "F1"])").id;
@@ -64,7 +67,9 @@ class Tickets : public GatewayCallbacks {
   }
 };
 
-TEST_P(Tickets, ABoughtTicketIsReadFromItsQrCodeAndAdmittedOnce) {
+// The whole of a ticket's life, from the purchase to the second scan (run by the suites
+// without and with the Redis gate).
+void Tickets::BuyReadAndScan() {
   const int64_t booking = Bought(51, "ana@example.com");
 
   // The customer's list: newest first, with the showtime's title and start.
@@ -193,6 +198,28 @@ TEST_P(Tickets, ABoughtTicketIsReadFromItsQrCodeAndAdmittedOnce) {
             std::string::npos);
 }
 
+TEST_P(Tickets, ABoughtTicketIsReadFromItsQrCodeAndAdmittedOnce) { BuyReadAndScan(); }
+
+// The production profile: serve with its Redis seat gate (the holds of the purchase pass
+// it; tickets, check-ins and the customer's list are the store's).
+class TicketsWithRedis : public Tickets {
+ protected:
+  void SetUp() override {
+    BOX_REQUIRE_REDIS();
+    redis_ = std::make_unique<testing::RedisServer>();
+    ASSERT_TRUE(redis_->ok());
+    Tickets::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    StartServe({"--redis", redis_->url(), "--redis-timeout", "1s"});
+  }
+  std::unique_ptr<testing::RedisServer> redis_;
+};
+
+TEST_P(TicketsWithRedis, ABoughtTicketIsReadFromItsQrCodeAndAdmittedOnce) {
+  ASSERT_EQ(json::parse(Call("GET", "/readyz").body).value("redis", ""), "ok");
+  BuyReadAndScan();
+}
+
 TEST_P(Tickets, APendingBookingHasNoTicketsAndBadScansChangeNothing) {
   auto hold = Call("POST", Holds(), R"({"seats": ["E4"]})", {Bearer(Token(61))});
   ASSERT_EQ(hold.status, 201);
@@ -230,6 +257,7 @@ TEST_P(Tickets, APendingBookingHasNoTicketsAndBadScansChangeNothing) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, Tickets, AllEngines(), EngineName);
+INSTANTIATE_TEST_SUITE_P(Engines, TicketsWithRedis, AllEngines(), EngineName);
 
 }  // namespace
 }  // namespace boxoffice::e2e
