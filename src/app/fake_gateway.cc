@@ -15,6 +15,7 @@
 #include "core/crypto.h"
 #include "core/gateway_signature.h"
 #include "core/log.h"
+#include "core/text.h"
 #include "core/time_format.h"
 #include "http/async_client.h"
 #include "http/client.h"
@@ -43,32 +44,6 @@ Response Json(int status, const json& body) {
   r.status = status;
   r.body = body.dump();
   return r;
-}
-
-std::string HtmlEscape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 // The origin of an absolute http URL, "http://host:port" with the host lower-cased and the

@@ -24,6 +24,10 @@ std::string CleanTextPrefix(std::string_view text, size_t max_bytes);
 // hot answers: holds and refusals). Bytes that are not well-formed UTF-8 become U+FFFD.
 void AppendJsonString(std::string* out, std::string_view text);
 
+// Text for an HTML page: &, <, >, " and ' as entities (for element text and quoted
+// attribute values).
+std::string HtmlEscape(std::string_view text);
+
 // ASCII case-insensitive equality (HTTP header names and tokens).
 bool EqualsNoCase(std::string_view a, std::string_view b);
 

@@ -68,32 +68,6 @@ std::string HeaderText(std::string_view text, size_t name_length) {
   return out;
 }
 
-std::string HtmlEscape(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out.push_back(c);
-    }
-  }
-  return out;
-}
-
 // "Fri, 04 Dec 2026 13:55:00 +0000" (RFC 5322 3.3).
 std::string MailDate(Instant t) {
   const auto seconds = std::chrono::time_point_cast<std::chrono::seconds>(
