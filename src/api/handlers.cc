@@ -141,6 +141,17 @@ class Api {
     return who.value();
   }
 
+  // The same, for a token whose scope grants `scope` (Principal::admin or ::door), or the
+  // 401 or 403 to send.
+  std::variant<Principal, Response> Authorize(const Request& req, bool Principal::*scope,
+                                              const char* name) const {
+    auto who = Authenticate(req);
+    if (auto* p = std::get_if<Principal>(&who); p && !((*p).*scope)) {
+      return ErrorResponse(403, "FORBIDDEN", std::string(name) + " scope required");
+    }
+    return who;
+  }
+
   Response Healthz(Request&) { return Json(200, R"({"status":"ok"})"); }
 
   // On the I/O thread: both round trips are awaited (a balancer polls this often).
@@ -405,11 +416,8 @@ class Api {
 
   // On the I/O thread: the store's write is awaited.
   io::asio::awaitable<Response> SetWaitingRoom(Request& req) {
-    auto auth = Authenticate(req);
+    auto auth = Authorize(req, &Principal::admin, "admin");
     if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
-    if (!std::get<Principal>(auth).admin) {
-      co_return ErrorResponse(403, "FORBIDDEN", "admin scope required");
-    }
     auto id = ParseId(req.params["showtimeId"]);
     if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
     WaitingRoomConfig config;
@@ -460,11 +468,8 @@ class Api {
 
   // On the I/O thread: the showtime, its prices and seats are one statement, awaited.
   io::asio::awaitable<Response> CreateShowtime(Request& req) {
-    auto auth = Authenticate(req);
+    auto auth = Authorize(req, &Principal::admin, "admin");
     if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
-    if (!std::get<Principal>(auth).admin) {
-      co_return ErrorResponse(403, "FORBIDDEN", "admin scope required");
-    }
     NewShowtime showtime;
     if (auto e = ParseNewShowtime(req.body, &showtime)) co_return BadBody(*e);
     if (showtime.starts_at <= d_.clock->Now()) {
@@ -559,11 +564,8 @@ class Api {
   // A scan at the door: the code's signature first (a forgery never reaches the store),
   // then its showtime, then the store's one conditional write.
   io::asio::awaitable<Response> CheckIn(Request& req) {
-    auto auth = Authenticate(req);
+    auto auth = Authorize(req, &Principal::door, "door");
     if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
-    if (!std::get<Principal>(auth).door) {
-      co_return ErrorResponse(403, "FORBIDDEN", "door scope required");
-    }
     CheckInBody body;
     if (auto e = ParseCheckInBody(req.body, &body)) co_return BadBody(*e);
     const std::optional<Ticket> ticket = tickets_.Verify(body.code);
@@ -625,11 +627,8 @@ class Api {
 
   // GET /showtimes/{id}/checkins (door): seats sold and admitted, for the door page.
   io::asio::awaitable<Response> DoorCountOf(Request& req) {
-    auto auth = Authenticate(req);
+    auto auth = Authorize(req, &Principal::door, "door");
     if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
-    if (!std::get<Principal>(auth).door) {
-      co_return ErrorResponse(403, "FORBIDDEN", "door scope required");
-    }
     auto id = ParseId(req.params["showtimeId"]);
     if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
     auto count = co_await d_.store->CountAtDoorAsync(*id);
