@@ -111,6 +111,7 @@ export function el(tag, attrs = {}, ...children) {
 }
 
 export const SALES_CLOSED = 'Sales for this showtime have closed.';
+export const CANCELLED = 'This showtime was cancelled. Nothing more is sold, and everyone who paid gets their money back.';
 
 // What to tell the customer for an ApiError, by the API's code.
 export function explain(e) {
@@ -127,6 +128,9 @@ export function explain(e) {
     case 'HOLD_LIMIT': return 'You already hold the most seats one customer may hold for this showtime (8). Release a hold or pay for it first.';
     case 'NOT_ADMITTED': return 'This showtime has a waiting room: you need your turn to choose seats.';
     case 'SALES_CLOSED': return SALES_CLOSED;
+    case 'SHOWTIME_CANCELLED': return CANCELLED;
+    case 'SOLD_OUT': return 'Every seat of this showtime is sold.';
+    case 'NOT_REFUNDABLE': return 'This booking can no longer be cancelled.';
     case 'HOLD_NOT_ACTIVE': return 'Your hold has ended and its seats were released. Please choose your seats again.';
     case 'CHECKOUT_EXISTS': return 'A payment for these seats is already open.';
     case 'IDEMPOTENCY_IN_PROGRESS': return 'Your checkout is still being processed. Try again in a moment.';

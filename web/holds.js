@@ -71,6 +71,7 @@ export function holdController(page) {
 
   function refused(e) {
     if (e.code === 'SALES_CLOSED') { salesClosed(); return; }
+    if (e.code === 'SHOWTIME_CANCELLED') { salesClosed(); say(explain(e), 'info'); return; }
     if (e.code === 'RATE_LIMITED') {
       page.retryAt = Date.now() + (e.retryAfter || 60) * 1000;
     } else if (e.code === 'NOT_ADMITTED') {

@@ -11,7 +11,7 @@
 // the others through it (page.draw, page.refresh, page.holds, page.waitingRoom).
 
 import { api } from './api.js';
-import { el, explain, fill, when } from './format.js';
+import { CANCELLED, el, explain, fill, when } from './format.js';
 import { MAX_TIMER_MS, later, left, onLeave, salesCloseAt, store, view } from './page.js';
 import { holdController } from './holds.js';
 import { liveFeed } from './live.js';
@@ -49,7 +49,7 @@ export async function showtimeView(id, nav) {
     // The hold controller's (holds.js):
     hold: store.get(`hold.${id}`),  // {holdId, seats, expiresAt, checkoutKey?}
     // Sales close at a time the service sets (salesCloseAt); a 409 SALES_CLOSED says so too.
-    closed: salesCloseAt(s) <= serverNow(),
+    closed: s.status === 'CANCELLED' || salesCloseAt(s) <= serverNow(),
     retryAt: 0,          // 429: no hold attempt before this time
     asking: new Set(),   // seats of the hold request in flight
     busy: false,         // a hold, checkout, extend or release in flight
@@ -68,6 +68,7 @@ export async function showtimeView(id, nav) {
   fill(root,
     el('h1', {}, s.title),
     el('p', { class: 'sub' }, `${s.cinema} · ${s.hall} · `, el('time', { datetime: s.startsAt }, when(s.startsAt, s.timeZone)), ' · ', page.liveState),
+    s.status === 'CANCELLED' ? el('p', { class: 'cancelled-note', role: 'status' }, CANCELLED) : null,
     page.room,
     el('div', { class: 'seatpage' }, mapBox, page.panel));
 

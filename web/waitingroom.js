@@ -1,7 +1,8 @@
 // The waiting room of a showtime's page (API.md "Waiting room"): joined when the service
-// answers a hold NOT_ADMITTED, its place in line and an estimated wait shown while the
-// page polls, the admission kept in the tab once it is the customer's turn, and then the
-// hold that was refused asked again.
+// answers a hold NOT_ADMITTED, its place in line, the seats left and an estimated wait
+// shown while the page polls, the admission kept in the tab once it is the customer's
+// turn, and then the hold that was refused asked again; "sold out" once the last seat is
+// booked (the line is told at once instead of counting down).
 
 import { api } from './api.js';
 import { el, explain, fill } from './format.js';
@@ -28,7 +29,9 @@ export function waitingRoom(page) {
     } catch (e) {
       waiting = false;
       if (left(nav)) return;
-      if (e.code === 'SALES_CLOSED') page.holds.salesClosed(); else say(explain(e));
+      if (e.code === 'SALES_CLOSED') page.holds.salesClosed();
+      else if (e.code === 'SOLD_OUT' || e.code === 'SHOWTIME_CANCELLED') soldOut(e.code);
+      else say(explain(e));
       return;
     }
     if (left(nav)) return;
@@ -41,6 +44,8 @@ export function waitingRoom(page) {
       el('p', {}, 'Your place in line: ', position, ' · Estimated wait: ', eta));
     say('');
     const seen = [];
+    const left_ = el('span', { class: 'seats-left' }, '');
+    room.append(el('p', {}, left_));
     const check = async () => {
       let data;
       try { ({ data } = await api.queue(id, place.queueToken)); } catch (e) {
@@ -48,6 +53,16 @@ export function waitingRoom(page) {
         return;
       }
       if (left(nav)) return;
+      if (data.soldOut) {
+        clearInterval(timer);
+        waiting = false;
+        store.set(`queue.${id}`, null);
+        soldOut('SOLD_OUT');
+        return;
+      }
+      if (typeof data.seatsLeft === 'number') {
+        left_.textContent = `${data.seatsLeft} ${data.seatsLeft === 1 ? 'seat' : 'seats'} left`;
+      }
       if (data.admitted && data.admissionToken) {
         clearInterval(timer);
         waiting = false;
@@ -70,6 +85,18 @@ export function waitingRoom(page) {
     };
     const timer = every(QUEUE_POLL_MS, check);
     check();
+  }
+
+  // Every seat is sold (or the showtime cancelled): said instead of a wait that can never end.
+  function soldOut(code) {
+    room.hidden = false;
+    const cancelled = code === 'SHOWTIME_CANCELLED';
+    fill(room,
+      el('h2', { class: 'sold-out' }, cancelled ? 'This showtime was cancelled' : 'Sold out'),
+      el('p', {}, cancelled
+        ? 'Nothing more is sold for this showtime; anyone who paid gets their money back.'
+        : 'Every seat of this showtime is sold. Nobody else in line will get one either.'));
+    announce(cancelled ? 'This showtime was cancelled.' : 'Sold out: every seat is sold.');
   }
 
   return { enter };

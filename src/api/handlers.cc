@@ -301,6 +301,10 @@ class Api {
     std::vector<std::string> seats;
     std::optional<BestAvailable> best;
     if (auto e = ParseHoldBody(req.body, &seats, &best)) co_return BadBody(*e);
+    // A showtime cancelled is refused before the gate, whose keys may still stand (the
+    // store refuses it inside its decision too).
+    auto terms = co_await SaleTermsOf(*id);
+    if (terms.ok() && terms->cancelled) co_return StatusResponse(ShowtimeCancelled(*id));
     const std::string* admission = req.headers.Find("X-Admission-Token");
     Result<Hold> hold = Status(Code::kInternal, "hold not decided");
     if (best) {
@@ -392,6 +396,25 @@ class Api {
     co_return Json(200, BookingJson(booking.value()));
   }
 
+  // POST /bookings/{id}/cancel (the booking's customer): refunded once, the seats for sale
+  // again at once (the gate's keys gone before the answer; maps and live streams told).
+  io::asio::awaitable<Response> CancelBooking(Request& req) {
+    auto auth = Authenticate(req);
+    if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
+    auto id = ParseId(req.params["bookingId"]);
+    if (!id) co_return ErrorResponse(404, "NOT_FOUND", "booking not found");
+    if (req.body.find_first_not_of(" \t\r\n") != std::string::npos && req.body != "{}") {
+      co_return ErrorResponse(400, "VALIDATION_FAILED", "a cancel takes no body");
+    }
+    const int64_t customer = std::get<Principal>(auth).customer_id;
+    auto booking = co_await d_.store->CancelBookingAsync(*id, customer);
+    if (!booking.ok()) co_return StatusResponse(booking.status());
+    if (d_.holds) co_await d_.holds->BookingCancelled(booking.value());
+    LogInfo("booking cancelled",
+            {{"bookingId", *id}, {"customerId", customer}, {"requestId", req.request_id}});
+    co_return Json(200, BookingJson(booking.value()));
+  }
+
   // The gateway's signed callback: verified before anything is parsed, then settled by the
   // payments service (once per payment id: late, twice, unknown; see Store::SettlePayment).
   io::asio::awaitable<Response> PaymentCallback(Request& req) {
@@ -431,11 +454,128 @@ class Api {
     co_return Json(200, WaitingRoomJson(*id, config));
   }
 
-  static Response QueueResponse(int status, const QueueView& view) {
+  // POST /admin/showtimes/{id}/cancel: one short transaction on the showtime's database
+  // (AdminStore::CancelShowtime); the refunds reach the gateway through the refund worker.
+  io::asio::awaitable<Response> CancelShowtime(Request& req) {
+    auto auth = Authorize(req, &Principal::admin, "admin");
+    if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
+    auto id = ParseId(req.params["showtimeId"]);
+    if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    std::string reason;
+    if (auto e = ParseCancelBody(req.body, &reason)) co_return BadBody(*e);
+    const int64_t actor = std::get<Principal>(auth).customer_id;
+    auto done = co_await d_.store->CancelShowtimeAsync(*id, reason, actor);
+    if (!done.ok()) co_return StatusResponse(done.status());
+    {
+      MutexLock lock(close_times_mu_);
+      close_times_.erase(*id);
+    }
+    if (!done->already) {
+      // This instance's map and line know at once; the other instances' caches and the
+      // live streams hear every seat BOOKED.
+      if (d_.seat_maps) d_.seat_maps->Invalidate(*id);
+      auto map = co_await d_.store->GetSeatMapAsync(*id);
+      if (map.ok() && d_.holds) {
+        std::vector<std::string> seats;
+        for (const SeatView& seat : map->seats) seats.push_back(seat.code);
+        d_.holds->AnnounceCancelled(*id, std::move(seats));
+      }
+      LogInfo("showtime cancelled", {{"showtimeId", *id},
+                                     {"actor", actor},
+                                     {"bookingsRefunded", done->bookings_refunded},
+                                     {"bookingsFailed", done->bookings_failed},
+                                     {"requestId", req.request_id}});
+    }
+    co_return Json(202, ShowtimeCancelJson(*id, done.value()));
+  }
+
+  // GET /admin/showtimes/{id}/sales: one read of the showtime's database.
+  io::asio::awaitable<Response> ShowtimeSalesOf(Request& req) {
+    auto auth = Authorize(req, &Principal::admin, "admin");
+    if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
+    auto id = ParseId(req.params["showtimeId"]);
+    if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    auto sales = co_await d_.store->GetShowtimeSalesAsync(*id);
+    if (!sales.ok()) co_return StatusResponse(sales.status());
+    co_return Json(200, ShowtimeSalesJson(*id, sales.value())).Header("Cache-Control", "no-store");
+  }
+
+  // GET /admin/showtimes/{id}/bookings?status=&cursor=&limit=: in booking-id order.
+  static constexpr int kMaxAdminBookingsPage = 500;
+  io::asio::awaitable<Response> ShowtimeBookingsOf(Request& req) {
+    auto auth = Authorize(req, &Principal::admin, "admin");
+    if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
+    auto id = ParseId(req.params["showtimeId"]);
+    if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    ShowtimeBookingsQuery q;
+    q.showtime_id = *id;
+    std::optional<std::pair<Instant, int64_t>> cursor;
+    if (auto refused = PageParams(req, kMaxAdminBookingsPage, &q.limit, &cursor)) {
+      co_return std::move(*refused);
+    }
+    if (cursor) q.after_id = cursor->second;
+    if (auto status = req.QueryParam("status")) {
+      q.status = ParseBookingStatus(*status);
+      if (!q.status) {
+        co_return ErrorResponse(400, "VALIDATION_FAILED",
+                                "status must be PENDING, CONFIRMED, FAILED or REFUNDED");
+      }
+    }
+    const int limit = q.limit;
+    q.limit += 1;  // one more tells whether there is a next page
+    auto list = co_await d_.store->ListShowtimeBookingsAsync(std::move(q));
+    if (!list.ok()) co_return StatusResponse(list.status());
+    std::string next;
+    if (list->size() > static_cast<size_t>(limit)) {
+      list->resize(static_cast<size_t>(limit));
+      next = EncodeCursor(Instant{}, list->back().id);
+    }
+    co_return Json(200, AdminBookingsJson(list.value(), next)).Header("Cache-Control", "no-store");
+  }
+
+  // GET /admin/showtimes/{id}/changes: the showtime's admin trail, newest first.
+  io::asio::awaitable<Response> AdminChanges(Request& req) {
+    auto auth = Authorize(req, &Principal::admin, "admin");
+    if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
+    auto id = ParseId(req.params["showtimeId"]);
+    if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    auto changes = co_await d_.store->ListAdminChangesAsync(*id, kMaxAdminChanges);
+    if (!changes.ok()) co_return StatusResponse(changes.status());
+    co_return Json(200, AdminChangesJson(changes.value())).Header("Cache-Control", "no-store");
+  }
+  static constexpr int kMaxAdminChanges = 500;
+
+  // The stock behind a line (API.md "Waiting room and stock"), from the cached seat map (at
+  // most its max-age old, this instance's own changes at once): the seats AVAILABLE, and
+  // whether every seat is BOOKED. nullopt when the map cannot be read now.
+  struct Stock {
+    int64_t seats_left = 0;
+    bool sold_out = false;
+  };
+  io::asio::awaitable<std::optional<Stock>> StockOf(int64_t showtime_id) {
+    if (!d_.seat_maps) co_return std::nullopt;
+    auto entry = co_await d_.seat_maps->GetAsync(showtime_id);
+    if (!entry.ok() || !entry.value() || !entry.value()->map) co_return std::nullopt;
+    Stock stock;
+    bool all_booked = true;
+    for (const SeatView& seat : entry.value()->map->seats) {
+      if (seat.status == SeatStatus::kAvailable) ++stock.seats_left;
+      if (seat.status != SeatStatus::kBooked) all_booked = false;
+    }
+    stock.sold_out = all_booked;
+    co_return stock;
+  }
+
+  static Response QueueResponse(int status, const QueueView& view,
+                                const std::optional<Stock>& stock) {
     nlohmann::json body{{"queueToken", view.queue_token},
                         {"position", view.place.position},
                         {"admitted", view.place.admitted},
                         {"estimatedWaitSeconds", view.estimated_wait_seconds}};
+    if (stock) {
+      body["seatsLeft"] = stock->seats_left;
+      body["soldOut"] = stock->sold_out;
+    }
     if (view.place.admitted) {
       body["admissionToken"] = view.admission_token;
       body["admissionExpiresAt"] = FormatRfc3339(view.place.admitted_until);
@@ -450,12 +590,19 @@ class Api {
     auto id = ParseId(req.params["showtimeId"]);
     if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
     // No line for a showtime whose sales have closed: nobody it admits could hold a seat.
-    auto closes = co_await SalesCloseAt(*id);
-    if (!closes.ok()) co_return StatusResponse(closes.status());
-    if (d_.clock->Now() >= closes.value()) co_return StatusResponse(SalesClosed(*id));
+    auto terms = co_await SaleTermsOf(*id);
+    if (!terms.ok()) co_return StatusResponse(terms.status());
+    if (terms->cancelled) co_return StatusResponse(ShowtimeCancelled(*id));
+    if (d_.clock->Now() >= terms->closes) co_return StatusResponse(SalesClosed(*id));
+    // No line for a showtime sold out: nobody it admits could find a seat.
+    const std::optional<Stock> stock = co_await StockOf(*id);
+    if (stock && stock->sold_out) {
+      co_return ErrorResponse(409, "SOLD_OUT",
+                              "every seat of showtime " + std::to_string(*id) + " is sold");
+    }
     auto view = co_await d_.admission->JoinAsync(*id, std::get<Principal>(auth).customer_id);
     if (!view.ok()) co_return StatusResponse(view.status());
-    co_return QueueResponse(201, view.value());
+    co_return QueueResponse(201, view.value(), stock);
   }
 
   io::asio::awaitable<Response> QueueStatus(Request& req) {
@@ -463,7 +610,10 @@ class Api {
     if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
     auto view = co_await d_.admission->FindAsync(*id, req.params["queueToken"]);
     if (!view.ok()) co_return StatusResponse(view.status());
-    co_return QueueResponse(200, view.value());
+    // Everyone waiting is told once the last seat is booked (their next poll), instead of
+    // waiting for a turn that can never come.
+    const std::optional<Stock> stock = co_await StockOf(*id);
+    co_return QueueResponse(200, view.value(), stock);
   }
 
   // On the I/O thread: the showtime, its prices and seats are one statement, awaited.
@@ -647,12 +797,17 @@ class Api {
     return ErrorResponse(404, "TICKET_UNKNOWN", "not a ticket of this cinema");
   }
 
-  // When a showtime's sales close, read from the store at most once per kCloseTimeMaxAge
-  // per showtime: a premiere's line is joined by everyone at once. (The store decides every
-  // hold and checkout itself; this only keeps a line from forming.)
+  // When a showtime's sales close and whether it was cancelled, read from the store at most
+  // once per kCloseTimeMaxAge per showtime: a premiere's line is joined, and its seats held,
+  // by everyone at once. (The store decides every hold and checkout itself; this only keeps
+  // a line from forming and a cancelled showtime's holds away from the gate.)
   static constexpr Millis kCloseTimeMaxAge{5'000};
   static constexpr size_t kMaxCloseTimes = 100'000;  // then the table starts afresh
-  io::asio::awaitable<Result<Instant>> SalesCloseAt(int64_t showtime_id) {
+  struct SaleTerms {
+    Instant closes;
+    bool cancelled = false;
+  };
+  io::asio::awaitable<Result<SaleTerms>> SaleTermsOf(int64_t showtime_id) {
     const auto now = std::chrono::steady_clock::now();
     {
       MutexLock lock(close_times_mu_);
@@ -663,10 +818,11 @@ class Api {
     }
     auto showtime = co_await d_.store->GetShowtimeAsync(showtime_id);
     if (!showtime.ok()) co_return showtime.status();
+    const SaleTerms terms{showtime->sales_close_at(), showtime->cancelled};
     MutexLock lock(close_times_mu_);
     if (close_times_.size() >= kMaxCloseTimes) close_times_.clear();
-    close_times_[showtime_id] = {showtime->sales_close_at(), now};
-    co_return showtime->sales_close_at();
+    close_times_[showtime_id] = {terms, now};
+    co_return terms;
   }
 
   ApiDeps d_;
@@ -674,7 +830,7 @@ class Api {
   std::array<Counter*, 4> checkins_{};  // by CheckInOutcome
   Counter* wrong_showtime_ = nullptr;
   Mutex close_times_mu_;  // a leaf
-  std::unordered_map<int64_t, std::pair<Instant, std::chrono::steady_clock::time_point>>
+  std::unordered_map<int64_t, std::pair<SaleTerms, std::chrono::steady_clock::time_point>>
       close_times_ BOX_GUARDED_BY(close_times_mu_);
 };
 
@@ -713,6 +869,10 @@ Response StatusResponse(const Status& s) {
       return ErrorResponse(403, "NOT_ADMITTED", s.message());
     case Code::kSalesClosed:
       return ErrorResponse(409, "SALES_CLOSED", s.message());
+    case Code::kShowtimeCancelled:
+      return ErrorResponse(410, "SHOWTIME_CANCELLED", s.message());
+    case Code::kNotRefundable:
+      return ErrorResponse(409, "NOT_REFUNDABLE", s.message());
     case Code::kNotActive:
       return ErrorResponse(409, "HOLD_NOT_ACTIVE", "the hold is no longer active: " + s.message());
     case Code::kUnavailable:
@@ -752,6 +912,12 @@ void RegisterRoutes(http::Router* router, const ApiDeps& deps) {
   router->AddAsync("POST", "/admin/showtimes", bind_async(&Api::CreateShowtime));
   router->AddAsync("PUT", "/admin/showtimes/{showtimeId}/waiting-room",
                    bind_async(&Api::SetWaitingRoom));
+  router->AddAsync("POST", "/admin/showtimes/{showtimeId}/cancel",
+                   bind_async(&Api::CancelShowtime));
+  router->AddAsync("GET", "/admin/showtimes/{showtimeId}/changes", bind_async(&Api::AdminChanges));
+  router->AddAsync("GET", "/admin/showtimes/{showtimeId}/sales", bind_async(&Api::ShowtimeSalesOf));
+  router->AddAsync("GET", "/admin/showtimes/{showtimeId}/bookings",
+                   bind_async(&Api::ShowtimeBookingsOf));
   router->AddAsync("POST", "/showtimes/{showtimeId}/queue", bind_async(&Api::JoinQueue));
   router->AddAsync("GET", "/showtimes/{showtimeId}/queue/{queueToken}",
                    bind_async(&Api::QueueStatus));
@@ -761,6 +927,7 @@ void RegisterRoutes(http::Router* router, const ApiDeps& deps) {
                    [api](Request& r) { return api->Checkout(r); });
   router->AddAsync("GET", "/bookings/{bookingId}",
                    [api](Request& r) { return api->GetBooking(r); });
+  router->AddAsync("POST", "/bookings/{bookingId}/cancel", bind_async(&Api::CancelBooking));
   router->AddAsync("GET", "/me/bookings", bind_async(&Api::MyBookings));
   router->AddAsync("GET", "/bookings/{bookingId}/tickets", bind_async(&Api::Tickets));
   router->Add("GET", "/tickets/{file}", bind(&Api::TicketImage), /*blocking=*/false);

@@ -31,7 +31,10 @@ json ShowtimeObject(const Showtime& s) {
           {"seatCount", s.seat_count},
           {"singleSeatGaps", s.forbid_single_seat_gaps ? "forbid" : "allow"},
           {"timeZone", s.time_zone},
-          {"salesCloseMinutesBefore", s.sales_close_minutes}};
+          {"salesCloseMinutesBefore", s.sales_close_minutes},
+          {"status", s.cancelled ? "CANCELLED" : "SCHEDULED"},
+          {"refundUntilMinutesBefore",
+           s.refund_until_minutes ? json(*s.refund_until_minutes) : json()}};
 }
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
@@ -186,7 +189,8 @@ std::string SeatMapJson(const SeatMap& map) {
     AppendJsonString(&out, s.row);
     out.append(",\"status\":\"").append(SeatStatusName(s.status)).append("\"}");
   }
-  out.append("],\"showtimeId\":").append(std::to_string(map.showtime_id)).push_back('}');
+  out.append("],\"showtimeId\":").append(std::to_string(map.showtime_id));
+  out.append(map.cancelled ? ",\"status\":\"CANCELLED\"}" : ",\"status\":\"SCHEDULED\"}");
   return out;
 }
 
@@ -201,8 +205,9 @@ std::string SeatMapEtag(const SeatMap& map) {
     h ^= 0xff;
     h *= 1099511628211ull;
   };
-  mix("2");  // the body's format: 2 has the layout (rows, accessible); a new body, a new tag
+  mix("3");  // the body's format: 2 has the layout (rows, accessible), 3 the status
   mix(std::to_string(map.showtime_id));
+  mix(map.cancelled ? "CANCELLED" : "SCHEDULED");
   for (const auto& s : map.seats) {
     mix(s.code);
     if (s.accessible || s.aisle_after) mix(s.accessible ? (s.aisle_after ? "ab" : "a") : "b");
@@ -357,6 +362,15 @@ std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime*
     }
     out->sales_close_minutes = static_cast<int>(close->get<int64_t>());
   }
+  if (auto until = j.find("refundUntilMinutesBefore"); until != j.end() && !until->is_null()) {
+    if (!until->is_number_integer() || until->get<int64_t>() < 0 ||
+        until->get<int64_t>() > kMaxRefundUntilMinutes) {
+      return Invalid(
+          "refundUntilMinutesBefore must be null or a whole number of minutes from 0 to " +
+          std::to_string(kMaxRefundUntilMinutes));
+    }
+    out->refund_until_minutes = static_cast<int>(until->get<int64_t>());
+  }
 
   auto rows = j.find("rows");
   if (rows == j.end() || !rows->is_array() || rows->empty())
@@ -468,6 +482,84 @@ std::optional<ParseError> ParseCheckoutBody(const std::string& body, std::string
     *email = value.get<std::string>();
   }
   return std::nullopt;
+}
+
+std::optional<ParseError> ParseCancelBody(const std::string& body, std::string* reason) {
+  if (body.find_first_not_of(" \t\r\n") == std::string::npos) return std::nullopt;
+  json j;
+  if (auto e = ParseBody(body, &j)) return e;
+  if (!j.is_object()) return Invalid("request body must be empty or a JSON object");
+  for (const auto& [key, value] : j.items()) {
+    if (key != "reason") return Invalid("unknown field " + key + ": a cancel takes only reason");
+    if (!value.is_string() || value.get_ref<const std::string&>().size() > kMaxCancelReason) {
+      return Invalid("reason must be a string of at most " + std::to_string(kMaxCancelReason) +
+                     " bytes");
+    }
+    *reason = value.get<std::string>();
+  }
+  return std::nullopt;
+}
+
+std::string ShowtimeCancelJson(int64_t showtime_id, const ShowtimeCancel& cancel) {
+  return Dump({{"showtimeId", showtime_id},
+               {"status", "CANCELLED"},
+               {"alreadyCancelled", cancel.already},
+               {"bookingsRefunded", cancel.bookings_refunded},
+               {"bookingsFailed", cancel.bookings_failed}});
+}
+
+std::string ShowtimeSalesJson(int64_t showtime_id, const ShowtimeSales& s) {
+  auto count = [&s](BookingStatus status) {
+    auto it = s.bookings.find(status);
+    return it == s.bookings.end() ? int64_t{0} : it->second;
+  };
+  return Dump(
+      {{"showtimeId", showtime_id},
+       {"status", s.cancelled ? "CANCELLED" : "SCHEDULED"},
+       {"seats",
+        {{"available", s.seats_available}, {"held", s.seats_held}, {"booked", s.seats_booked}}},
+       {"bookings",
+        {{"pending", count(BookingStatus::kPending)},
+         {"confirmed", count(BookingStatus::kConfirmed)},
+         {"failed", count(BookingStatus::kFailed)},
+         {"refunded", count(BookingStatus::kRefunded)}}},
+       {"revenue", PriceJson(s.revenue)},
+       {"checkedIn", s.checked_in}});
+}
+
+std::string AdminBookingsJson(const std::vector<Booking>& bookings,
+                              const std::string& next_cursor) {
+  json list = json::array();
+  for (const Booking& b : bookings) {
+    list.push_back({{"bookingId", b.id},
+                    {"customerId", b.customer_id},
+                    {"showtimeId", b.showtime_id},
+                    {"seats", b.seats},
+                    {"status", BookingStatusName(b.status)},
+                    {"amount", PriceJson(b.amount)},
+                    {"paymentId", b.payment_id.empty() ? json() : json(b.payment_id)},
+                    {"createdAt", FormatRfc3339(b.created_at)}});
+  }
+  return Dump({{"bookings", std::move(list)},
+               {"nextCursor", next_cursor.empty() ? json() : json(next_cursor)}});
+}
+
+std::string AdminChangesJson(const std::vector<AdminChange>& changes) {
+  json list = json::array();
+  for (const AdminChange& c : changes) {
+    // Written by this service as JSON objects; anything else reads as null.
+    auto object = [](const std::string& text) {
+      json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+      return j.is_object() ? j : json();
+    };
+    list.push_back({{"id", c.id},
+                    {"actor", c.actor},
+                    {"action", c.action},
+                    {"before", object(c.before)},
+                    {"after", object(c.after)},
+                    {"at", FormatRfc3339(c.at)}});
+  }
+  return Dump({{"changes", std::move(list)}});
 }
 
 std::string CustomerBookingsJson(const std::vector<CustomerBooking>& bookings,

@@ -72,6 +72,22 @@ struct CheckInBody {
 };
 std::optional<ParseError> ParseCheckInBody(const std::string& body, CheckInBody* out);
 
+// POST /admin/showtimes/{id}/cancel: empty, {} or {"reason": "…"} (at most
+// kMaxCancelReason bytes).
+std::optional<ParseError> ParseCancelBody(const std::string& body, std::string* reason);
+// The cancel's answer: {"showtimeId", "status": "CANCELLED", "alreadyCancelled",
+// "bookingsRefunded", "bookingsFailed"}.
+std::string ShowtimeCancelJson(int64_t showtime_id, const ShowtimeCancel& cancel);
+// GET /admin/showtimes/{id}/changes: {"changes": [{"id", "actor", "action", "before",
+// "after", "at"}]}, newest first.
+std::string AdminChangesJson(const std::vector<AdminChange>& changes);
+
+// GET /admin/showtimes/{id}/sales (API.md).
+std::string ShowtimeSalesJson(int64_t showtime_id, const ShowtimeSales& sales);
+// GET /admin/showtimes/{id}/bookings: {"bookings": [booking + "customerId", "createdAt"],
+// "nextCursor": …|null}.
+std::string AdminBookingsJson(const std::vector<Booking>& bookings, const std::string& next_cursor);
+
 // Opaque list cursors: base64url of "startsAtMs:showtimeId".
 std::string EncodeCursor(Instant starts_at, int64_t id);
 std::optional<std::pair<Instant, int64_t>> DecodeCursor(const std::string& cursor);

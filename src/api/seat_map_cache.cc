@@ -85,7 +85,7 @@ void SeatMapCache::Touch(Node& node) { lru_.splice(lru_.begin(), lru_, node.lru)
 void SeatMapCache::Account(const Slot& slot) {
   const size_t entry_bytes = slot.entry ? slot.entry->bytes : 0;
   std::vector<std::shared_ptr<Slot>> evicted;  // destroyed after mu_ is released
-  MutexLock lock(mu_);                   // Lock order: slot.mu (the caller's), then mu_.
+  MutexLock lock(mu_);                         // Lock order: slot.mu (the caller's), then mu_.
   auto it = slots_.find(slot.showtime_id);
   // Its caller holds it, so it was not evicted.
   BOX_ASSERT(it != slots_.end() && it->second.slot.get() == &slot);
@@ -404,6 +404,7 @@ void SeatMapCache::Apply(int64_t showtime_id, const std::vector<std::string>& se
 }
 
 void SeatMapCache::Patch(SeatMap& map, const std::vector<std::string>& seats, SeatStatus status) {
+  if (map.cancelled) return;  // no seat of a cancelled showtime reads AVAILABLE again
   for (auto& seat : map.seats) {
     if (std::find(seats.begin(), seats.end(), seat.code) != seats.end()) seat.status = status;
   }

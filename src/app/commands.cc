@@ -109,13 +109,16 @@ void AddCommands(CLI::App* app, int* exit_code) {
     auto print = [](const std::string& what, const AuditReport& r) {
       std::printf(
           "result %s violations=%lld booked_seats_without_confirmed_booking=%lld "
-          "confirmed_bookings_missing_seats=%lld payments_unaccounted=%lld refunds_pending=%lld "
+          "confirmed_bookings_missing_seats=%lld payments_unaccounted=%lld "
+          "confirmed_on_cancelled=%lld refunds_pending=%lld "
           "seats_booked=%lld bookings_confirmed=%lld payments_succeeded=%lld\n",
           what.c_str(), static_cast<long long>(r.violations()),
           static_cast<long long>(r.booked_seats_without_confirmed_booking),
           static_cast<long long>(r.confirmed_bookings_missing_seats),
-          static_cast<long long>(r.payments_unaccounted), static_cast<long long>(r.refunds_pending),
-          static_cast<long long>(r.seats_booked), static_cast<long long>(r.bookings_confirmed),
+          static_cast<long long>(r.payments_unaccounted),
+          static_cast<long long>(r.confirmed_on_cancelled),
+          static_cast<long long>(r.refunds_pending), static_cast<long long>(r.seats_booked),
+          static_cast<long long>(r.bookings_confirmed),
           static_cast<long long>(r.payments_succeeded));
     };
     const auto& databases = store.value().databases;

@@ -34,6 +34,10 @@ const char* CodeName(Code code) {
       return "NOT_ADMITTED";
     case Code::kSalesClosed:
       return "SALES_CLOSED";
+    case Code::kShowtimeCancelled:
+      return "SHOWTIME_CANCELLED";
+    case Code::kNotRefundable:
+      return "NOT_REFUNDABLE";
     case Code::kUnavailable:
       return "UNAVAILABLE";
     case Code::kInternal:

@@ -18,21 +18,23 @@ namespace boxoffice {
 
 enum class Code {
   kOk,
-  kInvalid,         // the request is malformed; nothing was changed
-  kNotFound,        // no such thing, or not visible to this caller
-  kConflict,        // some requested seats are held or booked by someone else
-  kSingleSeatGap,   // the hold would leave a seat alone (seats() names it)
-  kUnknownSeats,    // some requested seat codes are not in the showtime
-  kNotActive,       // the hold expired, was released, or is booked
-  kCheckoutExists,  // a checkout of this hold is pending; id() names its booking
-  kKeyReused,       // an idempotency key was used before for another request
-  kInProgress,      // another request holds this idempotency key right now
-  kRateLimited,     // too many attempts; retry_after_ms() says when to try again
-  kHoldLimit,       // the customer would hold too many seats of the showtime; id() = held
-  kNotAdmitted,     // the showtime's waiting room is on and this is no running admission
-  kSalesClosed,     // the showtime's sales have closed (its start, or earlier)
-  kUnavailable,     // a dependency did not answer in time; safe to retry
-  kInternal,        // a bug or a broken invariant reported by a dependency
+  kInvalid,            // the request is malformed; nothing was changed
+  kNotFound,           // no such thing, or not visible to this caller
+  kConflict,           // some requested seats are held or booked by someone else
+  kSingleSeatGap,      // the hold would leave a seat alone (seats() names it)
+  kUnknownSeats,       // some requested seat codes are not in the showtime
+  kNotActive,          // the hold expired, was released, or is booked
+  kCheckoutExists,     // a checkout of this hold is pending; id() names its booking
+  kKeyReused,          // an idempotency key was used before for another request
+  kInProgress,         // another request holds this idempotency key right now
+  kRateLimited,        // too many attempts; retry_after_ms() says when to try again
+  kHoldLimit,          // the customer would hold too many seats of the showtime; id() = held
+  kNotAdmitted,        // the showtime's waiting room is on and this is no running admission
+  kSalesClosed,        // the showtime's sales have closed (its start, or earlier)
+  kShowtimeCancelled,  // the showtime was cancelled: nothing more is sold
+  kNotRefundable,      // the booking cannot be cancelled by its customer (terms or state)
+  kUnavailable,        // a dependency did not answer in time; safe to retry
+  kInternal,           // a bug or a broken invariant reported by a dependency
 };
 
 const char* CodeName(Code code);

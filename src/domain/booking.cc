@@ -75,15 +75,16 @@ const char* SettlementName(Settlement s) {
 }
 
 std::string BookingEventJson(const std::string& event_id, const std::string& type, const Booking& b,
-                             Instant occurred_at) {
-  return nlohmann::json{{"id", event_id},
-                        {"type", type},
-                        {"bookingId", b.id},
-                        {"showtimeId", b.showtime_id},
-                        {"seats", b.seats},
-                        {"amount", {{"amount", b.amount.amount}, {"currency", b.amount.currency}}},
-                        {"occurredAt", FormatRfc3339(occurred_at)}}
-      .dump();
+                             Instant occurred_at, const std::string& reason) {
+  nlohmann::json event{{"id", event_id},
+                       {"type", type},
+                       {"bookingId", b.id},
+                       {"showtimeId", b.showtime_id},
+                       {"seats", b.seats},
+                       {"amount", {{"amount", b.amount.amount}, {"currency", b.amount.currency}}},
+                       {"occurredAt", FormatRfc3339(occurred_at)}};
+  if (!reason.empty()) event["reason"] = reason;
+  return event.dump();
 }
 
 }  // namespace boxoffice

@@ -2,6 +2,9 @@
 // outbox's events, checkout's idempotency keys and the audit's counts.
 #pragma once
 
+#include <map>
+#include <optional>
+
 #include "domain/showtime.h"
 
 namespace boxoffice {
@@ -69,7 +72,12 @@ struct Refund {
   Price amount;
   bool issued = false;
   int attempts = 0;  // attempts the gateway did not accept so far
+  // Why the money goes back, when a seat was sold: kShowtimeCancelledReason or
+  // kCustomerCancelledReason; empty for money without a seat.
+  std::string reason;
 };
+inline constexpr const char* kShowtimeCancelledReason = "SHOWTIME_CANCELLED";
+inline constexpr const char* kCustomerCancelledReason = "CUSTOMER_CANCELLED";
 
 // Refunds the gateway has yet to accept (for /metrics): retrying after a transport error
 // or 5xx, and refused (a 4xx answer: kept aside, still retried at the longest backoff).
@@ -131,15 +139,60 @@ struct AuditReport {
   int64_t seats_booked = 0;
   int64_t bookings_confirmed = 0;
   int64_t payments_succeeded = 0;
+  int64_t confirmed_on_cancelled = 0;  // CONFIRMED bookings of a CANCELLED showtime: must be 0
   int64_t violations() const {
     return booked_seats_without_confirmed_booking + confirmed_bookings_missing_seats +
-           payments_unaccounted;
+           payments_unaccounted + confirmed_on_cancelled;
   }
 };
 Status BookingNotFound(int64_t booking_id);
 
 // The event JSON of API.md "Events" for a booking.
+// `reason` (BookingRefunded: why, e.g. kShowtimeCancelledReason) is written when not empty.
 std::string BookingEventJson(const std::string& event_id, const std::string& type,
-                             const Booking& booking, Instant occurred_at);
+                             const Booking& booking, Instant occurred_at,
+                             const std::string& reason = "");
+
+// One entry of a showtime's admin trail (API.md "Running a cinema"): who (the admin's
+// customer id), what, and the showtime's fields before and after, as JSON objects.
+struct AdminChange {
+  int64_t id = 0;
+  int64_t showtime_id = 0;
+  int64_t actor = 0;
+  std::string action;  // "CANCEL", "EDIT"
+  std::string before;  // JSON object
+  std::string after;   // JSON object
+  Instant at;
+};
+
+// A showtime's sales as its admin page shows them (API.md "GET /admin/showtimes/{id}/sales").
+struct ShowtimeSales {
+  bool cancelled = false;
+  int64_t seats_available = 0;  // an expired hold's seats count as available
+  int64_t seats_held = 0;
+  int64_t seats_booked = 0;
+  std::map<BookingStatus, int64_t> bookings;  // every status present, 0 when none
+  // The money kept: the CONFIRMED bookings' amounts (every other payment is refunded, so
+  // this is confirmed minus refunded money), exact, in the showtime's currency.
+  Price revenue;
+  int64_t checked_in = 0;  // seats admitted at the door
+};
+
+// GET /admin/showtimes/{id}/bookings: the showtime's bookings in id order after `after_id`,
+// of one status if given.
+struct ShowtimeBookingsQuery {
+  int64_t showtime_id = 0;
+  std::optional<BookingStatus> status;
+  int64_t after_id = 0;
+  int limit = 100;
+};
+
+// What a showtime's cancel did (AdminStore::CancelShowtime).
+struct ShowtimeCancel {
+  bool already = false;           // it was cancelled before: nothing changed
+  int64_t bookings_refunded = 0;  // CONFIRMED → REFUNDED, each with its refund intent
+  int64_t bookings_failed = 0;    // PENDING → FAILED (their payments refunded if they come)
+  std::vector<std::string> seats_freed;  // held or booked before
+};
 
 }  // namespace boxoffice

@@ -25,6 +25,16 @@ Status SalesClosed(int64_t showtime_id) {
                 "sales for showtime " + std::to_string(showtime_id) + " have closed");
 }
 
+Status ShowtimeCancelled(int64_t showtime_id) {
+  return Status(Code::kShowtimeCancelled,
+                "showtime " + std::to_string(showtime_id) + " was cancelled");
+}
+
+void CloseSeatMap(SeatMap& map) {
+  if (!map.cancelled) return;
+  for (SeatView& seat : map.seats) seat.status = SeatStatus::kBooked;
+}
+
 bool IsLayoutSeat(const std::vector<int>& numbers, int number) {
   return std::find(numbers.begin(), numbers.end(), number) != numbers.end();
 }

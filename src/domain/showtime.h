@@ -35,14 +35,19 @@ struct NewShowtime {
   std::string hall;
   Instant starts_at;
   std::vector<RowLayout> rows;
-  std::map<std::string, Price> prices;   // by category
-  bool forbid_single_seat_gaps = false;  // API.md "singleSeatGaps": "forbid"
-  std::string time_zone = "UTC";         // API.md "timeZone": the cinema's IANA zone
-  int sales_close_minutes = 0;           // API.md "salesCloseMinutesBefore"
+  std::map<std::string, Price> prices;      // by category
+  bool forbid_single_seat_gaps = false;     // API.md "singleSeatGaps": "forbid"
+  std::string time_zone = "UTC";            // API.md "timeZone": the cinema's IANA zone
+  int sales_close_minutes = 0;              // API.md "salesCloseMinutesBefore"
+  std::optional<int> refund_until_minutes;  // API.md "refundUntilMinutesBefore"
 };
 
 // API.md: sales close at most a week before the start.
 inline constexpr int kMaxSalesCloseMinutes = 7 * 24 * 60;
+// Customers may cancel at most a year before the start (the column's CHECK).
+inline constexpr int kMaxRefundUntilMinutes = 365 * 24 * 60;
+// An operator's reason for a cancel, in bytes (the column's CHECK).
+inline constexpr size_t kMaxCancelReason = 500;
 
 struct Showtime {
   int64_t id = 0;
@@ -55,6 +60,12 @@ struct Showtime {
   bool forbid_single_seat_gaps = false;
   std::string time_zone = "UTC";
   int sales_close_minutes = 0;
+  // API.md "status": a cancelled showtime sells nothing more and its bookings are refunded.
+  bool cancelled = false;
+  std::string cancel_reason;  // the operator's words, when cancelled
+  // API.md "refundUntilMinutesBefore": customers may cancel their booking until this many
+  // minutes before the start; nullopt: not at all.
+  std::optional<int> refund_until_minutes;
   // When sales close: holds, checkouts and queue joins are refused from then on.
   Instant sales_close_at() const {
     return starts_at - Millis(int64_t{sales_close_minutes} * 60'000);
@@ -87,6 +98,9 @@ struct SeatMap {
   int64_t showtime_id = 0;
   Instant as_of;
   std::vector<SeatView> seats;  // in hall order: row, then number
+  // The showtime was cancelled: no seat reads AVAILABLE (the stores read unsold seats as
+  // BOOKED), and the map says so.
+  bool cancelled = false;
 };
 
 // A seat of a showtime.
@@ -116,8 +130,12 @@ struct WaitingRoomConfig {
 Status ShowtimeNotFound(int64_t showtime_id);
 // kSalesClosed: the showtime's sales closed at sales_close_at().
 Status SalesClosed(int64_t showtime_id);
+// kShowtimeCancelled: the showtime was cancelled; nothing more is sold.
+Status ShowtimeCancelled(int64_t showtime_id);
 
 // The rules both stores apply to the rows they read, written once so they cannot drift.
+// A cancelled showtime's map: no seat reads AVAILABLE (unsold seats read BOOKED).
+void CloseSeatMap(SeatMap& map);
 // A seat's stored status: "HELD", "BOOKED", anything else AVAILABLE (lazy expiry is the
 // query's: an expired hold is read as AVAILABLE).
 SeatStatus ParseSeatStatus(std::string_view stored);

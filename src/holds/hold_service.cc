@@ -47,16 +47,17 @@ HoldService::HoldService(const HoldServiceDeps& deps, HoldPolicy policy)
       admission_(deps.admission),
       maps_(deps.maps),
       policy_(policy),
-      won_(Required(deps.metrics)->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.",
-                               "outcome=\"won\"")),
+      won_(Required(deps.metrics)
+               ->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.",
+                            "outcome=\"won\"")),
       lost_(deps.metrics->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.",
-                                "outcome=\"lost\"")),
+                                     "outcome=\"lost\"")),
       released_(deps.metrics->GetCounter("boxoffice_holds_released_total",
-                                    "Holds released by their customer.")),
+                                         "Holds released by their customer.")),
       rate_limited_(deps.metrics->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.",
-                                        "outcome=\"rate_limited\"")),
+                                             "outcome=\"rate_limited\"")),
       hold_limited_(deps.metrics->GetCounter("boxoffice_holds_total", "Hold attempts by outcome.",
-                                        "outcome=\"hold_limit\"")),
+                                             "outcome=\"hold_limit\"")),
       gate_disputed_(deps.metrics->GetCounter(
           "boxoffice_gate_disputed_total",
           "Gate refusals of seats this instance's map showed free, asked of the store.")),
@@ -219,9 +220,9 @@ io::asio::awaitable<Status> HoldService::Plan(Attempt& a) {
   }
   a.token = admission_ ? admission_->CheckToken(a.showtime_id, a.customer_id, a.admission_token)
                        : Status::Ok();
-  a.request = HoldRequest{NewHoldId(a.showtime_id), a.showtime_id, a.customer_id,
-                          a.sorted.ok() ? a.sorted.value() : std::vector<std::string>{},
-                          policy_.ttl};
+  a.request =
+      HoldRequest{NewHoldId(a.showtime_id), a.showtime_id, a.customer_id,
+                  a.sorted.ok() ? a.sorted.value() : std::vector<std::string>{}, policy_.ttl};
   if (a.best) {
     BOX_ASSERT(a.layout);  // best available without a layout ended above
     if (!a.layout->HasCategory(a.best->category)) {
@@ -262,8 +263,8 @@ io::asio::awaitable<Status> HoldService::Admit(Attempt& a) {
   }
   if (refused.ok() && !a.token.ok()) refused = a.token;
   if (refused.ok() && admission_) {
-    refused = co_await admission_->CheckHoldAsync(a.showtime_id, a.customer_id,
-                                                  a.admission_token, /*token_checked=*/true);
+    refused = co_await admission_->CheckHoldAsync(a.showtime_id, a.customer_id, a.admission_token,
+                                                  /*token_checked=*/true);
   }
   if (refused.ok()) co_return refused;
   // A refusal after the claim was sent gives its keys back, and is answered once they are
@@ -429,8 +430,8 @@ io::asio::awaitable<void> HoldService::SettleKeysRuled(
   // (Only the difference is released: a release sent aside could land after the repair and
   // take a key of the new hold away.)
   std::vector<std::string> stale;
-  std::set_difference(claimed.begin(), claimed.end(), result->seats.begin(),
-                      result->seats.end(), std::back_inserter(stale));
+  std::set_difference(claimed.begin(), claimed.end(), result->seats.begin(), result->seats.end(),
+                      std::back_inserter(stale));
   if (!stale.empty()) gate_->Release(showtime_id, stale, request.hold_id);
   const bool asked = gated && gated->verdict != SeatGate::Verdict::kSkipped;
   if (asked && gated->verdict == SeatGate::Verdict::kClaimed && claimed == result->seats) {
@@ -511,6 +512,11 @@ void HoldService::BookingConfirmed(const Booking& booking, bool announce) {
   auto starts = StartsAt(booking.showtime_id);
   if (!starts) return;
   gate_->KeepUntil(booking.showtime_id, booking.seats, booking.hold_id, *starts);
+}
+
+io::asio::awaitable<void> HoldService::BookingCancelled(Booking booking) {
+  if (gate_) co_await gate_->ReleaseNow(booking.showtime_id, booking.seats, booking.hold_id);
+  SeatsChanged(SeatChange::Type::kReleased, booking.showtime_id, booking.seats);
 }
 
 std::optional<Instant> HoldService::StartsAt(int64_t showtime_id) {

@@ -127,6 +127,16 @@ class HoldService {
   static constexpr Millis kDisputeInterval{1'000};
   static constexpr size_t kMaxDisputedShowtimes = 10'000;  // then the table starts afresh
 
+  // A booking its customer cancelled: its seats are for sale again at once. The gate's keys
+  // (kept until the start for sold seats) are removed before this returns; the maps and the
+  // live streams hear the seats released. Repeating it changes nothing.
+  io::asio::awaitable<void> BookingCancelled(Booking booking);
+  // A cancelled showtime's seats (all of them) read BOOKED from now on: told to the other
+  // instances' caches and the live streams.
+  void AnnounceCancelled(int64_t showtime_id, std::vector<std::string> seats) {
+    SeatsChanged(SeatChange::Type::kBooked, showtime_id, std::move(seats));
+  }
+
   const HoldPolicy& policy() const { return policy_; }
   // Repairs owed after lost answers (tests wait on it).
   io::FollowUps& follow_ups() { return follow_ups_; }
@@ -200,18 +210,20 @@ class HoldService {
   SeatEvents* events_;
   Admission* admission_;
   SeatMapView* maps_;
-  Mutex layouts_mu_;                                                   // a leaf
-  std::unordered_map<int64_t, std::shared_ptr<const HallLayout>> layouts_ BOX_GUARDED_BY(layouts_mu_);
+  Mutex layouts_mu_;  // a leaf
+  std::unordered_map<int64_t, std::shared_ptr<const HallLayout>> layouts_
+      BOX_GUARDED_BY(layouts_mu_);
   // A showtime's start (it never changes), read from the store once.
   std::optional<Instant> StartsAt(int64_t showtime_id);
   static constexpr size_t kMaxKnownShowtimes = 100'000;  // then the table starts afresh
-  Mutex starts_mu_;                                 // a leaf
+  Mutex starts_mu_;                                      // a leaf
   std::unordered_map<int64_t, Instant> starts_at_ BOX_GUARDED_BY(starts_mu_);
   // Whether a dispute of the gate on this showtime may go to the store now.
   bool MayDispute(int64_t showtime_id);
   Mutex dispute_mu_;
   // guarded by dispute_mu_ (a leaf); a monotonic clock, which no clock step moves
-  std::unordered_map<int64_t, std::chrono::steady_clock::time_point> last_dispute_ BOX_GUARDED_BY(dispute_mu_);
+  std::unordered_map<int64_t, std::chrono::steady_clock::time_point> last_dispute_
+      BOX_GUARDED_BY(dispute_mu_);
   HoldPolicy policy_;
   Counter& won_;
   Counter& lost_;

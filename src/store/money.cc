@@ -1,6 +1,7 @@
 #include "store/money.h"
 
 #include <charconv>
+#include <nlohmann/json.hpp>
 
 #include "core/crypto.h"
 #include "core/status.h"
@@ -46,18 +47,20 @@ Result<Price> SumPrices(const std::vector<Price>& prices, size_t seats) {
   return total;
 }
 
-Status WriteEvent(MoneyTx& tx, const char* type, const Booking& booking, Instant now) {
+Status WriteEvent(MoneyTx& tx, const char* type, const Booking& booking, Instant now,
+                  const std::string& reason = "") {
   const std::string event_id = NewUuid();
   return tx.InsertEvent(event_id, type, std::to_string(booking.id),
-                        BookingEventJson(event_id, type, booking, now), now);
+                        BookingEventJson(event_id, type, booking, now, reason), now);
 }
 
-Status WriteRefund(MoneyTx& tx, const PaymentReport& report, int64_t booking_id, Instant now) {
+Status WriteRefund(MoneyTx& tx, const PaymentReport& report, int64_t booking_id, Instant now,
+                   const std::string& reason = "") {
   // Only money received is given back, and only a report with an id reaches here
   // (SettlePaymentIn refuses one without).
   BOX_ASSERT(report.succeeded && !report.payment_id.empty());
   return tx.InsertRefund(Refund{NewUuid(), report.payment_id, booking_id,
-                                Price{report.amount, report.currency}, false},
+                                Price{report.amount, report.currency}, false, 0, reason},
                          now);
 }
 
@@ -97,11 +100,17 @@ Result<Booking> StartCheckoutIn(MoneyTx& tx, const KeyLock* lock, const std::str
   }
   auto hold = tx.LockHold(hold_id, customer_id, now.value());
   if (!hold.ok()) return hold.status();
+  // A cancelled showtime sells nothing (its holds were ended: said first), and sales close
+  // inside the decision, on the store's clock (API.md: no checkout after it). Read without
+  // a lock: a checkout that slips past a cancel committing now is refused at its
+  // confirmation, which takes the row.
+  auto terms = tx.ReadShowtime(hold->showtime_id, RowLock::kNone);
+  if (!terms.ok()) return terms.status();
+  if (terms.value() && terms.value()->cancelled) return ShowtimeCancelled(hold->showtime_id);
   if (hold->state != HoldState::kHeld) return Status(Code::kNotActive, "hold is not active");
-  // Sales close inside the decision, on the store's clock (API.md: no checkout after it).
-  auto closes = tx.SalesCloseAt(hold->showtime_id);
-  if (!closes.ok()) return closes.status();
-  if (closes.value() && now.value() >= *closes.value()) return SalesClosed(hold->showtime_id);
+  if (terms.value() && now.value() >= terms.value()->sales_close_at) {
+    return SalesClosed(hold->showtime_id);
+  }
   auto pending = tx.PendingBookingOf(hold_id);
   if (!pending.ok()) return pending.status();
   if (pending.value() != 0) {
@@ -274,11 +283,24 @@ Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report,
   // An empty id would collide with every other empty one and read as a duplicate.
   if (report.payment_id.empty()) return Status(Code::kInvalid, "a payment report needs its id");
   std::optional<Booking> booking;
+  bool cancelled = false;  // the booking's showtime was cancelled
   if (auto id = ParseReference(report.reference)) {
+    // Lock order: the showtime before the booking. Held FOR SHARE to the end, so a cancel
+    // (which takes it for update) either committed before this read it, or waits for this
+    // transaction: a booking is never confirmed on a cancelled showtime.
+    auto showtime = tx.BookingShowtime(*id);
+    if (!showtime.ok()) return showtime.status();
+    if (showtime.value() != 0) {
+      auto terms = tx.ReadShowtime(showtime.value(), RowLock::kShare);
+      if (!terms.ok()) return terms.status();
+      cancelled = terms.value() && terms.value()->cancelled;
+    }
     auto found = tx.LockBooking(*id);
     if (!found.ok()) return found.status();
     booking = std::move(found.value());
   }
+  // Why a paid booking's money goes back, when it does.
+  const std::string refund_reason = cancelled ? kShowtimeCancelledReason : "";
   auto inserted = tx.InsertPayment(report, booking ? booking->id : 0, now);
   if (!inserted.ok()) return inserted.status();
   if (!inserted.value()) {
@@ -301,7 +323,7 @@ Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report,
   Booking& b = *booking;
   if (b.status != BookingStatus::kPending) {
     if (!report.succeeded) return Settlement::kPaymentFailed;
-    if (Status s = WriteRefund(tx, report, b.id, now); !s.ok()) return s;
+    if (Status s = WriteRefund(tx, report, b.id, now, refund_reason); !s.ok()) return s;
     return Settlement::kNotPendingRefunded;
   }
   // Only the booking's own session may settle it. A booking whose session is not attached
@@ -333,8 +355,18 @@ Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report,
     if (Status s = WriteEvent(tx, "BookingFailed", b, now); !s.ok()) return s;
     return Settlement::kPaymentFailed;
   }
-  // Only a paid report of this booking's own session, amount and currency confirms it.
-  BOX_ASSERT(b.status == BookingStatus::kPending && report.succeeded);
+  if (cancelled) {
+    // Paid for a showtime cancelled meanwhile (a checkout that slipped past the cancel):
+    // refused and refunded, never confirmed.
+    b.status = BookingStatus::kFailed;
+    if (Status s = tx.UpdateBooking(b.id, b.status, report.payment_id, now); !s.ok()) return s;
+    if (Status s = WriteRefund(tx, report, b.id, now, refund_reason); !s.ok()) return s;
+    if (Status s = WriteEvent(tx, "BookingFailed", b, now); !s.ok()) return s;
+    return Settlement::kLateRefunded;
+  }
+  // Only a paid report of this booking's own session, amount and currency confirms it, on
+  // a showtime not cancelled.
+  BOX_ASSERT(b.status == BookingStatus::kPending && report.succeeded && !cancelled);
   BOX_ASSERT(report.amount == b.amount.amount && report.currency == b.amount.currency);
   BOX_ASSERT(b.session_id.empty() || report.session_id == b.session_id);
   // Lock order: the hold row before its seats, as release and extend take them.
@@ -380,21 +412,143 @@ Status CompleteRefundIn(MoneyTx& tx, const std::string& refund_id,
   auto now = tx.Now();
   if (!now.ok()) return now.status();
   // Lock order: booking first, as settlement takes it.
-  auto booking_id = tx.RefundBooking(refund_id);
-  if (!booking_id.ok()) return booking_id.status();
-  if (!booking_id.value()) return Status(Code::kNotFound, "refund " + refund_id + " not found");
+  auto refund = tx.RefundBooking(refund_id);
+  if (!refund.ok()) return refund.status();
+  if (!refund.value()) return Status(Code::kNotFound, "refund " + refund_id + " not found");
   std::optional<Booking> booking;
-  if (*booking_id.value() != 0) {
-    auto found = tx.LockBooking(*booking_id.value());
+  if (refund.value()->booking_id != 0) {
+    auto found = tx.LockBooking(refund.value()->booking_id);
     if (!found.ok()) return found.status();
     booking = std::move(found.value());
   }
   auto issued = tx.MarkRefundIssued(refund_id, gateway_refund_id, now.value());
   if (!issued.ok()) return issued.status();
+  // A booking a cancel refunded is REFUNDED already, its event written with the decision.
   if (!issued.value() || !booking || booking->status != BookingStatus::kFailed) return Status::Ok();
   booking->status = BookingStatus::kRefunded;
   if (Status s = tx.UpdateBooking(booking->id, booking->status, "", now.value()); !s.ok()) return s;
-  return WriteEvent(tx, "BookingRefunded", *booking, now.value());
+  return WriteEvent(tx, "BookingRefunded", *booking, now.value(), refund.value()->reason);
+}
+
+Result<ShowtimeCancel> CancelShowtimeIn(MoneyTx& tx, int64_t showtime_id, const std::string& reason,
+                                        int64_t actor) {
+  // The handler's bound, as the column's CHECK has it.
+  BOX_ASSERT(reason.size() <= kMaxCancelReason);
+  auto now_r = tx.Now();
+  if (!now_r.ok()) return now_r.status();
+  const Instant now = now_r.value();
+  // Lock order: the showtime first, for update; then its bookings, holds and seats.
+  auto terms = tx.ReadShowtime(showtime_id, RowLock::kUpdate);
+  if (!terms.ok()) return terms.status();
+  if (!terms.value()) return ShowtimeNotFound(showtime_id);
+  ShowtimeCancel out;
+  if (terms.value()->cancelled) {
+    out.already = true;
+    return out;
+  }
+  if (Status s = tx.MarkShowtimeCancelled(showtime_id, reason, now); !s.ok()) return s;
+  auto bookings = tx.LockLiveBookings(showtime_id);
+  if (!bookings.ok()) return bookings.status();
+  for (Booking& b : bookings.value()) {
+    BOX_ASSERT(b.showtime_id == showtime_id);  // LockLiveBookings's rows
+    if (b.status == BookingStatus::kConfirmed) {
+      // Confirmed, then refunded by the cancel: its refund intent and event in this
+      // transaction, the money through the refund worker.
+      if (b.payment_id.empty()) {
+        return Status(Code::kInternal,
+                      "confirmed booking " + std::to_string(b.id) + " has no payment");
+      }
+      b.status = BookingStatus::kRefunded;
+      if (Status s = tx.UpdateBooking(b.id, b.status, b.payment_id, now); !s.ok()) return s;
+      if (Status s = tx.InsertRefund(
+              Refund{NewUuid(), b.payment_id, b.id, b.amount, false, 0, kShowtimeCancelledReason},
+              now);
+          !s.ok())
+        return s;
+      if (Status s = WriteEvent(tx, "BookingRefunded", b, now, kShowtimeCancelledReason); !s.ok())
+        return s;
+      ++out.bookings_refunded;
+    } else {
+      BOX_ASSERT(b.status == BookingStatus::kPending);  // LockLiveBookings's rows
+      // Its payment, if it comes, finds it FAILED and is refunded (SettlePaymentIn).
+      b.status = BookingStatus::kFailed;
+      if (Status s = tx.UpdateBooking(b.id, b.status, "", now); !s.ok()) return s;
+      if (Status s = WriteEvent(tx, "BookingFailed", b, now); !s.ok()) return s;
+      ++out.bookings_failed;
+    }
+  }
+  auto freed = tx.FreeSeats(showtime_id);
+  if (!freed.ok()) return freed.status();
+  out.seats_freed = std::move(freed.value());
+  nlohmann::json after{{"status", "CANCELLED"},
+                       {"reason", reason},
+                       {"bookingsRefunded", out.bookings_refunded},
+                       {"bookingsFailed", out.bookings_failed}};
+  AdminChange change{0,
+                     showtime_id,
+                     actor,
+                     "CANCEL",
+                     R"({"status":"SCHEDULED"})",
+                     after.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                     now};
+  if (Status s = tx.InsertAdminChange(change, now); !s.ok()) return s;
+  return out;
+}
+
+Result<Booking> CancelBookingIn(MoneyTx& tx, int64_t booking_id, int64_t customer_id) {
+  auto now_r = tx.Now();
+  if (!now_r.ok()) return now_r.status();
+  const Instant now = now_r.value();
+  // Lock order: the showtime (FOR SHARE: a showtime's cancel waits, or went first) before
+  // the booking.
+  auto showtime = tx.BookingShowtime(booking_id);
+  if (!showtime.ok()) return showtime.status();
+  if (showtime.value() == 0) return BookingNotFound(booking_id);
+  auto terms = tx.ReadShowtime(showtime.value(), RowLock::kShare);
+  if (!terms.ok()) return terms.status();
+  auto found = tx.LockBooking(booking_id);
+  if (!found.ok()) return found.status();
+  if (!found.value() || found.value()->customer_id != customer_id || !terms.value()) {
+    return BookingNotFound(booking_id);
+  }
+  Booking b = std::move(*found.value());
+  // Refunded already (a second click, or the showtime's cancel): the answer again.
+  if (b.status == BookingStatus::kRefunded) return b;
+  if (b.status != BookingStatus::kConfirmed) {
+    return Status(Code::kNotRefundable, "only a confirmed booking can be cancelled");
+  }
+  // A showtime's cancel refunds every confirmed booking in its own transaction.
+  BOX_ASSERT(!terms.value()->cancelled);
+  const std::optional<int>& minutes = terms.value()->refund_until_minutes;
+  if (!minutes) return Status(Code::kNotRefundable, "this showtime allows no cancelling");
+  if (now >= terms.value()->starts_at - Millis(int64_t{*minutes} * 60'000)) {
+    return Status(Code::kNotRefundable,
+                  "cancelling closed " + std::to_string(*minutes) + " minutes before the start");
+  }
+  auto admitted = tx.CountCheckIns(b.id);
+  if (!admitted.ok()) return admitted.status();
+  if (admitted.value() > 0) {
+    return Status(Code::kNotRefundable, "a ticket of this booking was admitted at the door");
+  }
+  if (b.payment_id.empty()) {
+    return Status(Code::kInternal, "confirmed booking " + std::to_string(b.id) + " has no payment");
+  }
+  auto freed = tx.FreeBookedSeats(b);
+  if (!freed.ok()) return freed.status();
+  if (static_cast<size_t>(freed.value()) != b.seats.size()) {
+    return Status(Code::kInternal, "booking " + std::to_string(b.id) + " owned " +
+                                       std::to_string(freed.value()) + " of its " +
+                                       std::to_string(b.seats.size()) + " seats");
+  }
+  b.status = BookingStatus::kRefunded;
+  if (Status s = tx.UpdateBooking(b.id, b.status, b.payment_id, now); !s.ok()) return s;
+  if (Status s = tx.InsertRefund(
+          Refund{NewUuid(), b.payment_id, b.id, b.amount, false, 0, kCustomerCancelledReason}, now);
+      !s.ok())
+    return s;
+  if (Status s = WriteEvent(tx, "BookingRefunded", b, now, kCustomerCancelledReason); !s.ok())
+    return s;
+  return b;
 }
 
 }  // namespace boxoffice

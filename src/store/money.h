@@ -3,7 +3,10 @@
 // Each store runs them inside one of its own transactions through MoneyTx, a handful of
 // primitive statements over that transaction. The rules live here so SQLite and
 // PostgreSQL cannot drift apart; the statements live in each store. Lock order, which
-// every primitive sequence below keeps: booking → seat_hold → show_seat (in seat order).
+// every primitive sequence below keeps (docs/payments.md): showtime → booking → seat_hold
+// → show_seat (in seat order). Only a settlement (FOR SHARE), a customer's cancel (FOR
+// SHARE) and a showtime's cancel (FOR NO KEY UPDATE) take the showtime's row, and always
+// first.
 #pragma once
 
 #include <optional>
@@ -12,6 +15,17 @@
 #include "store/store.h"
 
 namespace boxoffice {
+
+// What the money rules read of a showtime (MoneyTx::ReadShowtime).
+struct ShowtimeTerms {
+  Instant starts_at;
+  Instant sales_close_at;
+  bool cancelled = false;
+  std::optional<int> refund_until_minutes;
+};
+
+// How MoneyTx::ReadShowtime takes the showtime's row (PostgreSQL; SQLite has one writer).
+enum class RowLock { kNone, kShare, kUpdate };
 
 class MoneyTx {
  public:
@@ -23,8 +37,26 @@ class MoneyTx {
   virtual Result<Hold> LockHold(const std::string& hold_id, int64_t customer_id, Instant now) = 0;
   // The PENDING booking of a hold, or 0.
   virtual Result<int64_t> PendingBookingOf(const std::string& hold_id) = 0;
-  // When the showtime's sales close (Showtime::sales_close_at), or nullopt for none.
-  virtual Result<std::optional<Instant>> SalesCloseAt(int64_t showtime_id) = 0;
+  // The showtime's terms, its row taken as `lock` says; nullopt for an unknown showtime.
+  virtual Result<std::optional<ShowtimeTerms>> ReadShowtime(int64_t showtime_id, RowLock lock) = 0;
+  // The showtime a booking belongs to (never changes, so read without a lock), or 0.
+  virtual Result<int64_t> BookingShowtime(int64_t booking_id) = 0;
+  // SCHEDULED → CANCELLED with the reason; the caller holds the row (RowLock::kUpdate).
+  virtual Status MarkShowtimeCancelled(int64_t showtime_id, const std::string& reason,
+                                       Instant now) = 0;
+  // The showtime's PENDING and CONFIRMED bookings, locked in booking-id order.
+  virtual Result<std::vector<Booking>> LockLiveBookings(int64_t showtime_id) = 0;
+  // A cancelled showtime's seats: every hold still HELD is RELEASED (locked in id order),
+  // then every seat HELD or BOOKED is AVAILABLE again (in seat order), so no seat row
+  // names a booking the cancel refunded. Returns the seats freed.
+  virtual Result<std::vector<std::string>> FreeSeats(int64_t showtime_id) = 0;
+  // Seats of the booking admitted at the door so far.
+  virtual Result<int64_t> CountCheckIns(int64_t booking_id) = 0;
+  // A booking its customer cancelled: its BOOKED seats AVAILABLE again (in seat order).
+  // Returns how many.
+  virtual Result<int> FreeBookedSeats(const Booking& booking) = 0;
+  // Appends to the showtime's admin trail.
+  virtual Status InsertAdminChange(const AdminChange& change, Instant now) = 0;
   // Sets the expiry of every seat this hold still owns unexpired; returns how many.
   virtual Result<int> RearmSeats(const Hold& hold, Instant expires_at, Instant now) = 0;
   virtual Status SetHoldExpiry(const std::string& hold_id, Instant expires_at) = 0;
@@ -48,8 +80,9 @@ class MoneyTx {
   // PENDING → ISSUED; false if it was not pending (already issued, or unknown).
   virtual Result<bool> MarkRefundIssued(const std::string& refund_id,
                                         const std::string& gateway_refund_id, Instant now) = 0;
-  // The booking a refund belongs to (0 for none), or nullopt for an unknown refund.
-  virtual Result<std::optional<int64_t>> RefundBooking(const std::string& refund_id) = 0;
+  // The booking a refund belongs to (booking_id 0 for none) and its reason, or nullopt for
+  // an unknown refund.
+  virtual Result<std::optional<Refund>> RefundBooking(const std::string& refund_id) = 0;
   // The key's record, locked for this transaction, or nullopt.
   virtual Result<std::optional<IdempotencyRecord>> LockKey(int64_t customer_id,
                                                            const std::string& key) = 0;
@@ -95,6 +128,11 @@ Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report,
                                    Booking* confirmed = nullptr);
 // Store::AbandonCheckout's rules.
 Result<bool> AbandonCheckoutIn(MoneyTx& tx, int64_t booking_id);
+// AdminStore::CancelShowtime's rules.
+Result<ShowtimeCancel> CancelShowtimeIn(MoneyTx& tx, int64_t showtime_id, const std::string& reason,
+                                        int64_t actor);
+// PaymentStore::CancelBooking's rules.
+Result<Booking> CancelBookingIn(MoneyTx& tx, int64_t booking_id, int64_t customer_id);
 // Store::CompleteRefund's rules.
 Status CompleteRefundIn(MoneyTx& tx, const std::string& refund_id,
                         const std::string& gateway_refund_id);

@@ -36,6 +36,16 @@ class PaymentStore {
   virtual io::asio::awaitable<Result<std::optional<Settlement>>> TryConfirmPaymentAsync(
       PaymentReport report, Booking* confirmed);
 
+  // The customer cancels their CONFIRMED booking (API.md "Customers cancel"), while
+  // now < startsAt − refundUntilMinutesBefore and no ticket of it was admitted: in one
+  // transaction its seats AVAILABLE again, the booking REFUNDED with its refund intent
+  // (reason CUSTOMER_CANCELLED) and BookingRefunded event. A booking REFUNDED already is
+  // answered as it is (two clicks refund once). kNotFound for another customer's booking,
+  // kNotRefundable when the terms or its state do not allow it.
+  virtual Result<Booking> CancelBooking(int64_t booking_id, int64_t customer_id) = 0;
+  virtual io::asio::awaitable<Result<Booking>> CancelBookingAsync(int64_t booking_id,
+                                                                  int64_t customer_id);
+
   // How many bookings made in the last `window` are in each status (for /metrics; the
   // window bounds the cost of counting, by an index on created_at).
   virtual Result<std::map<BookingStatus, int64_t>> CountRecentBookings(Millis window) = 0;

@@ -9,7 +9,8 @@ namespace boxoffice {
 
 const Sql kHoldBatch{
     "hold_picks",
-    "SELECT created_ms, expires_ms, found_seats, taken, held, chosen, stranded, closed"
+    "SELECT created_ms, expires_ms, found_seats, taken, held, chosen, stranded, closed,"
+    "       cancelled"
     "  FROM boxoffice_hold_picks($1::bigint, $2::bigint, $3::uuid[], $4::bigint[], $5::int[],"
     "                            $6::bigint[], $7::bool[], $8::int[], $9::int, $10::text[],"
     "                            $11::int[], $12::int[], $13::int[], $14::int[], $15::int[],"
@@ -109,11 +110,13 @@ Result<std::vector<HoldRow>> ReadHoldRows(const PGresult* r, size_t expected) {
     if (!PQgetisnull(r, i, 5)) row.chosen = static_cast<size_t>(Int(r, i, 5));
     row.stranded = ParseArray(Text(r, i, 6));
     row.closed = Bool(r, i, 7);
+    row.cancelled = Bool(r, i, 8);
   }
   return rows;
 }
 
 std::optional<Result<Hold>> HoldOutcome(const HoldRequest& req, const HoldRow& row) {
+  if (row.cancelled) return Result<Hold>(ShowtimeCancelled(req.showtime_id));
   if (row.closed) return Result<Hold>(SalesClosed(req.showtime_id));
   const int64_t n =
       static_cast<int64_t>(req.is_best() ? req.picks().front().seats.size() : req.seats.size());

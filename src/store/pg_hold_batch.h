@@ -42,6 +42,7 @@ struct HoldRow {
   size_t chosen = 0;                  // held: the pick that was, 1-based
   std::vector<std::string> stranded;  // a hand pick's seats it would leave alone
   bool closed = false;                // the showtime's sales have closed: nothing held
+  bool cancelled = false;             // and it is because the showtime was cancelled
 };
 Result<std::vector<HoldRow>> ReadHoldRows(const PGresult* result, size_t expected);
 

@@ -21,11 +21,70 @@ Result<Hold> PgMoneyTx::LockHold(const std::string& hold_id, int64_t customer_id
   return ReadHold(r.value().get());
 }
 
-Result<std::optional<Instant>> PgMoneyTx::SalesCloseAt(int64_t showtime_id) {
-  auto r = c_.Exec(kSalesCloseAt, {P(showtime_id)});
+Result<std::optional<ShowtimeTerms>> PgMoneyTx::ReadShowtime(int64_t showtime_id, RowLock lock) {
+  const Sql& sql = lock == RowLock::kShare    ? kShowtimeTermsShare
+                   : lock == RowLock::kUpdate ? kShowtimeTermsUpdate
+                                              : kShowtimeTerms;
+  auto r = c_.Exec(sql, {P(showtime_id)});
   if (!r.ok()) return r.status();
-  if (PQntuples(r.value().get()) == 0) return std::optional<Instant>();
-  return std::optional<Instant>(FromEpochMs(Int(r.value().get(), 0, 0)));
+  const PGresult* g = r.value().get();
+  if (PQntuples(g) == 0) return std::optional<ShowtimeTerms>();
+  ShowtimeTerms terms{FromEpochMs(Int(g, 0, 0)), FromEpochMs(Int(g, 0, 1)), Bool(g, 0, 2),
+                      std::nullopt};
+  if (!PQgetisnull(g, 0, 3)) terms.refund_until_minutes = static_cast<int>(Int(g, 0, 3));
+  return std::optional<ShowtimeTerms>(terms);
+}
+
+Result<int64_t> PgMoneyTx::BookingShowtime(int64_t booking_id) {
+  auto r = c_.Exec(kBookingShowtime, {P(booking_id)});
+  if (!r.ok()) return r.status();
+  return PQntuples(r.value().get()) == 0 ? int64_t{0} : Int(r.value().get(), 0, 0);
+}
+
+Status PgMoneyTx::MarkShowtimeCancelled(int64_t showtime_id, const std::string& reason,
+                                        Instant now) {
+  auto r = c_.Exec(kMarkShowtimeCancelled, {P(showtime_id), reason, P(ToEpochMs(now))});
+  if (!r.ok()) return r.status();
+  // CancelShowtimeIn read the row SCHEDULED under its lock.
+  if (std::atoi(PQcmdTuples(r.value().get())) != 1) {
+    return Status(Code::kInternal, "showtime " + std::to_string(showtime_id) + " not cancelled");
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<Booking>> PgMoneyTx::LockLiveBookings(int64_t showtime_id) {
+  auto r = c_.Exec(kLockLiveBookings, {P(showtime_id)});
+  if (!r.ok()) return r.status();
+  std::vector<Booking> out;
+  for (int i = 0; i < PQntuples(r.value().get()); ++i)
+    out.push_back(ReadBooking(r.value().get(), i));
+  return out;
+}
+
+Result<std::vector<std::string>> PgMoneyTx::FreeSeats(int64_t showtime_id) {
+  if (Status s = Done(c_.Exec(kEndShowtimeHolds, {P(showtime_id)})); !s.ok()) return s;
+  auto r = c_.Exec(kFreeShowtimeSeats, {P(showtime_id)});
+  if (!r.ok()) return r.status();
+  std::vector<std::string> seats;
+  for (int i = 0; i < PQntuples(r.value().get()); ++i) seats.push_back(Text(r.value().get(), i, 0));
+  return seats;
+}
+
+Result<int64_t> PgMoneyTx::CountCheckIns(int64_t booking_id) {
+  auto r = c_.Exec(kCountBookingCheckIns, {P(booking_id)});
+  if (!r.ok()) return r.status();
+  return Int(r.value().get(), 0, 0);
+}
+
+Result<int> PgMoneyTx::FreeBookedSeats(const Booking& b) {
+  auto r = c_.Exec(kFreeBookedSeats, {P(b.showtime_id), ArrayLiteral(b.seats), P(b.id)});
+  if (!r.ok()) return r.status();
+  return std::atoi(PQcmdTuples(r.value().get()));
+}
+
+Status PgMoneyTx::InsertAdminChange(const AdminChange& change, Instant now) {
+  return Done(c_.Exec(kInsertAdminChange, {P(change.showtime_id), P(change.actor), change.action,
+                                           change.before, change.after, P(ToEpochMs(now))}));
 }
 
 Result<int64_t> PgMoneyTx::PendingBookingOf(const std::string& hold_id) {
@@ -105,7 +164,8 @@ Status PgMoneyTx::InsertRefund(const Refund& refund, Instant now) {
   return Done(c_.Exec(
       kInsertRefund,
       {refund.refund_id, refund.payment_id, refund.booking_id ? P(refund.booking_id) : Param(),
-       P(refund.amount.amount), refund.amount.currency, P(ToEpochMs(now))}));
+       P(refund.amount.amount), refund.amount.currency, P(ToEpochMs(now)),
+       refund.reason.empty() ? Param() : Param(refund.reason)}));
 }
 
 Result<bool> PgMoneyTx::MarkRefundIssued(const std::string& refund_id,
@@ -115,13 +175,17 @@ Result<bool> PgMoneyTx::MarkRefundIssued(const std::string& refund_id,
   return PQntuples(r.value().get()) == 1;
 }
 
-Result<std::optional<int64_t>> PgMoneyTx::RefundBooking(const std::string& refund_id) {
-  if (!IsUuid(refund_id)) return std::optional<int64_t>();
+Result<std::optional<Refund>> PgMoneyTx::RefundBooking(const std::string& refund_id) {
+  if (!IsUuid(refund_id)) return std::optional<Refund>();
   auto r = c_.Exec(kRefundBooking, {refund_id});
   if (!r.ok()) return r.status();
-  if (PQntuples(r.value().get()) == 0) return std::optional<int64_t>();
-  return std::optional<int64_t>(PQgetisnull(r.value().get(), 0, 0) ? 0
-                                                                   : Int(r.value().get(), 0, 0));
+  const PGresult* g = r.value().get();
+  if (PQntuples(g) == 0) return std::optional<Refund>();
+  Refund refund;
+  refund.refund_id = refund_id;
+  refund.booking_id = PQgetisnull(g, 0, 0) ? 0 : Int(g, 0, 0);
+  refund.reason = Text(g, 0, 1);
+  return std::optional<Refund>(std::move(refund));
 }
 
 Result<std::optional<IdempotencyRecord>> PgMoneyTx::LockKey(int64_t customer_id,

@@ -14,7 +14,15 @@ class PgMoneyTx final : public MoneyTx {
 
   Result<Instant> Now() override;
   Result<Hold> LockHold(const std::string& hold_id, int64_t customer_id, Instant now) override;
-  Result<std::optional<Instant>> SalesCloseAt(int64_t showtime_id) override;
+  Result<std::optional<ShowtimeTerms>> ReadShowtime(int64_t showtime_id, RowLock lock) override;
+  Result<int64_t> BookingShowtime(int64_t booking_id) override;
+  Status MarkShowtimeCancelled(int64_t showtime_id, const std::string& reason,
+                               Instant now) override;
+  Result<std::vector<Booking>> LockLiveBookings(int64_t showtime_id) override;
+  Result<std::vector<std::string>> FreeSeats(int64_t showtime_id) override;
+  Result<int64_t> CountCheckIns(int64_t booking_id) override;
+  Result<int> FreeBookedSeats(const Booking& booking) override;
+  Status InsertAdminChange(const AdminChange& change, Instant now) override;
   Result<int64_t> PendingBookingOf(const std::string& hold_id) override;
   Result<int> RearmSeats(const Hold& hold, Instant expires_at, Instant now) override;
   Status SetHoldExpiry(const std::string& hold_id, Instant expires_at) override;
@@ -30,7 +38,7 @@ class PgMoneyTx final : public MoneyTx {
   Status InsertRefund(const Refund& refund, Instant now) override;
   Result<bool> MarkRefundIssued(const std::string& refund_id, const std::string& gateway_refund_id,
                                 Instant now) override;
-  Result<std::optional<int64_t>> RefundBooking(const std::string& refund_id) override;
+  Result<std::optional<Refund>> RefundBooking(const std::string& refund_id) override;
   Result<std::optional<IdempotencyRecord>> LockKey(int64_t customer_id,
                                                    const std::string& key) override;
   Result<bool> InsertKey(const IdempotencyRecord& rec, Instant now) override;

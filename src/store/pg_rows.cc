@@ -17,6 +17,9 @@ std::vector<Showtime> ReadShowtimes(const PGresult* r) {
     s.forbid_single_seat_gaps = Text(r, row, 6) == "forbid";
     s.time_zone = Text(r, row, 7);
     s.sales_close_minutes = static_cast<int>(Int(r, row, 8));
+    s.cancelled = Text(r, row, 9) == "CANCELLED";
+    if (!PQgetisnull(r, row, 10)) s.refund_until_minutes = static_cast<int>(Int(r, row, 10));
+    s.cancel_reason = Text(r, row, 11);
   }
   return out;
 }

@@ -32,8 +32,9 @@ constexpr Sql kRecordMigration{"record_migration",
 constexpr Sql kCreateShowtime{
     "create_showtime",
     "WITH st AS (INSERT INTO showtime (title, cinema, hall, starts_at, seat_count,"
-    "                                  single_seat_gaps, time_zone, sales_close_minutes)"
-    "            VALUES ($1, $2, $3, " BOX_TS("$4") ", $5, $16, $17, $18)"
+    "                                  single_seat_gaps, time_zone, sales_close_minutes,"
+    "                                  refund_until_minutes)"
+    "            VALUES ($1, $2, $3, " BOX_TS("$4") ", $5, $16, $17, $18, $19::int)"
     "            RETURNING showtime_id),"
     " prices AS (INSERT INTO price (showtime_id, category, amount, currency)"
     "            SELECT st.showtime_id, u.* FROM st,"
@@ -47,7 +48,8 @@ constexpr Sql kCreateShowtime{
 constexpr Sql kSelectShowtime{
     "select_showtime",
     "SELECT showtime_id, title, cinema, hall, " BOX_MS("starts_at") ", seat_count,"
-    "       single_seat_gaps, time_zone, sales_close_minutes FROM showtime"
+    "       single_seat_gaps, time_zone, sales_close_minutes, status, refund_until_minutes,"
+    "       cancel_reason FROM showtime"
     " WHERE showtime_id = $1"};
 constexpr Sql kSelectPrices{"select_prices",
                             "SELECT showtime_id, category, amount, currency FROM price"
@@ -55,7 +57,8 @@ constexpr Sql kSelectPrices{"select_prices",
 constexpr Sql kListShowtimes{
     "list_showtimes",
     "SELECT showtime_id, title, cinema, hall, " BOX_MS("starts_at") ", seat_count,"
-    "       single_seat_gaps, time_zone, sales_close_minutes FROM showtime"
+    "       single_seat_gaps, time_zone, sales_close_minutes, status, refund_until_minutes,"
+    "       cancel_reason FROM showtime"
     " WHERE ($1::bigint IS NULL OR starts_at >= " BOX_TS("$1") ")"
     "   AND ($2::bigint IS NULL OR starts_at < " BOX_TS("$2") ")"
     "   AND ($3::text IS NULL OR cinema = $3::text)"
@@ -105,7 +108,9 @@ constexpr Sql kAudit{
     " (SELECT count(*) FROM refund WHERE status = 'PENDING'),"
     " (SELECT count(*) FROM show_seat WHERE status = 'BOOKED'),"
     " (SELECT count(*) FROM booking WHERE status = 'CONFIRMED'),"
-    " (SELECT count(*) FROM payment WHERE status = 'SUCCEEDED')"};
+    " (SELECT count(*) FROM payment WHERE status = 'SUCCEEDED'),"
+    " (SELECT count(*) FROM booking b JOIN showtime st ON st.showtime_id = b.showtime_id"
+    "   WHERE b.status = 'CONFIRMED' AND st.status = 'CANCELLED')"};
 constexpr Sql kSetWaitingRoom{
     "set_waiting_room",
     "INSERT INTO waiting_room (showtime_id, enabled, active_limit, admission_ttl_ms, updated_at)"
@@ -125,7 +130,8 @@ constexpr Sql kSelectSeatMap{
     "       CASE WHEN status = 'HELD' AND hold_expires_at < " BOX_NOW
     " THEN 'AVAILABLE'"
     "            ELSE status END,"
-    "       " BOX_MS(BOX_NOW) ", accessible, aisle_after"
+    "       " BOX_MS(BOX_NOW) ", accessible, aisle_after,"
+    "       (SELECT st.status = 'CANCELLED' FROM showtime st WHERE st.showtime_id = $2)"
     "  FROM show_seat WHERE showtime_id = $2 ORDER BY seat_order"};
 constexpr Sql kSelectSeatOwners{
     "select_seat_owners",
@@ -149,9 +155,75 @@ constexpr Sql kInsertHold{
 constexpr Sql kSelectHold{"select_hold", BOX_HOLD_COLUMNS};
 constexpr Sql kLockHold{"lock_hold", BOX_HOLD_COLUMNS " FOR UPDATE"};
 constexpr Sql kNowMs{"now_ms", "SELECT " BOX_MS(BOX_NOW)};
-constexpr Sql kSalesCloseAt{"sales_close_at",
-                            "SELECT " BOX_MS("starts_at - sales_close_minutes * interval '1 "
-                                             "minute'") "  FROM showtime WHERE showtime_id = $1"};
+// MoneyTx::ReadShowtime's, without a lock, FOR SHARE and FOR NO KEY UPDATE.
+#define BOX_SHOWTIME_TERMS \
+  "SELECT " BOX_MS("starts_at") ", " BOX_MS(                                                  \
+      "starts_at - sales_close_minutes * interval '1 minute'") ", status = 'CANCELLED',"      \
+                                                               " refund_until_minutes"        \
+                                                               " FROM showtime WHERE showtime_id = $1"
+constexpr Sql kShowtimeTerms{"showtime_terms", BOX_SHOWTIME_TERMS};
+constexpr Sql kShowtimeTermsShare{"showtime_terms_share", BOX_SHOWTIME_TERMS " FOR SHARE"};
+constexpr Sql kShowtimeTermsUpdate{"showtime_terms_update",
+                                   BOX_SHOWTIME_TERMS " FOR NO KEY UPDATE"};
+constexpr Sql kBookingShowtime{"booking_showtime",
+                               "SELECT showtime_id FROM booking WHERE booking_id = $1"};
+constexpr Sql kMarkShowtimeCancelled{
+    "mark_showtime_cancelled",
+    "UPDATE showtime SET status = 'CANCELLED', cancel_reason = $2, cancelled_at = " BOX_TS(
+        "$3") " WHERE showtime_id = $1 AND status = 'SCHEDULED'"};
+// The holds first (id order), then the seats (seat order): docs/payments.md's lock order.
+constexpr Sql kEndShowtimeHolds{
+    "end_showtime_holds",
+    "WITH l AS MATERIALIZED (SELECT sh.hold_id FROM seat_hold sh"
+    "   WHERE sh.hold_id IN (SELECT s.hold_id FROM show_seat s"
+    "                         WHERE s.showtime_id = $1 AND s.status = 'HELD')"
+    "     AND sh.status = 'HELD' ORDER BY sh.hold_id FOR UPDATE)"
+    " UPDATE seat_hold sh SET status = 'RELEASED' FROM l WHERE sh.hold_id = l.hold_id"};
+constexpr Sql kFreeShowtimeSeats{
+    "free_showtime_seats",
+    "WITH l AS MATERIALIZED (SELECT seat_code FROM show_seat"
+    "   WHERE showtime_id = $1 AND status <> 'AVAILABLE' ORDER BY seat_code FOR NO KEY UPDATE)"
+    " UPDATE show_seat s SET status = 'AVAILABLE', hold_id = NULL, customer_id = NULL,"
+    "       hold_expires_at = NULL, booking_id = NULL"
+    "  FROM l WHERE s.showtime_id = $1 AND s.seat_code = l.seat_code"
+    " RETURNING s.seat_code"};
+constexpr Sql kCountBookingCheckIns{"count_booking_checkins",
+                                    "SELECT count(*) FROM checkin WHERE booking_id = $1"};
+constexpr Sql kFreeBookedSeats{
+    "free_booked_seats",
+    "WITH l AS MATERIALIZED (SELECT seat_code FROM show_seat"
+    "   WHERE showtime_id = $1 AND seat_code = ANY($2::text[]) AND booking_id = $3"
+    "     AND status = 'BOOKED' ORDER BY seat_code FOR NO KEY UPDATE)"
+    " UPDATE show_seat s SET status = 'AVAILABLE', hold_id = NULL, customer_id = NULL,"
+    "       hold_expires_at = NULL, booking_id = NULL"
+    "  FROM l WHERE s.showtime_id = $1 AND s.seat_code = l.seat_code"};
+// A showtime's sales (AdminStore::GetShowtimeSales); a NULL last column: no such showtime.
+constexpr Sql kShowtimeSales{
+    "showtime_sales",
+    "SELECT count(*) FILTER (WHERE s.status = 'AVAILABLE'"
+    "                         OR (s.status = 'HELD' AND s.hold_expires_at < " BOX_NOW
+    ")),"
+    "       count(*) FILTER (WHERE s.status = 'HELD' AND s.hold_expires_at >= " BOX_NOW
+    "),"
+    "       count(*) FILTER (WHERE s.status = 'BOOKED'),"
+    "       (SELECT count(*) FROM booking b WHERE b.showtime_id = $2 AND b.status = 'PENDING'),"
+    "       (SELECT count(*) FROM booking b WHERE b.showtime_id = $2 AND b.status = 'CONFIRMED'),"
+    "       (SELECT count(*) FROM booking b WHERE b.showtime_id = $2 AND b.status = 'FAILED'),"
+    "       (SELECT count(*) FROM booking b WHERE b.showtime_id = $2 AND b.status = 'REFUNDED'),"
+    "       (SELECT COALESCE(sum(b.amount), 0) FROM booking b"
+    "         WHERE b.showtime_id = $2 AND b.status = 'CONFIRMED'),"
+    "       (SELECT min(p.currency) FROM price p WHERE p.showtime_id = $2),"
+    "       (SELECT count(*) FROM checkin c WHERE c.showtime_id = $2),"
+    "       (SELECT st.status = 'CANCELLED' FROM showtime st WHERE st.showtime_id = $2)"
+    "  FROM show_seat s WHERE s.showtime_id = $2"};
+constexpr Sql kInsertAdminChange{
+    "insert_admin_change",
+    "INSERT INTO admin_audit (showtime_id, actor, action, before, after, at)"
+    " VALUES ($1, $2, $3, $4::jsonb, $5::jsonb, " BOX_TS("$6") ")"};
+constexpr Sql kListAdminChanges{
+    "list_admin_changes",
+    "SELECT audit_id, showtime_id, actor, action, before::text, after::text, " BOX_MS(
+        "at") "  FROM admin_audit WHERE showtime_id = $1 ORDER BY audit_id DESC LIMIT $2"};
 constexpr Sql kPendingBookingOfHold{
     "pending_booking_of_hold",
     "SELECT booking_id FROM booking WHERE hold_id = $1::uuid AND status = 'PENDING'"};
@@ -187,6 +259,13 @@ constexpr Sql kSelectBooking{"select_booking", BOX_BOOKING_COLUMNS};
 constexpr Sql kSelectBookings{"select_bookings",
                               BOX_BOOKING_SELECT " WHERE booking_id = ANY($1::bigint[])"};
 constexpr Sql kLockBooking{"lock_booking", BOX_BOOKING_COLUMNS " FOR UPDATE"};
+constexpr Sql kShowtimeBookings{
+    "showtime_bookings", BOX_BOOKING_SELECT
+    " WHERE showtime_id = $1 AND ($2::text IS NULL OR status = $2::text)"
+    "   AND booking_id > $3 ORDER BY booking_id LIMIT $4"};
+constexpr Sql kLockLiveBookings{"lock_live_bookings", BOX_BOOKING_SELECT
+                                " WHERE showtime_id = $1 AND status IN ('PENDING', 'CONFIRMED')"
+                                " ORDER BY booking_id FOR UPDATE"};
 constexpr Sql kInsertPayment{"insert_payment",
                              "INSERT INTO payment (payment_id, session_id, booking_id, status, "
                              "amount, currency, received_at)"
@@ -222,8 +301,8 @@ constexpr Sql kUpdateBooking{
 constexpr Sql kInsertRefund{
     "insert_refund",
     "INSERT INTO refund (refund_id, payment_id, booking_id, amount, currency, status, created_at,"
-    " next_attempt_at) VALUES ($1::uuid, $2, $3, $4, $5, 'PENDING', " BOX_TS("$6") ", " BOX_TS(
-        "$6") ")"};
+    " next_attempt_at, reason) VALUES ($1::uuid, $2, $3, $4, $5, 'PENDING', " BOX_TS(
+        "$6") ", " BOX_TS("$6") ", $7)"};
 constexpr Sql kInsertEvent{"insert_event",
                            "INSERT INTO outbox (event_id, type, key, payload, created_at)"
                            " VALUES ($1::uuid, $2, $3, $4, " BOX_TS("$5") ")"};
@@ -269,7 +348,7 @@ constexpr Sql kExpirePendingMail{
     "  RETURNING 1)"
     " SELECT (SELECT count(*) FROM fence), (SELECT count(*) FROM upd)"};
 constexpr Sql kRefundBooking{"refund_booking",
-                             "SELECT booking_id FROM refund WHERE refund_id = $1::uuid"};
+                             "SELECT booking_id, reason FROM refund WHERE refund_id = $1::uuid"};
 constexpr Sql kMarkRefundIssued{
     "mark_refund_issued",
     "UPDATE refund SET status = 'ISSUED', gateway_refund_id = $1, issued_at = " BOX_TS(

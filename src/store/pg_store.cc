@@ -96,7 +96,7 @@ Result<AuditReport> PgStore::Audit() {
     if (!res.ok()) return res.status();
     const PGresult* r = res.value().get();
     return AuditReport{Int(r, 0, 0), Int(r, 0, 1), Int(r, 0, 2), Int(r, 0, 3),
-                       Int(r, 0, 4), Int(r, 0, 5), Int(r, 0, 6)};
+                       Int(r, 0, 4), Int(r, 0, 5), Int(r, 0, 6), Int(r, 0, 7)};
   });
 }
 

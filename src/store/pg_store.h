@@ -144,6 +144,12 @@ class PgStore final : public Store, public OutboxStore {
   Result<std::optional<MailBooking>> BookingForMail(int64_t booking_id) override;
   Status CompleteRefund(const std::string& refund_id,
                         const std::string& gateway_refund_id) override;
+  Result<ShowtimeCancel> CancelShowtime(int64_t showtime_id, const std::string& reason,
+                                        int64_t actor) override;
+  Result<std::vector<AdminChange>> ListAdminChanges(int64_t showtime_id, int limit) override;
+  Result<Booking> CancelBooking(int64_t booking_id, int64_t customer_id) override;
+  Result<ShowtimeSales> GetShowtimeSales(int64_t showtime_id) override;
+  Result<std::vector<Booking>> ListShowtimeBookings(const ShowtimeBookingsQuery& query) override;
 
   // This database's shard number (migration 0021), nullopt while it has none.
   Result<std::optional<int>> ShardNumber();

@@ -90,9 +90,9 @@ Result<std::vector<Refund>> PgStore::PendingRefunds(int limit) {
         const PGresult* r = res.value().get();
         std::vector<Refund> out;
         for (int i = 0; i < PQntuples(r); ++i) {
-          out.push_back(
-              Refund{Text(r, i, 0), Text(r, i, 1), PQgetisnull(r, i, 2) ? 0 : Int(r, i, 2),
-                     Price{Int(r, i, 3), Text(r, i, 4)}, false, static_cast<int>(Int(r, i, 5))});
+          out.push_back(Refund{
+              Text(r, i, 0), Text(r, i, 1), PQgetisnull(r, i, 2) ? 0 : Int(r, i, 2),
+              Price{Int(r, i, 3), Text(r, i, 4)}, false, static_cast<int>(Int(r, i, 5)), ""});
         }
         return out;
       });

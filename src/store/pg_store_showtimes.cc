@@ -51,7 +51,8 @@ std::vector<Param> CreateShowtimeParams(const NewShowtime& st) {
           ArrayLiteral(aisle_after),
           std::string(st.forbid_single_seat_gaps ? "forbid" : "allow"),
           st.time_zone,
-          P(int64_t{st.sales_close_minutes})};
+          P(int64_t{st.sales_close_minutes}),
+          st.refund_until_minutes ? P(int64_t{*st.refund_until_minutes}) : Param()};
 }
 
 // kSetWaitingRoom's parameters, and what its answer means.
@@ -200,12 +201,14 @@ Result<SeatMap> SeatMapOf(const PGresult* r, int64_t showtime_id) {
   SeatMap map;
   map.showtime_id = showtime_id;
   map.as_of = FromEpochMs(Int(r, 0, 5));
+  map.cancelled = Bool(r, 0, 8);
   map.seats.reserve(static_cast<size_t>(PQntuples(r)));
   for (int i = 0; i < PQntuples(r); ++i) {
     map.seats.push_back(SeatView{Text(r, i, 0), Text(r, i, 1), static_cast<int>(Int(r, i, 2)),
                                  Text(r, i, 3), ParseSeatStatus(PQgetvalue(r, i, 4)),
                                  Text(r, i, 6) == "t", Text(r, i, 7) == "t"});
   }
+  CloseSeatMap(map);
   return map;
 }
 

@@ -606,6 +606,7 @@ Result<AuditReport> ShardedStore::Audit() {
     total.seats_booked += a.seats_booked;
     total.bookings_confirmed += a.bookings_confirmed;
     total.payments_succeeded += a.payments_succeeded;
+    total.confirmed_on_cancelled += a.confirmed_on_cancelled;
   }
   return total;
 }
@@ -743,6 +744,39 @@ Result<std::optional<MailBooking>> ShardedStore::BookingForMail(int64_t booking_
   PgStore* s = ForBooking(booking_id);
   if (!s) return std::optional<MailBooking>();
   return s->BookingForMail(booking_id);
+}
+
+// A showtime's cancel and its trail live on its shard, with its bookings and seats.
+Result<ShowtimeCancel> ShardedStore::CancelShowtime(int64_t showtime_id, const std::string& reason,
+                                                    int64_t actor) {
+  PgStore* s = ForShowtime(showtime_id);
+  if (!s) return ShowtimeNotFound(showtime_id);
+  return s->CancelShowtime(showtime_id, reason, actor);
+}
+
+Result<Booking> ShardedStore::CancelBooking(int64_t booking_id, int64_t customer_id) {
+  PgStore* s = ForBooking(booking_id);
+  if (!s) return BookingNotFound(booking_id);
+  return s->CancelBooking(booking_id, customer_id);
+}
+
+Result<ShowtimeSales> ShardedStore::GetShowtimeSales(int64_t showtime_id) {
+  PgStore* s = ForShowtime(showtime_id);
+  if (!s) return ShowtimeNotFound(showtime_id);
+  return s->GetShowtimeSales(showtime_id);
+}
+
+Result<std::vector<Booking>> ShardedStore::ListShowtimeBookings(
+    const ShowtimeBookingsQuery& query) {
+  PgStore* s = ForShowtime(query.showtime_id);
+  if (!s) return ShowtimeNotFound(query.showtime_id);
+  return s->ListShowtimeBookings(query);
+}
+
+Result<std::vector<AdminChange>> ShardedStore::ListAdminChanges(int64_t showtime_id, int limit) {
+  PgStore* s = ForShowtime(showtime_id);
+  if (!s) return ShowtimeNotFound(showtime_id);
+  return s->ListAdminChanges(showtime_id, limit);
 }
 
 }  // namespace boxoffice

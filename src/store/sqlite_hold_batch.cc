@@ -74,11 +74,15 @@ Result<Hold> DecideHold(SqliteConnection& c, const HoldRequest& req, Instant now
   BOX_ASSERT(n >= 1 && n <= kMaxSeatsPerCustomer);
   const Instant expires = now + req.ttl;
   {
-    // Sales close inside the decision, on the store's clock, like expiry. (An unknown
-    // showtime has no close: its codes are explained below.)
-    Query closes(c, kSalesCloseAt, {req.showtime_id});
-    if (closes.Next() && ToEpochMs(now) >= closes.Int(0)) return SalesClosed(req.showtime_id);
-    if (!closes.status().ok()) return closes.status();
+    // Sales close inside the decision, on the store's clock, like expiry, and a cancelled
+    // showtime sells nothing. (An unknown showtime has no close: its codes are explained
+    // below.)
+    Query terms(c, kShowtimeTerms, {req.showtime_id});
+    if (terms.Next()) {
+      if (terms.Int(2) != 0) return ShowtimeCancelled(req.showtime_id);
+      if (ToEpochMs(now) >= terms.Int(1)) return SalesClosed(req.showtime_id);
+    }
+    if (!terms.status().ok()) return terms.status();
   }
   {
     Query held(c, kCustomerHeld, {req.customer_id, req.showtime_id, ToEpochMs(now)});

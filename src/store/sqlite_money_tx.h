@@ -19,13 +19,62 @@ class SqliteMoneyTx final : public MoneyTx {
   Result<Hold> LockHold(const std::string& hold_id, int64_t customer_id, Instant now) override {
     return LoadHold(c_, hold_id, customer_id, now);
   }
-  Result<std::optional<Instant>> SalesCloseAt(int64_t showtime_id) override {
-    Query q(c_, kSalesCloseAt, {showtime_id});
+  Result<std::optional<ShowtimeTerms>> ReadShowtime(int64_t showtime_id, RowLock) override {
+    Query q(c_, kShowtimeTerms, {showtime_id});
     if (!q.Next()) {
       if (!q.status().ok()) return q.status();
-      return std::optional<Instant>();
+      return std::optional<ShowtimeTerms>();
     }
-    return std::optional<Instant>(FromEpochMs(q.Int(0)));
+    ShowtimeTerms terms{FromEpochMs(q.Int(0)), FromEpochMs(q.Int(1)), q.Int(2) != 0, std::nullopt};
+    if (!q.IsNull(3)) terms.refund_until_minutes = static_cast<int>(q.Int(3));
+    return std::optional<ShowtimeTerms>(terms);
+  }
+  Result<int64_t> BookingShowtime(int64_t booking_id) override {
+    Query q(c_, kBookingShowtime, {booking_id});
+    if (!q.Next())
+      return q.status().ok() ? Result<int64_t>(int64_t{0}) : Result<int64_t>(q.status());
+    return q.Int(0);
+  }
+  Status MarkShowtimeCancelled(int64_t showtime_id, const std::string& reason,
+                               Instant now) override {
+    auto r = Query(c_, kMarkShowtimeCancelled, {showtime_id, reason, ToEpochMs(now)}).Exec();
+    if (!r.ok()) return r.status();
+    // CancelShowtimeIn read the row SCHEDULED in this transaction.
+    if (r.value() != 1) {
+      return Status(Code::kInternal, "showtime " + std::to_string(showtime_id) + " not cancelled");
+    }
+    return Status::Ok();
+  }
+  Result<std::vector<Booking>> LockLiveBookings(int64_t showtime_id) override {
+    Query q(c_, kLiveBookings, {showtime_id});
+    std::vector<Booking> out;
+    while (q.Next()) out.push_back(ReadBooking(q));
+    if (!q.status().ok()) return q.status();
+    return out;
+  }
+  Result<std::vector<std::string>> FreeSeats(int64_t showtime_id) override {
+    auto ended = Query(c_, kEndShowtimeHolds, {showtime_id}).Exec();
+    if (!ended.ok()) return ended.status();
+    Query q(c_, kFreeShowtimeSeats, {showtime_id});
+    std::vector<std::string> seats;
+    while (q.Next()) seats.push_back(q.Text(0));
+    if (!q.status().ok()) return q.status();
+    return seats;
+  }
+  Result<int64_t> CountCheckIns(int64_t booking_id) override {
+    Query q(c_, kCountBookingCheckIns, {booking_id});
+    if (!q.Next()) return q.status().ok() ? Status(Code::kInternal, "no count") : q.status();
+    return q.Int(0);
+  }
+  Result<int> FreeBookedSeats(const Booking& b) override {
+    return Query(c_, kFreeBookedSeats, {b.showtime_id, b.id}).Exec();
+  }
+  Status InsertAdminChange(const AdminChange& change, Instant now) override {
+    auto r = Query(c_, kInsertAdminChange,
+                   {change.showtime_id, change.actor, change.action, change.before, change.after,
+                    ToEpochMs(now)})
+                 .Exec();
+    return r.ok() ? Status::Ok() : r.status();
   }
   Result<int64_t> PendingBookingOf(const std::string& hold_id) override {
     Query q(c_, kPendingBookingOfHold, {hold_id});
@@ -101,7 +150,8 @@ class SqliteMoneyTx final : public MoneyTx {
     auto r = Query(c_, kInsertRefund,
                    {refund.refund_id, refund.payment_id,
                     refund.booking_id ? Value(refund.booking_id) : Value(nullptr),
-                    refund.amount.amount, refund.amount.currency, ToEpochMs(now)})
+                    refund.amount.amount, refund.amount.currency, ToEpochMs(now),
+                    refund.reason.empty() ? Value(nullptr) : Value(refund.reason)})
                  .Exec();
     return r.ok() ? Status::Ok() : r.status();
   }
@@ -111,13 +161,17 @@ class SqliteMoneyTx final : public MoneyTx {
     if (!r.ok()) return r.status();
     return r.value() == 1;
   }
-  Result<std::optional<int64_t>> RefundBooking(const std::string& refund_id) override {
+  Result<std::optional<Refund>> RefundBooking(const std::string& refund_id) override {
     Query q(c_, kRefundBooking, {refund_id});
     if (!q.Next()) {
       if (!q.status().ok()) return q.status();
-      return std::optional<int64_t>();
+      return std::optional<Refund>();
     }
-    return std::optional<int64_t>(q.IsNull(0) ? 0 : q.Int(0));
+    Refund refund;
+    refund.refund_id = refund_id;
+    refund.booking_id = q.IsNull(0) ? 0 : q.Int(0);
+    refund.reason = q.IsNull(1) ? "" : q.Text(1);
+    return std::optional<Refund>(std::move(refund));
   }
   Result<std::optional<IdempotencyRecord>> LockKey(int64_t customer_id,
                                                    const std::string& key) override {

@@ -42,6 +42,9 @@ Showtime ReadShowtime(Query& q) {
   s.forbid_single_seat_gaps = q.Text(6) == "forbid";
   s.time_zone = q.Text(7);
   s.sales_close_minutes = static_cast<int>(q.Int(8));
+  s.cancelled = q.Text(9) == "CANCELLED";
+  if (!q.IsNull(10)) s.refund_until_minutes = static_cast<int>(q.Int(10));
+  s.cancel_reason = q.IsNull(11) ? "" : q.Text(11);
   return s;
 }
 

@@ -15,8 +15,8 @@ constexpr const char* kRecordMigration =
 
 constexpr const char* kInsertShowtime =
     "INSERT INTO showtime (title, cinema, hall, starts_at, seat_count, single_seat_gaps,"
-    "                      time_zone, sales_close_minutes)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
+    "                      time_zone, sales_close_minutes, refund_until_minutes)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
 constexpr const char* kInsertPrice =
     "INSERT INTO price (showtime_id, category, amount, currency) VALUES (?, ?, ?, ?)";
 constexpr const char* kInsertSeat =
@@ -24,20 +24,67 @@ constexpr const char* kInsertSeat =
     "category, accessible, aisle_after) VALUES (?, ?, ?, ?, ?, ?, ?, ?)";
 constexpr const char* kSelectShowtime =
     "SELECT showtime_id, title, cinema, hall, starts_at, seat_count, single_seat_gaps,"
-    "       time_zone, sales_close_minutes FROM showtime WHERE showtime_id = ?";
+    "       time_zone, sales_close_minutes, status, refund_until_minutes, cancel_reason"
+    "  FROM showtime WHERE showtime_id = ?";
 constexpr const char* kSelectPrices =
     "SELECT category, amount, currency FROM price WHERE showtime_id = ?";
 constexpr const char* kListShowtimes =
     "SELECT showtime_id, title, cinema, hall, starts_at, seat_count, single_seat_gaps,"
-    "       time_zone, sales_close_minutes FROM showtime"
+    "       time_zone, sales_close_minutes, status, refund_until_minutes, cancel_reason"
+    "  FROM showtime"
     " WHERE (?1 IS NULL OR starts_at >= ?1) AND (?2 IS NULL OR starts_at < ?2)"
     "   AND (?3 IS NULL OR cinema = ?3)"
     "   AND (?4 IS NULL OR starts_at > ?4 OR (starts_at = ?4 AND showtime_id > ?5))"
     " ORDER BY starts_at, showtime_id LIMIT ?6";
 constexpr const char* kCountShowtimes = "SELECT count(*) FROM showtime";
-// When a showtime's sales close (epoch ms); no row for an unknown showtime.
-constexpr const char* kSalesCloseAt =
-    "SELECT starts_at - sales_close_minutes * 60000 FROM showtime WHERE showtime_id = ?";
+// A showtime's terms (MoneyTx::ReadShowtime): start, sales close (epoch ms), cancelled,
+// refund terms; no row for an unknown showtime.
+constexpr const char* kShowtimeTerms =
+    "SELECT starts_at, starts_at - sales_close_minutes * 60000, status = 'CANCELLED',"
+    "       refund_until_minutes FROM showtime WHERE showtime_id = ?";
+constexpr const char* kBookingShowtime = "SELECT showtime_id FROM booking WHERE booking_id = ?";
+constexpr const char* kMarkShowtimeCancelled =
+    "UPDATE showtime SET status = 'CANCELLED', cancel_reason = ?2, cancelled_at = ?3"
+    " WHERE showtime_id = ?1 AND status = 'SCHEDULED'";
+constexpr const char* kEndShowtimeHolds =
+    "UPDATE seat_hold SET status = 'RELEASED' WHERE status = 'HELD' AND hold_id IN"
+    " (SELECT hold_id FROM show_seat WHERE showtime_id = ? AND status = 'HELD')";
+constexpr const char* kFreeShowtimeSeats =
+    "UPDATE show_seat SET status = 'AVAILABLE', hold_id = NULL, customer_id = NULL,"
+    "       hold_expires_at = NULL, booking_id = NULL"
+    " WHERE showtime_id = ? AND status <> 'AVAILABLE' RETURNING seat_code";
+constexpr const char* kCountBookingCheckIns = "SELECT count(*) FROM checkin WHERE booking_id = ?";
+constexpr const char* kFreeBookedSeats =
+    "UPDATE show_seat SET status = 'AVAILABLE', hold_id = NULL, customer_id = NULL,"
+    "       hold_expires_at = NULL, booking_id = NULL"
+    " WHERE showtime_id = ? AND booking_id = ? AND status = 'BOOKED'";
+// A showtime's sales (?1 the showtime, ?2 now); a NULL last column: no such showtime.
+constexpr const char* kShowtimeSales =
+    "SELECT count(*) FILTER (WHERE s.status = 'AVAILABLE'"
+    "                         OR (s.status = 'HELD' AND s.hold_expires_at < ?2)),"
+    "       count(*) FILTER (WHERE s.status = 'HELD' AND s.hold_expires_at >= ?2),"
+    "       count(*) FILTER (WHERE s.status = 'BOOKED'),"
+    "       (SELECT count(*) FROM booking b WHERE b.showtime_id = ?1 AND b.status = 'PENDING'),"
+    "       (SELECT count(*) FROM booking b WHERE b.showtime_id = ?1 AND b.status = 'CONFIRMED'),"
+    "       (SELECT count(*) FROM booking b WHERE b.showtime_id = ?1 AND b.status = 'FAILED'),"
+    "       (SELECT count(*) FROM booking b WHERE b.showtime_id = ?1 AND b.status = 'REFUNDED'),"
+    "       (SELECT COALESCE(sum(b.amount), 0) FROM booking b"
+    "         WHERE b.showtime_id = ?1 AND b.status = 'CONFIRMED'),"
+    "       (SELECT min(p.currency) FROM price p WHERE p.showtime_id = ?1),"
+    "       (SELECT count(*) FROM checkin c WHERE c.showtime_id = ?1),"
+    "       (SELECT st.status = 'CANCELLED' FROM showtime st WHERE st.showtime_id = ?1)"
+    "  FROM show_seat s WHERE s.showtime_id = ?1";
+constexpr const char* kShowtimeBookings =
+    "SELECT booking_id, hold_id, showtime_id, customer_id, seats, status, amount, currency,"
+    "       session_id, payment_url, payment_expires_at, payment_id, created_at"
+    "  FROM booking WHERE showtime_id = ?1 AND (?2 IS NULL OR status = ?2) AND booking_id > ?3"
+    " ORDER BY booking_id LIMIT ?4";
+constexpr const char* kInsertAdminChange =
+    "INSERT INTO admin_audit (showtime_id, actor, action, before, after, at)"
+    " VALUES (?, ?, ?, ?, ?, ?)";
+constexpr const char* kListAdminChanges =
+    "SELECT audit_id, showtime_id, actor, action, before, after, at FROM admin_audit"
+    " WHERE showtime_id = ? ORDER BY audit_id DESC LIMIT ?";
 // Seats are comma-separated: membership is a search of ",A1," in ",A1,A2,".
 constexpr const char* kAudit =
     "SELECT"
@@ -57,7 +104,9 @@ constexpr const char* kAudit =
     " (SELECT count(*) FROM refund WHERE status = 'PENDING'),"
     " (SELECT count(*) FROM show_seat WHERE status = 'BOOKED'),"
     " (SELECT count(*) FROM booking WHERE status = 'CONFIRMED'),"
-    " (SELECT count(*) FROM payment WHERE status = 'SUCCEEDED')";
+    " (SELECT count(*) FROM payment WHERE status = 'SUCCEEDED'),"
+    " (SELECT count(*) FROM booking b JOIN showtime st ON st.showtime_id = b.showtime_id"
+    "   WHERE b.status = 'CONFIRMED' AND st.status = 'CANCELLED')";
 constexpr const char* kSetWaitingRoom =
     "INSERT INTO waiting_room (showtime_id, enabled, active_limit, admission_ttl_ms, updated_at)"
     " SELECT showtime_id, ?2, ?3, ?4, ?5 FROM showtime WHERE showtime_id = ?1"
@@ -71,7 +120,8 @@ constexpr const char* kEnabledWaitingRooms =
 constexpr const char* kSelectSeatMap =
     "SELECT seat_code, row_label, seat_number, category,"
     "       CASE WHEN status = 'HELD' AND hold_expires_at < ?2 THEN 'AVAILABLE' ELSE status END,"
-    "       accessible, aisle_after"
+    "       accessible, aisle_after,"
+    "       (SELECT st.status = 'CANCELLED' FROM showtime st WHERE st.showtime_id = ?1)"
     "  FROM show_seat WHERE showtime_id = ?1 ORDER BY seat_order";
 constexpr const char* kSelectSeatOwners =
     "SELECT seat_code,"
@@ -147,6 +197,11 @@ constexpr const char* kSelectBooking =
     "SELECT booking_id, hold_id, showtime_id, customer_id, seats, status, amount, currency,"
     "       session_id, payment_url, payment_expires_at, payment_id, created_at"
     "  FROM booking WHERE booking_id = ?";
+constexpr const char* kLiveBookings =
+    "SELECT booking_id, hold_id, showtime_id, customer_id, seats, status, amount, currency,"
+    "       session_id, payment_url, payment_expires_at, payment_id, created_at"
+    "  FROM booking WHERE showtime_id = ? AND status IN ('PENDING', 'CONFIRMED')"
+    " ORDER BY booking_id";
 constexpr const char* kInsertPayment =
     "INSERT INTO payment (payment_id, session_id, booking_id, status, amount, currency, "
     "received_at)"
@@ -161,7 +216,7 @@ constexpr const char* kUpdateBooking =
     " WHERE booking_id = ?4";
 constexpr const char* kInsertRefund =
     "INSERT INTO refund (refund_id, payment_id, booking_id, amount, currency, status, created_at,"
-    " next_attempt_at) VALUES (?1, ?2, ?3, ?4, ?5, 'PENDING', ?6, ?6)";
+    " next_attempt_at, reason) VALUES (?1, ?2, ?3, ?4, ?5, 'PENDING', ?6, ?6, ?7)";
 constexpr const char* kInsertEvent =
     "INSERT INTO outbox (event_id, type, key, payload, created_at) VALUES (?, ?, ?, ?, ?)";
 constexpr const char* kPendingEvents =
@@ -187,7 +242,7 @@ constexpr const char* kExpirePendingMail =
     " WHERE id IN (SELECT id FROM outbox WHERE mail_pending = 1 AND created_at < ?4"
     "              ORDER BY id LIMIT ?5)"
     "   AND EXISTS (SELECT 1 FROM relay_lease WHERE name = ?1 AND owner = ?2 AND until >= ?3)";
-constexpr const char* kRefundBooking = "SELECT booking_id FROM refund WHERE refund_id = ?";
+constexpr const char* kRefundBooking = "SELECT booking_id, reason FROM refund WHERE refund_id = ?";
 constexpr const char* kMarkRefundIssued =
     "UPDATE refund SET status = 'ISSUED', gateway_refund_id = ?1, issued_at = ?2"
     " WHERE refund_id = ?3 AND status = 'PENDING'";

@@ -113,7 +113,8 @@ Result<int64_t> SqliteStore::CreateShowtime(const NewShowtime& st) {
     Query q(c, kInsertShowtime,
             {st.title, st.cinema, st.hall, ToEpochMs(st.starts_at), seat_count,
              std::string(st.forbid_single_seat_gaps ? "forbid" : "allow"), st.time_zone,
-             int64_t{st.sales_close_minutes}});
+             int64_t{st.sales_close_minutes},
+             st.refund_until_minutes ? Value(int64_t{*st.refund_until_minutes}) : Value(nullptr)});
     if (auto r = q.Exec(); !r.ok()) return r.status();
   }
   const int64_t id = sqlite3_last_insert_rowid(c.db());
@@ -192,12 +193,14 @@ Result<SeatMap> SqliteStore::GetSeatMap(int64_t showtime_id) {
   while (q.Next()) {
     map.seats.push_back(SeatView{q.Text(0), q.Text(1), static_cast<int>(q.Int(2)), q.Text(3),
                                  ParseSeatStatus(q.Text(4)), q.Int(5) != 0, q.Int(6) != 0});
+    map.cancelled = q.Int(7) != 0;
   }
   if (!q.status().ok()) return q.status();
   // Every showtime has at least one seat, so no rows means no such showtime.
   if (map.seats.empty()) {
     return ShowtimeNotFound(showtime_id);
   }
+  CloseSeatMap(map);
   return map;
 }
 
@@ -267,6 +270,65 @@ Result<Booking> SqliteStore::StartCheckout(const std::string& hold_id, int64_t c
   return InWriteTx<Booking>(pools_->writer, clock_, [&](MoneyTx& tx) {
     return StartCheckoutIn(tx, nullptr, hold_id, customer_id, ttl, max_lifetime);
   });
+}
+
+Result<ShowtimeCancel> SqliteStore::CancelShowtime(int64_t showtime_id, const std::string& reason,
+                                                   int64_t actor) {
+  return InWriteTx<ShowtimeCancel>(pools_->writer, clock_, [&](MoneyTx& tx) {
+    return CancelShowtimeIn(tx, showtime_id, reason, actor);
+  });
+}
+
+Result<Booking> SqliteStore::CancelBooking(int64_t booking_id, int64_t customer_id) {
+  return InWriteTx<Booking>(pools_->writer, clock_, [&](MoneyTx& tx) {
+    return CancelBookingIn(tx, booking_id, customer_id);
+  });
+}
+
+Result<ShowtimeSales> SqliteStore::GetShowtimeSales(int64_t showtime_id) {
+  auto conn = pools_->readers.Acquire();
+  if (!conn.ok()) return conn.status();
+  Query q(*conn.value(), kShowtimeSales, {showtime_id, ToEpochMs(clock_->Now())});
+  if (!q.Next()) return q.status().ok() ? ShowtimeNotFound(showtime_id) : q.status();
+  if (q.IsNull(10)) return ShowtimeNotFound(showtime_id);
+  ShowtimeSales sales;
+  sales.seats_available = q.Int(0);
+  sales.seats_held = q.Int(1);
+  sales.seats_booked = q.Int(2);
+  sales.bookings = {{BookingStatus::kPending, q.Int(3)},
+                    {BookingStatus::kConfirmed, q.Int(4)},
+                    {BookingStatus::kFailed, q.Int(5)},
+                    {BookingStatus::kRefunded, q.Int(6)}};
+  sales.revenue = Price{q.Int(7), q.IsNull(8) ? "" : q.Text(8)};
+  sales.checked_in = q.Int(9);
+  sales.cancelled = q.Int(10) != 0;
+  return sales;
+}
+
+Result<std::vector<Booking>> SqliteStore::ListShowtimeBookings(const ShowtimeBookingsQuery& query) {
+  auto conn = pools_->readers.Acquire();
+  if (!conn.ok()) return conn.status();
+  Query q(*conn.value(), kShowtimeBookings,
+          {query.showtime_id,
+           query.status ? Value(std::string(BookingStatusName(*query.status))) : Value(nullptr),
+           query.after_id, int64_t{query.limit}});
+  std::vector<Booking> out;
+  while (q.Next()) out.push_back(ReadBooking(q));
+  if (!q.status().ok()) return q.status();
+  return out;
+}
+
+Result<std::vector<AdminChange>> SqliteStore::ListAdminChanges(int64_t showtime_id, int limit) {
+  auto conn = pools_->readers.Acquire();
+  if (!conn.ok()) return conn.status();
+  Query q(*conn.value(), kListAdminChanges, {showtime_id, int64_t{limit}});
+  std::vector<AdminChange> out;
+  while (q.Next()) {
+    out.push_back(AdminChange{q.Int(0), q.Int(1), q.Int(2), q.Text(3), q.IsNull(4) ? "" : q.Text(4),
+                              q.IsNull(5) ? "" : q.Text(5), FromEpochMs(q.Int(6))});
+  }
+  if (!q.status().ok()) return q.status();
+  return out;
 }
 
 Result<Settlement> SqliteStore::SettlePayment(const PaymentReport& report, Booking* confirmed) {
@@ -433,7 +495,8 @@ Result<AuditReport> SqliteStore::Audit() {
   if (!conn.ok()) return conn.status();
   Query q(*conn.value(), kAudit, {});
   if (!q.Next()) return q.status().ok() ? Status(Code::kInternal, "audit: no row") : q.status();
-  return AuditReport{q.Int(0), q.Int(1), q.Int(2), q.Int(3), q.Int(4), q.Int(5), q.Int(6)};
+  return AuditReport{q.Int(0), q.Int(1), q.Int(2), q.Int(3),
+                     q.Int(4), q.Int(5), q.Int(6), q.Int(7)};
 }
 
 Status SqliteStore::SetWaitingRoom(int64_t showtime_id, const WaitingRoomConfig& config) {
@@ -485,7 +548,7 @@ Result<std::vector<Refund>> SqliteStore::PendingRefunds(int limit) {
   Query q(*conn.value(), kPendingRefunds, {ToEpochMs(clock_->Now()), int64_t{limit}});
   while (q.Next()) {
     out.push_back(Refund{q.Text(0), q.Text(1), q.IsNull(2) ? 0 : q.Int(2),
-                         Price{q.Int(3), q.Text(4)}, false, static_cast<int>(q.Int(5))});
+                         Price{q.Int(3), q.Text(4)}, false, static_cast<int>(q.Int(5)), ""});
   }
   if (!q.status().ok()) return q.status();
   return out;

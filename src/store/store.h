@@ -1,8 +1,8 @@
 // The source of truth: showtimes, seats, holds, bookings and payments.
 //
 // Store is the whole of a database as the service sees it: its roles (showtimes, holds,
-// checkout, payments, admission, tickets, outbox; each in its own header, so that a part of the
-// service can depend on the one role it uses) and the operations on the database itself.
+// checkout, payments, admission, tickets, admin, outbox; each in its own header, so that a part of
+// the service can depend on the one role it uses) and the operations on the database itself.
 // SqliteStore (embedded default) and PgStore (production) implement it and one contract
 // test suite runs on both (tests/store/store_contract_test.cc). What every implementation
 // guarantees:
@@ -30,6 +30,7 @@
 #include "domain/hold.h"
 #include "domain/showtime.h"
 #include "io/loop.h"
+#include "store/admin_store.h"
 #include "store/admission_store.h"
 #include "store/checkout_store.h"
 #include "store/hold_store.h"
@@ -45,7 +46,8 @@ class Store : public ShowtimeStore,
               public CheckoutStore,
               public PaymentStore,
               public AdmissionStore,
-              public TicketStore {
+              public TicketStore,
+              public AdminStore {
  public:
   ~Store() override = default;
 

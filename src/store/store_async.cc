@@ -39,6 +39,38 @@ io::asio::awaitable<Status> AdmissionStore::SetWaitingRoomAsync(int64_t showtime
   co_return co_await io::Offload(std::move(work));
 }
 
+io::asio::awaitable<Result<ShowtimeCancel>> AdminStore::CancelShowtimeAsync(int64_t showtime_id,
+                                                                            std::string reason,
+                                                                            int64_t actor) {
+  auto work = [this, showtime_id, reason = std::move(reason), actor] {
+    return CancelShowtime(showtime_id, reason, actor);
+  };
+  co_return co_await io::Offload(std::move(work));
+}
+
+io::asio::awaitable<Result<std::vector<AdminChange>>> AdminStore::ListAdminChangesAsync(
+    int64_t showtime_id, int limit) {
+  auto work = [this, showtime_id, limit] { return ListAdminChanges(showtime_id, limit); };
+  co_return co_await io::Offload(std::move(work));
+}
+
+io::asio::awaitable<Result<ShowtimeSales>> AdminStore::GetShowtimeSalesAsync(int64_t showtime_id) {
+  auto work = [this, showtime_id] { return GetShowtimeSales(showtime_id); };
+  co_return co_await io::Offload(std::move(work));
+}
+
+io::asio::awaitable<Result<std::vector<Booking>>> AdminStore::ListShowtimeBookingsAsync(
+    ShowtimeBookingsQuery query) {
+  auto work = [this, query] { return ListShowtimeBookings(query); };
+  co_return co_await io::Offload(std::move(work));
+}
+
+io::asio::awaitable<Result<Booking>> PaymentStore::CancelBookingAsync(int64_t booking_id,
+                                                                      int64_t customer_id) {
+  auto work = [this, booking_id, customer_id] { return CancelBooking(booking_id, customer_id); };
+  co_return co_await io::Offload(std::move(work));
+}
+
 io::asio::awaitable<Status> Store::PingAsync() {
   auto work = [this] { return Ping(); };
   co_return co_await io::Offload(std::move(work));

@@ -111,10 +111,19 @@ TEST(SeatMapJson, IsWhatAJsonLibraryWouldWrite) {
   const nlohmann::json expected{{"showtimeId", 42},
                                 {"asOf", "2030-03-17T17:46:40.123Z"},
                                 {"rows", rows},
-                                {"seats", seats}};
+                                {"seats", seats},
+                                {"status", "SCHEDULED"}};
   EXPECT_EQ(api::SeatMapJson(map), expected.dump());
-  EXPECT_NE(api::SeatMapJson(map).find(R"("rows":[{"aisles":[2],"row":"A"},{"aisles":[],"row":"AA"},{"aisles":[3,4],"row":"B"}])"),
-            std::string::npos);
+  SeatMap cancelled = map;
+  cancelled.cancelled = true;
+  nlohmann::json closed = expected;
+  closed["status"] = "CANCELLED";
+  EXPECT_EQ(api::SeatMapJson(cancelled), closed.dump());
+  EXPECT_NE(api::SeatMapEtag(cancelled), api::SeatMapEtag(map));
+  EXPECT_NE(
+      api::SeatMapJson(map).find(
+          R"("rows":[{"aisles":[2],"row":"A"},{"aisles":[],"row":"AA"},{"aisles":[3,4],"row":"B"}])"),
+      std::string::npos);
   // The layout is part of the body, so of its tag: a cached old body is never kept for it.
   SeatMap plain = map;
   plain.seats[0].accessible = false;
@@ -123,8 +132,9 @@ TEST(SeatMapJson, IsWhatAJsonLibraryWouldWrite) {
   plain.seats[1].aisle_after = false;
   EXPECT_NE(api::SeatMapEtag(plain), api::SeatMapEtag(map));
   map.seats.clear();
-  EXPECT_EQ(api::SeatMapJson(map),
-            R"({"asOf":"2030-03-17T17:46:40.123Z","rows":[],"seats":[],"showtimeId":42})");
+  EXPECT_EQ(
+      api::SeatMapJson(map),
+      R"({"asOf":"2030-03-17T17:46:40.123Z","rows":[],"seats":[],"showtimeId":42,"status":"SCHEDULED"})");
 }
 
 // This instance's committed changes are applied to the cached map: shown at once, with a
@@ -584,7 +594,7 @@ TEST_F(SeatMapCacheBoundTest, AShowtimeBeingLoadedIsNeverEvicted) {
   ASSERT_TRUE(loaded);
   EXPECT_EQ(waited, loaded);
   EXPECT_EQ(cache.Peek(1), loaded) << "its result was kept";
-  EXPECT_TRUE(loaded->body->ends_with("\"showtimeId\":1}"));
+  EXPECT_TRUE(loaded->body->ends_with("\"showtimeId\":1,\"status\":\"SCHEDULED\"}"));
   EXPECT_LE(cache.bytes(), budget);
   // Unused now: three newer showtimes push it out.
   for (int64_t id = 22; id <= 24; ++id) ASSERT_TRUE(cache.Get(id).ok());
@@ -613,7 +623,9 @@ TEST_F(SeatMapCacheBoundTest, TwentyThousandShowtimesWithinTheBoundAreAllKept) {
         ADD_FAILURE() << "showtime " << id << " was dropped";
         continue;
       }
-      EXPECT_TRUE(entry->body->ends_with("\"showtimeId\":" + std::to_string(id) + "}")) << id;
+      EXPECT_TRUE(entry->body->ends_with("\"showtimeId\":" + std::to_string(id) +
+                                         ",\"status\":\"SCHEDULED\"}"))
+          << id;
       sum += entry->bytes;
     }
     return sum + kShowtimes * cost.slot;

@@ -137,6 +137,45 @@ describe('the seat picker', () => {
     await done(a, b);
   });
 
+  test('5b. the waiting page says "sold out" once the last seat is booked, instead of counting down', async () => {
+    const id = await svc.createShowtime([{ row: 'A', seats: 2, category: 'standard' }], prices);
+    await svc.admin('PUT', `/admin/showtimes/${id}/waiting-room`, { enabled: true, activeLimit: 2, admissionTtlSeconds: 900 });
+    // Customer 510 through the API: admitted first, buys A2 once the others are in place.
+    const as = (customer, extra = {}) => ({ Authorization: `Bearer ${svc.token(customer)}`, 'Content-Type': 'application/json', ...extra });
+    const joined = await (await fetch(`${svc.url}/showtimes/${id}/queue`, { method: 'POST', headers: as(510) })).json();
+    assert.equal(joined.admitted, true);
+    assert.equal(joined.seatsLeft, 2);
+    const a = await customerPage(browser, svc, 511, `/showtimes/${id}`);
+    await hold(a, ['A1']);
+    await heldPanel(a).waitFor({ timeout: STEP_MS });
+    const b = await customerPage(browser, svc, 512, `/showtimes/${id}`);
+    await hold(b, ['A2']);
+    await b.getByRole('heading', { name: 'Waiting room' }).waitFor({ timeout: STEP_MS });
+    await b.getByText(/^1 seat left$/).waitFor({ timeout: STEP_MS });
+    const held = await fetch(`${svc.url}/showtimes/${id}/holds`, {
+      method: 'POST', headers: as(510, { 'X-Admission-Token': joined.admissionToken }), body: '{"seats": ["A2"]}',
+    });
+    assert.equal(held.status, 201);
+    const checkout = await fetch(`${svc.url}/holds/${(await held.json()).holdId}/checkout`, {
+      method: 'POST', headers: as(510, { 'Idempotency-Key': 'sold-out' }), body: '{}',
+    });
+    assert.equal(checkout.status, 201);
+    const session = (await checkout.json()).payment.sessionId;
+    const paid = await fetch(`${svc.gatewayUrl}/v1/sessions/${session}/pay`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"outcome": "SUCCEEDED", "delivery": "normal"}',
+    });
+    assert.equal(paid.status, 200);
+    await a.getByRole('button', { name: 'Checkout' }).click();
+    await payAtGateway(a, svc, 'Pay 12.50 EUR');
+    await bookingStatus(a, 'CONFIRMED');
+    await b.getByRole('heading', { name: 'Sold out' }).waitFor({ timeout: 30000 });
+    assert.deepEqual(await seriousViolations(b), [], 'sold out');
+    const late = await fetch(`${svc.url}/showtimes/${id}/queue`, { method: 'POST', headers: as(513) });
+    assert.equal(late.status, 409);
+    assert.equal((await late.json()).code, 'SOLD_OUT');
+    await done(a, b);
+  });
+
   test('6. keyboard only: arrows move, Space selects, Enter holds; axe finds nothing serious', async () => {
     const id = await svc.createShowtime(smallHall, prices);
     const page = await customerPage(browser, svc, 601, '/');

@@ -1,0 +1,410 @@
+// Cancelling a showtime (store/admin_store.h), on SQLite, PostgreSQL and two shards:
+//  * every CONFIRMED booking is REFUNDED with one refund intent and a BookingRefunded event
+//    (reason SHOWTIME_CANCELLED), every PENDING one FAILED, every seat freed, in one go;
+//  * nothing more is held, checked out or confirmed; a payment that comes later is refunded;
+//  * the race that matters: a cancel against fifty confirmations at once ends every payment
+//    "confirmed, then refunded by the cancel" or "refused and refunded", one refund each;
+//  * tickets of a cancelled showtime are void; the change is in the admin trail;
+//  * a customer cancels their own booking while the terms allow: refunded once however
+//    many clicks, the seats for sale again at once, the tickets void.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <barrier>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "store/store_fixture.h"
+#include "support/loop_thread.h"
+
+namespace boxoffice {
+namespace {
+
+using testing::LoopThread;
+
+class CancelContract : public StoreContract {
+ protected:
+  void TearDown() override { loop_.reset(); }  // its connections close before the store
+
+  PaymentReport Paid(const Booking& b, const std::string& payment_id) {
+    return PaymentReport{payment_id, "ses_" + payment_id, std::to_string(b.id),
+                         true,       b.amount.amount,     b.amount.currency};
+  }
+  Booking Confirmed(int64_t showtime, int64_t customer, const std::vector<std::string>& seats,
+                    const std::string& payment_id) {
+    Booking b = CheckedOutOn(showtime, customer, seats, "ses_" + payment_id);
+    EXPECT_EQ(store_->SettlePayment(Paid(b, payment_id)).value(), Settlement::kConfirmed);
+    return store_->GetBooking(b.id, customer).value();
+  }
+  BookingStatus StatusOf(const Booking& b) {
+    return store_->GetBooking(b.id, b.customer_id).value().status;
+  }
+  // Unpublished events of `type` about booking_id, as JSON.
+  std::vector<nlohmann::json> Events(const std::string& type, int64_t booking_id) {
+    std::vector<nlohmann::json> out;
+    for (const OutboxEvent& e : PendingEventsOfAll(10'000).value()) {
+      if (e.type == type && e.key == std::to_string(booking_id)) {
+        out.push_back(nlohmann::json::parse(e.payload));
+      }
+    }
+    return out;
+  }
+  // Every pending refund accepted by the gateway, as the refund worker would.
+  void IssueAllRefunds() {
+    auto pending = store_->PendingRefunds(10'000);
+    ASSERT_TRUE(pending.ok());
+    for (const Refund& r : pending.value()) {
+      ASSERT_TRUE(store_->CompleteRefund(r.refund_id, "gw_" + r.refund_id).ok());
+    }
+  }
+
+  std::unique_ptr<LoopThread> loop_ = std::make_unique<LoopThread>();
+};
+
+TEST_P(CancelContract, RefundsEveryConfirmedBookingFailsThePendingAndFreesTheSeats) {
+  st_ = MakePricedShowtime();
+  const Booking paid = Confirmed(st_, 1, {"E1", "E2"}, "pay_c1");
+  const Booking paying = CheckedOutOn(st_, 2, {"F1"}, "ses_pay_c2");
+  ASSERT_TRUE(TryHold(st_, 3, {"F5", "F6"}).ok());
+
+  auto cancel = store_->CancelShowtime(st_, "projector broken", 77);
+  ASSERT_TRUE(cancel.ok()) << cancel.status().message();
+  EXPECT_FALSE(cancel->already);
+  EXPECT_EQ(cancel->bookings_refunded, 1);
+  EXPECT_EQ(cancel->bookings_failed, 1);
+  EXPECT_EQ(cancel->seats_freed.size(), 5u);
+
+  EXPECT_EQ(StatusOf(paid), BookingStatus::kRefunded);
+  EXPECT_EQ(StatusOf(paying), BookingStatus::kFailed);
+  auto refunds = store_->PendingRefunds(100).value();
+  ASSERT_EQ(refunds.size(), 1u);
+  EXPECT_EQ(refunds[0].booking_id, paid.id);
+  EXPECT_EQ(refunds[0].payment_id, "pay_c1");
+  EXPECT_EQ(refunds[0].amount.amount, paid.amount.amount);
+  auto refunded = Events("BookingRefunded", paid.id);
+  ASSERT_EQ(refunded.size(), 1u);
+  EXPECT_EQ(refunded[0]["reason"], "SHOWTIME_CANCELLED");
+  EXPECT_EQ(Events("BookingFailed", paying.id).size(), 1u);
+
+  // The showtime says so; its map shows no seat AVAILABLE; no seat row names a booking.
+  auto showtime = store_->GetShowtime(st_);
+  ASSERT_TRUE(showtime.ok());
+  EXPECT_TRUE(showtime->cancelled);
+  EXPECT_EQ(showtime->cancel_reason, "projector broken");
+  auto map = store_->GetSeatMap(st_);
+  ASSERT_TRUE(map.ok());
+  EXPECT_TRUE(map->cancelled);
+  for (const SeatView& seat : map->seats) EXPECT_EQ(seat.status, SeatStatus::kBooked) << seat.code;
+  for (const auto& [code, owner] : Owners(st_)) {
+    EXPECT_EQ(owner.status, SeatStatus::kAvailable) << code;
+  }
+  auto audit = store_->Audit();
+  ASSERT_TRUE(audit.ok());
+  EXPECT_EQ(audit->violations(), 0);
+  EXPECT_EQ(audit->refunds_pending, 1);
+
+  // Again: nothing more happens.
+  auto again = store_->CancelShowtime(st_, "twice", 78);
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->already);
+  EXPECT_EQ(store_->PendingRefunds(100).value().size(), 1u);
+
+  // The trail has the one change, who and what.
+  auto changes = store_->ListAdminChanges(st_, 10);
+  ASSERT_TRUE(changes.ok());
+  ASSERT_EQ(changes->size(), 1u);
+  EXPECT_EQ(changes->at(0).actor, 77);
+  EXPECT_EQ(changes->at(0).action, "CANCEL");
+  EXPECT_EQ(nlohmann::json::parse(changes->at(0).after)["reason"], "projector broken");
+  EXPECT_EQ(nlohmann::json::parse(changes->at(0).before)["status"], "SCHEDULED");
+
+  // Once the gateway took the refund back, the booking stays REFUNDED, with one event.
+  IssueAllRefunds();
+  EXPECT_EQ(StatusOf(paid), BookingStatus::kRefunded);
+  EXPECT_EQ(Events("BookingRefunded", paid.id).size(), 1u);
+  EXPECT_EQ(store_->Audit()->violations(), 0);
+}
+
+TEST_P(CancelContract, NothingIsSoldOnACancelledShowtime) {
+  st_ = MakePricedShowtime();
+  auto before = TryHold(st_, 1, {"E1"});
+  ASSERT_TRUE(before.ok());
+  ASSERT_TRUE(store_->CancelShowtime(st_, "", 1).ok());
+  EXPECT_EQ(TryHold(st_, 2, {"E5"}).status().code(), Code::kShowtimeCancelled);
+  EXPECT_EQ(store_->StartCheckout(before->hold_id, 1, kTtl, kMaxLifetime).status().code(),
+            Code::kShowtimeCancelled);
+  EXPECT_EQ(store_->CancelShowtime(st_ + 1000, "", 1).status().code(), Code::kNotFound);
+}
+
+TEST_P(CancelContract, APaymentAfterTheCancelIsRefundedWithTheReason) {
+  st_ = MakePricedShowtime();
+  const Booking b = CheckedOutOn(st_, 1, {"E1"}, "ses_pay_late");
+  ASSERT_TRUE(store_->CancelShowtime(st_, "", 1).ok());
+  Booking confirmed;
+  auto fast = loop_->Run(store_->TryConfirmPaymentAsync(Paid(b, "pay_late"), &confirmed));
+  ASSERT_TRUE(fast.ok());
+  EXPECT_FALSE(fast.value().has_value());  // never confirmed in one step: the general path's
+  auto settled = store_->SettlePayment(Paid(b, "pay_late"));
+  ASSERT_TRUE(settled.ok());
+  EXPECT_EQ(settled.value(), Settlement::kNotPendingRefunded);
+  EXPECT_EQ(StatusOf(b), BookingStatus::kFailed);
+  IssueAllRefunds();
+  EXPECT_EQ(StatusOf(b), BookingStatus::kRefunded);
+  auto refunded = Events("BookingRefunded", b.id);
+  ASSERT_EQ(refunded.size(), 1u);
+  EXPECT_EQ(refunded[0]["reason"], "SHOWTIME_CANCELLED");
+  EXPECT_EQ(store_->Audit()->violations(), 0);
+}
+
+TEST_P(CancelContract, TicketsOfACancelledShowtimeAreVoid) {
+  st_ = MakePricedShowtime();
+  const Booking b = Confirmed(st_, 1, {"E1", "E2"}, "pay_door");
+  auto first = store_->CheckIn(CheckInRequest{st_, b.id, "E1", ""});
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(first->outcome, CheckInOutcome::kAdmitted);
+  ASSERT_TRUE(store_->CancelShowtime(st_, "", 1).ok());
+  auto second = store_->CheckIn(CheckInRequest{st_, b.id, "E2", ""});
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->outcome, CheckInOutcome::kVoid);
+}
+
+// Fifty payments confirm while the cancel commits: each ends "confirmed, then refunded by the
+// cancel" (REFUNDED) or "refused and refunded" (FAILED, then REFUNDED once the refund is
+// issued); one refund per payment; never a CONFIRMED booking on the cancelled showtime. A
+// quarter of the payments go through the one-step confirmation (PostgreSQL's batches on a
+// loop), a quarter through the general path, and half are for checkouts made during the
+// cancel (the booking the cancel's scan cannot see); a hundred bookings confirmed before
+// keep the cancel busy refunding meanwhile.
+TEST_P(CancelContract, ACancelAgainstFiftyConfirmationsLeavesNoMoneyAndNoSale) {
+  st_ = MakeShowtime({{"A", 25}, {"B", 25}, {"C", 25}, {"D", 25}, {"E", 25}, {"F", 25}});
+  auto seat = [](int i) {
+    return std::string(1, static_cast<char>('A' + i / 25)) + std::to_string(i % 25 + 1);
+  };
+  auto pay_id = [](int i) { return "pay_r" + std::to_string(i); };
+  for (int i = 50; i < 150; ++i) Confirmed(st_, 100 + i, {seat(i)}, pay_id(i));
+  constexpr int kPayments = 50;
+  std::vector<Booking> bookings(kPayments);  // 0–24 checked out before; 25–49 during
+  std::vector<std::string> holds(kPayments);
+  for (int i = 0; i < kPayments; ++i) {
+    if (i < 25) {
+      bookings[i] = CheckedOutOn(st_, 100 + i, {seat(i)}, "ses_" + pay_id(i));
+      ASSERT_NE(bookings[i].id, 0);
+    } else {
+      auto hold = TryHold(st_, 100 + i, {seat(i)});
+      ASSERT_TRUE(hold.ok());
+      holds[i] = hold->hold_id;
+    }
+  }
+  constexpr int kThreads = 12 + 1 + 25 + 1;  // general, the batch, checkouts, the cancel
+  std::barrier warm(kThreads), start(kThreads);
+  std::atomic<int> errors{0}, paid{0};
+  std::vector<std::thread> threads;
+  auto ready = [&] {
+    warm.arrive_and_wait();
+    EXPECT_TRUE(store_->GetShowtime(st_).ok());  // a connection open before the race
+    start.arrive_and_wait();
+  };
+  for (int i = 0; i < 12; ++i) {
+    threads.emplace_back([&, i] {
+      ready();
+      if (!store_->SettlePayment(Paid(bookings[i], pay_id(i))).ok()) ++errors;
+      ++paid;
+    });
+  }
+  threads.emplace_back([&] {
+    ready();
+    std::vector<io::asio::awaitable<Result<std::optional<Settlement>>>> works;
+    std::vector<Booking> confirmed(kPayments);
+    for (int i = 12; i < 25; ++i) {
+      works.push_back(store_->TryConfirmPaymentAsync(Paid(bookings[i], pay_id(i)), &confirmed[i]));
+    }
+    auto outcomes = loop_->RunAll(std::move(works));
+    for (size_t k = 0; k < outcomes.size(); ++k) {
+      const int i = 12 + static_cast<int>(k);
+      ++paid;
+      if (!outcomes[k].ok()) {
+        ++errors;
+      } else if (!outcomes[k].value()) {  // left to the general path, as the service does
+        if (!store_->SettlePayment(Paid(bookings[i], pay_id(i))).ok()) ++errors;
+      }
+    }
+  });
+  for (int i = 25; i < kPayments; ++i) {
+    threads.emplace_back([&, i] {
+      ready();
+      auto b = store_->StartCheckout(holds[i], 100 + i, kTtl, kMaxLifetime);
+      if (!b.ok()) {
+        if (b.status().code() != Code::kShowtimeCancelled) ++errors;
+        return;  // refused: nothing to pay
+      }
+      bookings[i] = b.value();
+      if (!store_->SettlePayment(Paid(bookings[i], pay_id(i))).ok()) ++errors;
+      ++paid;
+    });
+  }
+  threads.emplace_back([&] {
+    ready();
+    auto cancel = store_->CancelShowtime(st_, "race", 1);
+    if (!cancel.ok()) ++errors;
+  });
+  for (auto& t : threads) t.join();
+  ASSERT_EQ(errors.load(), 0);
+
+  auto audit = store_->Audit();
+  ASSERT_TRUE(audit.ok());
+  EXPECT_EQ(audit->violations(), 0);
+  EXPECT_EQ(audit->confirmed_on_cancelled, 0);
+  // One refund per payment (the hundred confirmed before, and each of the race's), none
+  // issued yet.
+  auto refunds = store_->PendingRefunds(1000).value();
+  std::map<std::string, int> per_payment;
+  for (const Refund& r : refunds) ++per_payment[r.payment_id];
+  EXPECT_EQ(per_payment.size(), static_cast<size_t>(100 + paid.load()));
+  for (const auto& [payment, n] : per_payment) EXPECT_EQ(n, 1) << payment;
+  int refunded_by_cancel = 0, refused = 0, not_paid = 0;
+  for (const Booking& b : bookings) {
+    if (b.id == 0) {
+      ++not_paid;  // its checkout was refused
+      continue;
+    }
+    const BookingStatus s = StatusOf(b);
+    EXPECT_TRUE(s == BookingStatus::kRefunded || s == BookingStatus::kFailed) << b.id;
+    (s == BookingStatus::kRefunded ? refunded_by_cancel : refused)++;
+  }
+  std::cout << "confirmed then refunded by the cancel: " << refunded_by_cancel
+            << ", refused and refunded: " << refused << ", checkout refused: " << not_paid << "\n";
+  IssueAllRefunds();
+  for (const Booking& b : bookings) {
+    if (b.id != 0) {
+      EXPECT_EQ(StatusOf(b), BookingStatus::kRefunded) << b.id;
+    }
+  }
+  audit = store_->Audit();
+  EXPECT_EQ(audit->violations(), 0);
+  EXPECT_EQ(audit->refunds_pending, 0);
+}
+
+TEST_P(CancelContract, SalesCountSeatsBookingsMoneyAndTheDoorAndListBookingsByStatus) {
+  st_ = MakePricedShowtime();
+  const Booking pair = Confirmed(st_, 1, {"E1", "E2"}, "pay_s1");  // 2 × 12.50
+  const Booking vip = Confirmed(st_, 2, {"F1"}, "pay_s2");         // 16.50
+  const Booking pending = CheckedOutOn(st_, 3, {"E3"}, "ses_s3");
+  ASSERT_TRUE(TryHold(st_, 4, {"F5"}).ok());
+  ASSERT_TRUE(TryHold(st_, 5, {"F6"}, Millis(1'000)).ok());  // about to expire
+  ASSERT_EQ(store_->CheckIn(CheckInRequest{st_, pair.id, "E1", ""})->outcome,
+            CheckInOutcome::kAdmitted);
+  clock_.Advance(Millis(2'000));
+  auto sales = store_->GetShowtimeSales(st_);
+  ASSERT_TRUE(sales.ok()) << sales.status().message();
+  EXPECT_FALSE(sales->cancelled);
+  EXPECT_EQ(sales->seats_booked, 3);
+  EXPECT_EQ(sales->seats_held, 2);  // E3 (in checkout) and F5; F6's hold expired
+  EXPECT_EQ(sales->seats_available, 15);
+  EXPECT_EQ(sales->bookings[BookingStatus::kConfirmed], 2);
+  EXPECT_EQ(sales->bookings[BookingStatus::kPending], 1);
+  EXPECT_EQ(sales->bookings[BookingStatus::kRefunded], 0);
+  EXPECT_EQ(sales->revenue.amount, 2500 + 1650);
+  EXPECT_EQ(sales->revenue.currency, "EUR");
+  EXPECT_EQ(sales->checked_in, 1);
+  EXPECT_EQ(store_->GetShowtimeSales(st_ + 1000).status().code(), Code::kNotFound);
+
+  auto all = store_->ListShowtimeBookings(ShowtimeBookingsQuery{st_, std::nullopt, 0, 100});
+  ASSERT_TRUE(all.ok());
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ(all->at(0).id, pair.id);
+  EXPECT_EQ(all->at(0).customer_id, 1);
+  EXPECT_EQ(all->at(2).id, pending.id);
+  auto confirmed =
+      store_->ListShowtimeBookings(ShowtimeBookingsQuery{st_, BookingStatus::kConfirmed, 0, 1});
+  ASSERT_EQ(confirmed->size(), 1u);
+  EXPECT_EQ(confirmed->at(0).id, pair.id);
+  auto next = store_->ListShowtimeBookings(
+      ShowtimeBookingsQuery{st_, BookingStatus::kConfirmed, pair.id, 1});
+  ASSERT_EQ(next->size(), 1u);
+  EXPECT_EQ(next->at(0).id, vip.id);
+
+  // Cancelled: the money is owed back, no revenue is kept.
+  ASSERT_TRUE(store_->CancelShowtime(st_, "", 1).ok());
+  sales = store_->GetShowtimeSales(st_);
+  EXPECT_TRUE(sales->cancelled);
+  EXPECT_EQ(sales->revenue.amount, 0);
+  EXPECT_EQ(sales->bookings[BookingStatus::kRefunded], 2);
+  EXPECT_EQ(sales->bookings[BookingStatus::kFailed], 1);
+  EXPECT_EQ(sales->seats_booked, 0);
+}
+
+// A showtime whose customers may cancel until an hour before its start (a day away).
+int64_t Refundable(Store& store) {
+  NewShowtime s = PricedHall();
+  s.refund_until_minutes = 60;
+  auto id = store.CreateShowtime(s);
+  EXPECT_TRUE(id.ok()) << id.status().message();
+  return id.ok() ? id.value() : 0;
+}
+
+TEST_P(CancelContract, ACustomerCancelsOnceHoweverManyClicksAndTheSeatsAreForSaleAgain) {
+  st_ = Refundable(*store_);
+  ASSERT_EQ(store_->GetShowtime(st_)->refund_until_minutes, 60);
+  const Booking b = Confirmed(st_, 1, {"E1", "E2"}, "pay_cc");
+  EXPECT_EQ(store_->CancelBooking(b.id, 2).status().code(), Code::kNotFound);  // not theirs
+  constexpr int kClicks = 8;
+  std::barrier warm(kClicks), start(kClicks);
+  std::atomic<int> refunded{0}, other{0};
+  std::vector<std::thread> clicks;
+  for (int i = 0; i < kClicks; ++i) {
+    clicks.emplace_back([&] {
+      warm.arrive_and_wait();
+      EXPECT_TRUE(store_->GetShowtime(st_).ok());
+      start.arrive_and_wait();
+      auto r = store_->CancelBooking(b.id, 1);
+      (r.ok() && r->status == BookingStatus::kRefunded ? refunded : other)++;
+    });
+  }
+  for (auto& t : clicks) t.join();
+  EXPECT_EQ(refunded.load(), kClicks);
+  EXPECT_EQ(other.load(), 0);
+  auto refunds = store_->PendingRefunds(100).value();
+  ASSERT_EQ(refunds.size(), 1u);
+  EXPECT_EQ(refunds[0].payment_id, "pay_cc");
+  auto events = Events("BookingRefunded", b.id);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0]["reason"], "CUSTOMER_CANCELLED");
+  // The seats are for sale again; the tickets are void; money and seats add up.
+  EXPECT_EQ(Owners(st_)["E1"].status, SeatStatus::kAvailable);
+  EXPECT_EQ(Owners(st_)["E2"].status, SeatStatus::kAvailable);
+  EXPECT_TRUE(TryHold(st_, 2, {"E1", "E2"}).ok());
+  EXPECT_EQ(store_->CheckIn(CheckInRequest{st_, b.id, "E1", ""})->outcome, CheckInOutcome::kVoid);
+  EXPECT_EQ(store_->Audit()->violations(), 0);
+  IssueAllRefunds();
+  EXPECT_EQ(StatusOf(b), BookingStatus::kRefunded);
+  EXPECT_EQ(Events("BookingRefunded", b.id).size(), 1u);
+  EXPECT_EQ(store_->Audit()->violations(), 0);
+}
+
+TEST_P(CancelContract, ACustomerCannotCancelOutsideTheTerms) {
+  // No terms: no cancelling.
+  st_ = MakePricedShowtime();
+  const Booking fixed = Confirmed(st_, 1, {"E1"}, "pay_fixed");
+  EXPECT_EQ(store_->CancelBooking(fixed.id, 1).status().code(), Code::kNotRefundable);
+  // A booking not (yet) confirmed.
+  const int64_t refundable = Refundable(*store_);
+  const Booking pending = CheckedOutOn(refundable, 2, {"E1"}, "ses_pending");
+  EXPECT_EQ(store_->CancelBooking(pending.id, 2).status().code(), Code::kNotRefundable);
+  // A ticket admitted at the door.
+  const Booking admitted = Confirmed(refundable, 3, {"E2"}, "pay_admitted");
+  ASSERT_EQ(store_->CheckIn(CheckInRequest{refundable, admitted.id, "E2", ""})->outcome,
+            CheckInOutcome::kAdmitted);
+  EXPECT_EQ(store_->CancelBooking(admitted.id, 3).status().code(), Code::kNotRefundable);
+  // Too late: less than the hour before the start (the store's clock decides).
+  const Booking late = Confirmed(refundable, 4, {"E3"}, "pay_late_cc");
+  clock_.Advance(Millis(86'400'000 - 59 * 60'000));
+  EXPECT_EQ(store_->CancelBooking(late.id, 4).status().code(), Code::kNotRefundable);
+  EXPECT_EQ(StatusOf(late), BookingStatus::kConfirmed);
+  EXPECT_TRUE(store_->PendingRefunds(100).value().empty());
+  EXPECT_EQ(store_->CancelBooking(late.id + 100'000, 4).status().code(), Code::kNotFound);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, CancelContract, AllEngines(), EngineName);
+
+}  // namespace
+}  // namespace boxoffice
