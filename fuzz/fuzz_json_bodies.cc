@@ -18,7 +18,7 @@ using boxoffice::fuzz::Require;
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const std::string body(reinterpret_cast<const char*>(data) + 1, size - 1);
-  switch (data[0] % 6) {
+  switch (data[0] % 8) {
     case 0: {
       std::vector<std::string> seats;
       std::optional<BestAvailable> best;
@@ -83,6 +83,31 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         Require(!scan.code.empty() && scan.code.size() <= api::kMaxScanLength);
         Require(scan.showtime_id > 0 && scan.nonce.size() <= kMaxCheckInNonceLength);
         for (char c : scan.nonce) Require(c >= 0x20 && c < 0x7f);
+      }
+      break;
+    }
+    case 6: {
+      // A cancel's reason: at most kMaxCancelReason bytes, the column's bound.
+      std::string reason;
+      if (!api::ParseCancelBody(body, &reason)) Require(reason.size() <= kMaxCancelReason);
+      break;
+    }
+    case 7: {
+      // An edit: at least one field; prices in bounds and one currency; refund terms bounded.
+      ShowtimeEdit edit;
+      if (!api::ParseShowtimeEdit(body, &edit)) {
+        Require(!edit.empty());
+        if (edit.prices) {
+          Require(!edit.prices->empty());
+          for (const auto& [category, price] : *edit.prices) {
+            Require(price.amount >= 0 && price.amount <= api::kMaxPriceAmount);
+            Require(price.currency == edit.prices->begin()->second.currency);
+          }
+        }
+        if (edit.refund_until_minutes && *edit.refund_until_minutes) {
+          Require(**edit.refund_until_minutes >= 0 &&
+                  **edit.refund_until_minutes <= kMaxRefundUntilMinutes);
+        }
       }
       break;
     }

@@ -10,6 +10,7 @@
 import { api } from './api.js';
 import { el, explain, fill, isCurrency, toMinorUnits, when } from './format.js';
 import { COMMON_ZONES, browserZone, isZone, wallTimeAt, wallTimeToUtc, zoneName } from './timezone.js';
+import { showtimesWithSales } from './adminshowtime.js';
 
 const DAY_MS = 86400000;
 
@@ -155,8 +156,12 @@ export function adminView(root, { say }) {
   field('Admission lasts (seconds)', el('input', { name: 'admissionTtlSeconds', type: 'number', min: 1, value: 900 })),
   el('button', { class: 'primary', type: 'submit' }, 'Apply'), roomResult);
 
+  const list = el('div', { class: 'showtime-sales', 'aria-live': 'polite' }, el('p', {}, 'Loading…'));
   fill(root, el('h1', {}, 'Admin'),
     el('p', {}, 'These actions need a token with the admin scope: open this page with #/admin?token=….'),
+    el('section', { 'aria-labelledby': 'h-showtimes' }, el('h2', { id: 'h-showtimes' }, 'Showtimes'), list),
     el('div', { class: 'admin-grid' }, create, room));
   showPreview();
+  showtimesWithSales(list).catch((err) => fill(list, el('p', {},
+    err.code === 'FORBIDDEN' || err.code === 'UNAUTHENTICATED' ? 'Sales are shown to administrators only.' : explain(err))));
 }

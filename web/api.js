@@ -90,4 +90,10 @@ export const api = {
   queue: (id, queueToken) => call('GET', `/showtimes/${id}/queue/${encodeURIComponent(queueToken)}`),
   createShowtime: (body) => call('POST', '/admin/showtimes', { body }),
   waitingRoom: (id, body) => call('PUT', `/admin/showtimes/${id}/waiting-room`, { body }),
+  editShowtime: (id, body) => call('PATCH', `/admin/showtimes/${id}`, { body }),
+  cancelShowtime: (id, reason) => call('POST', `/admin/showtimes/${id}/cancel`, { body: { reason } }),
+  sales: (id) => call('GET', `/admin/showtimes/${id}/sales`),
+  showtimeBookings: (id, params) => call('GET', `/admin/showtimes/${id}/bookings?${new URLSearchParams(params || {})}`),
+  changes: (id) => call('GET', `/admin/showtimes/${id}/changes`),
+  cancelBooking: (id) => call('POST', `/bookings/${id}/cancel`),
 };

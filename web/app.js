@@ -6,8 +6,9 @@
 // its parts, what every view shares is page.js.
 
 import { api, adoptTokenFromFragment, claims, setToken, token } from './api.js';
-import { add, clock, el, explain, fill, money, seatList, when } from './format.js';
+import { CANCELLED, add, clock, el, explain, fill, money, seatList, when } from './format.js';
 import { adminView } from './admin.js';
+import { adminShowtimeView } from './adminshowtime.js';
 import { announce, beginRoute, every, left, randomKey, salesCloseAt, say, store, view } from './page.js';
 import { payFor } from './pay.js';
 import { showtimeView } from './showtime.js';
@@ -127,9 +128,13 @@ async function bookingView(id, nav) {
     if (b.status === shown) return;
     shown = b.status;
     const seats = el('p', {}, `Seats ${seatList(b.seats)} · ${money(b.amount)} · `, el('a', { href: `#/showtimes/${b.showtimeId}` }, 'Seat map'));
+    const cancelled = showtime && showtime.status === 'CANCELLED';
     if (b.status === 'PENDING') {
-      fill(detail, seats, el('p', {}, 'Waiting for the payment to be confirmed…'),
-        kept && kept.url ? el('p', {}, 'Not paid yet? ', el('a', { href: kept.url }, 'Continue to the payment page'), '.') : null);
+      // A cancelled showtime's payment would only be refunded: never invited.
+      fill(detail, seats, cancelled
+        ? el('p', { class: 'cancelled-note' }, `${CANCELLED} Do not pay for this booking; a payment made anyway is refunded.`)
+        : el('p', {}, 'Waiting for the payment to be confirmed…'),
+      kept && kept.url && !cancelled ? el('p', {}, 'Not paid yet? ', el('a', { href: kept.url }, 'Continue to the payment page'), '.') : null);
       return;
     }
     if (b.status === 'CONFIRMED') {
@@ -138,9 +143,34 @@ async function bookingView(id, nav) {
       fill(detail, seats, el('p', { class: 'ok' }, 'Your seats are booked. Enjoy the film!'));
       announce('Payment confirmed: your seats are booked.');
       await ticketsOf(b, showtime, detail, nav);
+      if (left(nav)) return;
+      const refundable = showtime && Number.isInteger(showtime.refundUntilMinutesBefore)
+        ? Date.parse(showtime.startsAt) - showtime.refundUntilMinutesBefore * 60000 : NaN;
+      if (refundable > Date.now()) {
+        // Two steps: the button asks, the second one cancels (API.md "Customers cancel").
+        const sure = el('div', { class: 'confirm', hidden: true },
+          el('p', {}, `Cancel this booking? ${money(b.amount)} is refunded to you and the seats go back on sale.`),
+          el('button', { class: 'danger', type: 'button', onclick: async (e) => {
+            const button = e.currentTarget;  // (null once the handler has awaited)
+            button.disabled = true;
+            try {
+              await api.cancelBooking(id);
+              shown = '';
+              final = false;
+              await load();
+            } catch (err) { say(explain(err)); button.disabled = false; }
+          } }, 'Yes, cancel and refund'),
+          ' ',
+          el('button', { type: 'button', onclick: () => { sure.hidden = true; ask.focus(); } }, 'Keep my booking'));
+        const ask = el('button', { type: 'button', onclick: () => { sure.hidden = false; sure.querySelector('button:last-child').focus(); } },
+          'Cancel booking…');
+        detail.append(el('p', {}, ask, el('small', {}, ` Possible until ${when(new Date(refundable).toISOString(), showtime.timeZone)}.`)), sure);
+      }
     } else if (b.status === 'REFUNDED') {
       final = true;
-      fill(detail, seats, el('p', {}, 'Your payment arrived after the seats had been released, so it was refunded in full.'));
+      fill(detail, seats, el('p', {}, cancelled
+        ? `${CANCELLED} Your payment is refunded in full.`
+        : 'This booking was cancelled and your payment refunded in full.'));
     } else {
       // FAILED: the payment failed (nothing taken), or it came after the seats were released
       // (then it is being refunded, and the page shows REFUNDED when it is).
@@ -282,6 +312,7 @@ async function route() {
   else if ((m = path.match(/^\/bookings\/(\d+)$/))) await bookingView(m[1], nav);
   else if (path === '/bookings') await myBookingsView(params, nav);
   else if (path === '/admin') adminView(view(), { say });
+  else if ((m = path.match(/^\/admin\/showtimes\/(\d+)$/))) await adminShowtimeView(view(), m[1], nav, { say });
   else await listView(params, nav);
   if (left(nav)) return;
   document.title = `${view().querySelector('h1')?.textContent || 'boxoffice'} · boxoffice`;

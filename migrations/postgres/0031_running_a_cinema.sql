@@ -5,7 +5,8 @@
 -- * showtime.status: SCHEDULED or CANCELLED (with cancelled_at and the operator's reason).
 --   A cancel is one short transaction on the showtime's shard: the row taken FOR NO KEY
 --   UPDATE, marked CANCELLED, every CONFIRMED booking REFUNDED with its refund intent and
---   BookingRefunded event, every PENDING one FAILED, every live hold ended.
+--   BookingRefunded event, every PENDING one left to its payment (refused and refunded
+--   when it comes), every live hold ended and every seat freed.
 -- * showtime.refund_until_minutes: customers may cancel until this many minutes before the
 --   start (NULL: not at all).
 -- * refund.reason: why the money goes back (NULL: money without a seat).
@@ -128,6 +129,24 @@ BEGIN
   PERFORM 1 FROM show_seat s
     WHERE s.showtime_id = showtime AND s.seat_code = ANY(codes)
     ORDER BY s.seat_code FOR NO KEY UPDATE;
+  -- A cancel locks every seat of its showtime: one that committed while this waited for
+  -- the seats is seen now, and nothing is held on a cancelled showtime.
+  IF EXISTS (SELECT 1 FROM showtime st WHERE st.showtime_id = showtime
+               AND st.status = 'CANCELLED') THEN
+    FOR i IN 1 .. n LOOP
+      created_ms := NULL;
+      expires_ms := NULL;
+      found_seats := 0;
+      taken := '{}';
+      held := 0;
+      chosen := NULL;
+      stranded := '{}';
+      closed := true;
+      cancelled := true;
+      RETURN NEXT;
+    END LOOP;
+    RETURN;
+  END IF;
   -- Under the locks, a new statement reads every named seat's latest committed state (NULL:
   -- no such seat; a seat whose state cannot be judged counts as taken).
   SELECT array_agg(CASE WHEN s.seat_code IS NULL THEN NULL

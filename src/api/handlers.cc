@@ -407,12 +407,16 @@ class Api {
       co_return ErrorResponse(400, "VALIDATION_FAILED", "a cancel takes no body");
     }
     const int64_t customer = std::get<Principal>(auth).customer_id;
-    auto booking = co_await d_.store->CancelBookingAsync(*id, customer);
-    if (!booking.ok()) co_return StatusResponse(booking.status());
-    if (d_.holds) co_await d_.holds->BookingCancelled(booking.value());
-    LogInfo("booking cancelled",
-            {{"bookingId", *id}, {"customerId", customer}, {"requestId", req.request_id}});
-    co_return Json(200, BookingJson(booking.value()));
+    auto cancel = co_await d_.store->CancelBookingAsync(*id, customer);
+    if (!cancel.ok()) co_return StatusResponse(cancel.status());
+    // Only the call that refunded it frees its seats: by a second click they may be another
+    // customer's, or the showtime cancelled.
+    if (cancel->refunded_now) {
+      if (d_.holds) co_await d_.holds->BookingCancelled(cancel->booking);
+      LogInfo("booking cancelled",
+              {{"bookingId", *id}, {"customerId", customer}, {"requestId", req.request_id}});
+    }
+    co_return Json(200, BookingJson(cancel->booking));
   }
 
   // The gateway's signed callback: verified before anything is parsed, then settled by the
@@ -483,10 +487,16 @@ class Api {
       LogInfo("showtime cancelled", {{"showtimeId", *id},
                                      {"actor", actor},
                                      {"bookingsRefunded", done->bookings_refunded},
-                                     {"bookingsFailed", done->bookings_failed},
+                                     {"bookingsPending", done->bookings_pending},
                                      {"requestId", req.request_id}});
     }
     co_return Json(202, ShowtimeCancelJson(*id, done.value()));
+  }
+
+  // An empty list of an unknown showtime is a 404 (API.md Conventions), not an empty page.
+  io::asio::awaitable<Status> ShowtimeKnown(int64_t showtime_id) {
+    auto showtime = co_await d_.store->GetShowtimeAsync(showtime_id);
+    co_return showtime.status();
   }
 
   // GET /admin/showtimes/{id}/sales: one read of the showtime's database.
@@ -525,12 +535,36 @@ class Api {
     q.limit += 1;  // one more tells whether there is a next page
     auto list = co_await d_.store->ListShowtimeBookingsAsync(std::move(q));
     if (!list.ok()) co_return StatusResponse(list.status());
+    if (list->empty()) {
+      Status known = co_await ShowtimeKnown(*id);
+      if (!known.ok()) co_return StatusResponse(known);
+    }
     std::string next;
     if (list->size() > static_cast<size_t>(limit)) {
       list->resize(static_cast<size_t>(limit));
       next = EncodeCursor(Instant{}, list->back().id);
     }
     co_return Json(200, AdminBookingsJson(list.value(), next)).Header("Cache-Control", "no-store");
+  }
+
+  // PATCH /admin/showtimes/{id}: one transaction on the showtime's database.
+  io::asio::awaitable<Response> EditShowtime(Request& req) {
+    auto auth = Authorize(req, &Principal::admin, "admin");
+    if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
+    auto id = ParseId(req.params["showtimeId"]);
+    if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    ShowtimeEdit edit;
+    if (auto e = ParseShowtimeEdit(req.body, &edit)) co_return BadBody(*e);
+    if (edit.starts_at && *edit.starts_at <= d_.clock->Now()) {
+      co_return ErrorResponse(400, "VALIDATION_FAILED", "startsAt must lie in the future");
+    }
+    const int64_t actor = std::get<Principal>(auth).customer_id;
+    auto edited = co_await d_.store->EditShowtimeAsync(*id, std::move(edit), actor);
+    if (!edited.ok()) co_return StatusResponse(edited.status());
+    if (d_.holds) d_.holds->ShowtimeEdited(*id);  // its start may have moved
+    MutexLock lock(close_times_mu_);
+    close_times_.erase(*id);
+    co_return Json(200, ShowtimeJson(edited.value()));
   }
 
   // GET /admin/showtimes/{id}/changes: the showtime's admin trail, newest first.
@@ -541,6 +575,10 @@ class Api {
     if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
     auto changes = co_await d_.store->ListAdminChangesAsync(*id, kMaxAdminChanges);
     if (!changes.ok()) co_return StatusResponse(changes.status());
+    if (changes->empty()) {
+      Status known = co_await ShowtimeKnown(*id);
+      if (!known.ok()) co_return StatusResponse(known);
+    }
     co_return Json(200, AdminChangesJson(changes.value())).Header("Cache-Control", "no-store");
   }
   static constexpr int kMaxAdminChanges = 500;
@@ -873,6 +911,8 @@ Response StatusResponse(const Status& s) {
       return ErrorResponse(410, "SHOWTIME_CANCELLED", s.message());
     case Code::kNotRefundable:
       return ErrorResponse(409, "NOT_REFUNDABLE", s.message());
+    case Code::kSalesStarted:
+      return ErrorResponse(409, "SALES_STARTED", s.message());
     case Code::kNotActive:
       return ErrorResponse(409, "HOLD_NOT_ACTIVE", "the hold is no longer active: " + s.message());
     case Code::kUnavailable:
@@ -912,6 +952,7 @@ void RegisterRoutes(http::Router* router, const ApiDeps& deps) {
   router->AddAsync("POST", "/admin/showtimes", bind_async(&Api::CreateShowtime));
   router->AddAsync("PUT", "/admin/showtimes/{showtimeId}/waiting-room",
                    bind_async(&Api::SetWaitingRoom));
+  router->AddAsync("PATCH", "/admin/showtimes/{showtimeId}", bind_async(&Api::EditShowtime));
   router->AddAsync("POST", "/admin/showtimes/{showtimeId}/cancel",
                    bind_async(&Api::CancelShowtime));
   router->AddAsync("GET", "/admin/showtimes/{showtimeId}/changes", bind_async(&Api::AdminChanges));

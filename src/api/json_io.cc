@@ -303,25 +303,21 @@ std::string WaitingRoomJson(int64_t showtime_id, const WaitingRoomConfig& config
       .dump();
 }
 
-std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime* out) {
-  json j;
-  if (auto e = ParseBody(body, &j)) return e;
-  if (!j.is_object()) return Invalid("request body must be a JSON object");
-  if (auto e = RequireText(j, "title", &out->title)) return e;
-  if (auto e = RequireText(j, "cinema", &out->cinema)) return e;
-  if (auto e = RequireText(j, "hall", &out->hall)) return e;
-  auto starts = j.find("startsAt");
-  if (starts == j.end() || !starts->is_string())
-    return Invalid("startsAt must be an RFC 3339 time");
-  auto when = ParseRfc3339(starts->get<std::string>());
+// A showtime's fields as both its creation and its edit take them.
+std::optional<ParseError> ParseStartsAt(const json& value, Instant* out) {
+  if (!value.is_string()) return Invalid("startsAt must be an RFC 3339 time");
+  auto when = ParseRfc3339(value.get<std::string>());
   if (!when) return Invalid("startsAt must be an RFC 3339 time");
-  out->starts_at = *when;
+  *out = *when;
+  return std::nullopt;
+}
 
-  auto prices = j.find("prices");
-  if (prices == j.end() || !prices->is_object() || prices->empty()) {
+std::optional<ParseError> ParsePrices(const json& prices, std::map<std::string, Price>* out) {
+  if (!prices.is_object() || prices.empty()) {
     return Invalid("prices must map each category to {amount, currency}");
   }
-  for (const auto& [category, price] : prices->items()) {
+  out->clear();
+  for (const auto& [category, price] : prices.items()) {
     if (!IsCategory(category))
       return Invalid("category \"" + category.substr(0, 40) + "\" is not a valid name");
     if (!price.is_object()) return Invalid("price of " + category + " must be {amount, currency}");
@@ -336,11 +332,72 @@ std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime*
         !IsCurrency(currency->get<std::string>())) {
       return Invalid("price of " + category + " needs a 3-letter currency code");
     }
-    out->prices[category] = Price{amount->get<int64_t>(), currency->get<std::string>()};
-    if (out->prices.begin()->second.currency != currency->get<std::string>()) {
+    (*out)[category] = Price{amount->get<int64_t>(), currency->get<std::string>()};
+    if (out->begin()->second.currency != currency->get<std::string>()) {
       return Invalid("all prices of a showtime must be in one currency");
     }
   }
+  return std::nullopt;
+}
+
+std::optional<ParseError> ParseRefundUntil(const json& until, std::optional<int>* out) {
+  if (until.is_null()) {
+    out->reset();
+    return std::nullopt;
+  }
+  if (!until.is_number_integer() || until.get<int64_t>() < 0 ||
+      until.get<int64_t>() > kMaxRefundUntilMinutes) {
+    return Invalid("refundUntilMinutesBefore must be null or a whole number of minutes from 0 to " +
+                   std::to_string(kMaxRefundUntilMinutes));
+  }
+  *out = static_cast<int>(until.get<int64_t>());
+  return std::nullopt;
+}
+
+std::optional<ParseError> ParseShowtimeEdit(const std::string& body, ShowtimeEdit* out) {
+  json j;
+  if (auto e = ParseBody(body, &j)) return e;
+  if (!j.is_object()) return Invalid("request body must be a JSON object");
+  for (const auto& [key, value] : j.items()) {
+    if (key == "title") {
+      std::string title;
+      if (auto e = RequireText(j, "title", &title)) return e;
+      out->title = std::move(title);
+    } else if (key == "startsAt") {
+      Instant when;
+      if (auto e = ParseStartsAt(value, &when)) return e;
+      out->starts_at = when;
+    } else if (key == "prices") {
+      std::map<std::string, Price> prices;
+      if (auto e = ParsePrices(value, &prices)) return e;
+      out->prices = std::move(prices);
+    } else if (key == "refundUntilMinutesBefore") {
+      std::optional<int> until;
+      if (auto e = ParseRefundUntil(value, &until)) return e;
+      out->refund_until_minutes = until;
+    } else {
+      return Invalid("unknown field " + key.substr(0, 40) +
+                     ": an edit takes title, startsAt, prices and refundUntilMinutesBefore"
+                     " (the layout never changes)");
+    }
+  }
+  if (out->empty()) return Invalid("an edit names at least one field");
+  return std::nullopt;
+}
+
+std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime* out) {
+  json j;
+  if (auto e = ParseBody(body, &j)) return e;
+  if (!j.is_object()) return Invalid("request body must be a JSON object");
+  if (auto e = RequireText(j, "title", &out->title)) return e;
+  if (auto e = RequireText(j, "cinema", &out->cinema)) return e;
+  if (auto e = RequireText(j, "hall", &out->hall)) return e;
+  auto starts = j.find("startsAt");
+  if (starts == j.end()) return Invalid("startsAt must be an RFC 3339 time");
+  if (auto e = ParseStartsAt(*starts, &out->starts_at)) return e;
+  auto prices = j.find("prices");
+  if (prices == j.end()) return Invalid("prices must map each category to {amount, currency}");
+  if (auto e = ParsePrices(*prices, &out->prices)) return e;
 
   if (auto gaps = j.find("singleSeatGaps"); gaps != j.end()) {
     if (!gaps->is_string() || (*gaps != "allow" && *gaps != "forbid")) {
@@ -362,14 +419,8 @@ std::optional<ParseError> ParseNewShowtime(const std::string& body, NewShowtime*
     }
     out->sales_close_minutes = static_cast<int>(close->get<int64_t>());
   }
-  if (auto until = j.find("refundUntilMinutesBefore"); until != j.end() && !until->is_null()) {
-    if (!until->is_number_integer() || until->get<int64_t>() < 0 ||
-        until->get<int64_t>() > kMaxRefundUntilMinutes) {
-      return Invalid(
-          "refundUntilMinutesBefore must be null or a whole number of minutes from 0 to " +
-          std::to_string(kMaxRefundUntilMinutes));
-    }
-    out->refund_until_minutes = static_cast<int>(until->get<int64_t>());
+  if (auto until = j.find("refundUntilMinutesBefore"); until != j.end()) {
+    if (auto e = ParseRefundUntil(*until, &out->refund_until_minutes)) return e;
   }
 
   auto rows = j.find("rows");
@@ -505,7 +556,7 @@ std::string ShowtimeCancelJson(int64_t showtime_id, const ShowtimeCancel& cancel
                {"status", "CANCELLED"},
                {"alreadyCancelled", cancel.already},
                {"bookingsRefunded", cancel.bookings_refunded},
-               {"bookingsFailed", cancel.bookings_failed}});
+               {"bookingsPending", cancel.bookings_pending}});
 }
 
 std::string ShowtimeSalesJson(int64_t showtime_id, const ShowtimeSales& s) {
@@ -532,6 +583,7 @@ std::string AdminBookingsJson(const std::vector<Booking>& bookings,
   json list = json::array();
   for (const Booking& b : bookings) {
     list.push_back({{"bookingId", b.id},
+                    {"holdId", b.hold_id},
                     {"customerId", b.customer_id},
                     {"showtimeId", b.showtime_id},
                     {"seats", b.seats},

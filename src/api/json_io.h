@@ -72,11 +72,14 @@ struct CheckInBody {
 };
 std::optional<ParseError> ParseCheckInBody(const std::string& body, CheckInBody* out);
 
+// PATCH /admin/showtimes/{id}: {"title"?, "startsAt"?, "prices"?, "refundUntilMinutesBefore"?}
+// (at least one; prices as the creation takes them; nothing else).
+std::optional<ParseError> ParseShowtimeEdit(const std::string& body, ShowtimeEdit* out);
 // POST /admin/showtimes/{id}/cancel: empty, {} or {"reason": "…"} (at most
 // kMaxCancelReason bytes).
 std::optional<ParseError> ParseCancelBody(const std::string& body, std::string* reason);
 // The cancel's answer: {"showtimeId", "status": "CANCELLED", "alreadyCancelled",
-// "bookingsRefunded", "bookingsFailed"}.
+// "bookingsRefunded", "bookingsPending"}.
 std::string ShowtimeCancelJson(int64_t showtime_id, const ShowtimeCancel& cancel);
 // GET /admin/showtimes/{id}/changes: {"changes": [{"id", "actor", "action", "before",
 // "after", "at"}]}, newest first.

@@ -38,6 +38,8 @@ const char* CodeName(Code code) {
       return "SHOWTIME_CANCELLED";
     case Code::kNotRefundable:
       return "NOT_REFUNDABLE";
+    case Code::kSalesStarted:
+      return "SALES_STARTED";
     case Code::kUnavailable:
       return "UNAVAILABLE";
     case Code::kInternal:

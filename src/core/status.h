@@ -33,6 +33,7 @@ enum class Code {
   kSalesClosed,        // the showtime's sales have closed (its start, or earlier)
   kShowtimeCancelled,  // the showtime was cancelled: nothing more is sold
   kNotRefundable,      // the booking cannot be cancelled by its customer (terms or state)
+  kSalesStarted,       // a showtime's prices are fixed: a seat was held, in checkout or sold
   kUnavailable,        // a dependency did not answer in time; safe to retry
   kInternal,           // a bug or a broken invariant reported by a dependency
 };

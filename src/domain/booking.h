@@ -187,11 +187,29 @@ struct ShowtimeBookingsQuery {
   int limit = 100;
 };
 
+// PATCH /admin/showtimes/{id}: the fields to change (each absent one is left as it is).
+// Prices change only before sales start; the layout never.
+struct ShowtimeEdit {
+  std::optional<std::string> title;
+  std::optional<Instant> starts_at;
+  std::optional<std::map<std::string, Price>> prices;      // every category of the showtime
+  std::optional<std::optional<int>> refund_until_minutes;  // a value, or null: no cancelling
+  bool empty() const { return !title && !starts_at && !prices && !refund_until_minutes; }
+};
+
+// What a customer's cancel did (PaymentStore::CancelBooking): the booking as it now is, and
+// whether this call refunded it (false: it was refunded before, by a first click or by the
+// showtime's cancel).
+struct BookingCancel {
+  Booking booking;
+  bool refunded_now = false;
+};
+
 // What a showtime's cancel did (AdminStore::CancelShowtime).
 struct ShowtimeCancel {
-  bool already = false;           // it was cancelled before: nothing changed
-  int64_t bookings_refunded = 0;  // CONFIRMED → REFUNDED, each with its refund intent
-  int64_t bookings_failed = 0;    // PENDING → FAILED (their payments refunded if they come)
+  bool already = false;                  // it was cancelled before: nothing changed
+  int64_t bookings_refunded = 0;         // CONFIRMED → REFUNDED, each with its refund intent
+  int64_t bookings_pending = 0;          // left PENDING: their payments, if they come, are refunded
   std::vector<std::string> seats_freed;  // held or booked before
 };
 

@@ -19,6 +19,7 @@ namespace boxoffice {
 struct Price {
   int64_t amount = 0;  // minor units (cents)
   std::string currency;
+  bool operator==(const Price&) const = default;
 };
 
 struct RowLayout {

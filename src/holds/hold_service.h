@@ -131,6 +131,11 @@ class HoldService {
   // (kept until the start for sold seats) are removed before this returns; the maps and the
   // live streams hear the seats released. Repeating it changes nothing.
   io::asio::awaitable<void> BookingCancelled(Booking booking);
+  // The showtime's start moved (an admin's edit): read it again when next needed.
+  void ShowtimeEdited(int64_t showtime_id) {
+    MutexLock lock(starts_mu_);
+    starts_at_.erase(showtime_id);
+  }
   // A cancelled showtime's seats (all of them) read BOOKED from now on: told to the other
   // instances' caches and the live streams.
   void AnnounceCancelled(int64_t showtime_id, std::vector<std::string> seats) {

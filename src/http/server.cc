@@ -10,8 +10,8 @@
 
 #include <chrono>
 #include <set>
-#include <unordered_map>
 #include <thread>
+#include <unordered_map>
 
 #include "core/crypto.h"
 #include "core/log.h"
@@ -127,11 +127,11 @@ struct Server::Impl {
     if (it == cache.end()) {
       const std::string labels = "route=\"" + route + "\",method=\"" + method + "\",status=\"" +
                                  std::to_string(status) + "\"";
-      Series series{&metrics->GetCounter("boxoffice_http_requests_total",
-                                         "HTTP requests by route, method and status.", labels),
-                    &metrics->GetLatency("boxoffice_http_request_duration_seconds",
-                                         "HTTP request latency by route, method and status.",
-                                         labels)};
+      Series series{
+          &metrics->GetCounter("boxoffice_http_requests_total",
+                               "HTTP requests by route, method and status.", labels),
+          &metrics->GetLatency("boxoffice_http_request_duration_seconds",
+                               "HTTP request latency by route, method and status.", labels)};
       it = cache.emplace(std::move(key), series).first;
     }
     it->second.requests->Inc();
@@ -153,7 +153,8 @@ struct Server::Impl {
                                const std::string& request_id);
   asio::awaitable<Response> Dispatch(Request& request, std::string* route_label);
   // The reader of a stream's socket (see StreamSignal).
-  static asio::awaitable<void> WatchClose(tcp::socket& socket, std::shared_ptr<StreamSignal> signal);
+  static asio::awaitable<void> WatchClose(tcp::socket& socket,
+                                          std::shared_ptr<StreamSignal> signal);
 };
 
 namespace {
@@ -379,7 +380,7 @@ asio::awaitable<void> Server::Impl::Serve(beast::tcp_stream& stream, Progress& p
         if (request.method == "OPTIONS") {
           response = Response{};
           response.status = 204;
-          response.Header("Allow", "GET, HEAD, POST, PUT, DELETE, OPTIONS");
+          response.Header("Allow", "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS");
           route_label = "options";
           refused = true;
         } else {
@@ -428,9 +429,9 @@ asio::awaitable<void> Server::Impl::Serve(beast::tcp_stream& stream, Progress& p
     } else if (ec == bhttp::error::header_limit && request.method.empty() &&
                TargetTooLong(parser)) {
       linger = true;
-      response = ErrorResponse(
-          414, "VALIDATION_FAILED",
-          "request target longer than " + std::to_string(kMaxTargetBytes) + " bytes");
+      response =
+          ErrorResponse(414, "VALIDATION_FAILED",
+                        "request target longer than " + std::to_string(kMaxTargetBytes) + " bytes");
       route_label = "uri_too_long";
     } else if (ec == bhttp::error::header_limit || ec == bhttp::error::buffer_overflow) {
       linger = true;
@@ -581,7 +582,7 @@ asio::awaitable<void> Server::Impl::Stream(beast::tcp_stream& stream, Response& 
 }
 
 asio::awaitable<void> Server::Impl::WatchClose(tcp::socket& socket,
-                                              std::shared_ptr<StreamSignal> signal) {
+                                               std::shared_ptr<StreamSignal> signal) {
   // An event stream's client has nothing to say: whatever it sends is read and dropped,
   // up to a bound, and its close (or too much talk) ends the stream.
   constexpr size_t kMaxIgnoredBytes = 64 * 1024;

@@ -20,11 +20,20 @@ class AdminStore {
   // Cancels the showtime in one short transaction (docs/payments.md "Cancelling a
   // showtime"): marked CANCELLED with the reason, every CONFIRMED booking REFUNDED with its
   // refund intent (reason SHOWTIME_CANCELLED) and BookingRefunded event, every PENDING one
-  // FAILED, every seat freed, the change appended to the trail under `actor`. A showtime
-  // cancelled before is left as it is (ShowtimeCancel::already). kNotFound for an unknown
-  // showtime. The refunds themselves go to the gateway through the refund worker.
+  // left PENDING (its payment, if it comes, is refused and refunded), every seat freed, the change
+  // appended to the trail under `actor`. A showtime cancelled before is left as it is
+  // (ShowtimeCancel::already). kNotFound for an unknown showtime. The refunds themselves go to the
+  // gateway through the refund worker.
   virtual Result<ShowtimeCancel> CancelShowtime(int64_t showtime_id, const std::string& reason,
                                                 int64_t actor) = 0;
+  // Changes title, start, refund terms and (before sales start, else kSalesStarted) prices
+  // in one transaction, appended to the trail under `actor`; returns the showtime as it now
+  // is. kShowtimeCancelled for a cancelled showtime; kInvalid for prices that do not name
+  // exactly its categories.
+  virtual Result<Showtime> EditShowtime(int64_t showtime_id, const ShowtimeEdit& edit,
+                                        int64_t actor) = 0;
+  virtual io::asio::awaitable<Result<Showtime>> EditShowtimeAsync(int64_t showtime_id,
+                                                                  ShowtimeEdit edit, int64_t actor);
   // The showtime's sales now (one read of its database). kNotFound for an unknown showtime.
   virtual Result<ShowtimeSales> GetShowtimeSales(int64_t showtime_id) = 0;
   // The showtime's bookings (customer ids included), in id order, a page at a time.

@@ -6,6 +6,7 @@
 #include "core/crypto.h"
 #include "core/status.h"
 #include "core/text.h"
+#include "core/time_format.h"
 #include "store/shards.h"
 
 namespace boxoffice {
@@ -430,6 +431,80 @@ Status CompleteRefundIn(MoneyTx& tx, const std::string& refund_id,
   return WriteEvent(tx, "BookingRefunded", *booking, now.value(), refund.value()->reason);
 }
 
+namespace {
+
+// The fields of a showtime an edit may change, as the admin trail records them.
+nlohmann::json EditableJson(const Showtime& s) {
+  nlohmann::json prices = nlohmann::json::object();
+  for (const auto& [category, price] : s.prices) {
+    prices[category] = {{"amount", price.amount}, {"currency", price.currency}};
+  }
+  return {{"title", s.title},
+          {"startsAt", FormatRfc3339(s.starts_at)},
+          {"prices", prices},
+          {"refundUntilMinutesBefore",
+           s.refund_until_minutes ? nlohmann::json(*s.refund_until_minutes) : nlohmann::json()}};
+}
+
+std::string Compact(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+Result<Showtime> EditShowtimeIn(MoneyTx& tx, int64_t showtime_id, const ShowtimeEdit& edit,
+                                int64_t actor) {
+  auto now_r = tx.Now();
+  if (!now_r.ok()) return now_r.status();
+  const Instant now = now_r.value();
+  // Lock order: the showtime first, for update; then (for prices) its seats.
+  auto terms = tx.ReadShowtime(showtime_id, RowLock::kUpdate);
+  if (!terms.ok()) return terms.status();
+  if (!terms.value()) return ShowtimeNotFound(showtime_id);
+  if (terms.value()->cancelled) return ShowtimeCancelled(showtime_id);
+  auto loaded = tx.LoadShowtime(showtime_id);
+  if (!loaded.ok()) return loaded.status();
+  if (!loaded.value()) return ShowtimeNotFound(showtime_id);
+  const Showtime before = std::move(*loaded.value());
+  Showtime after = before;
+  if (edit.title) after.title = *edit.title;
+  if (edit.starts_at) after.starts_at = *edit.starts_at;
+  if (edit.refund_until_minutes) after.refund_until_minutes = *edit.refund_until_minutes;
+  if (edit.prices && *edit.prices != before.prices) {
+    // The layout never changes, so neither do its categories.
+    for (const auto& [category, price] : *edit.prices) {
+      if (!before.prices.contains(category)) {
+        return Status(Code::kInvalid,
+                      "showtime " + std::to_string(showtime_id) + " has no category " + category);
+      }
+    }
+    if (edit.prices->size() != before.prices.size()) {
+      return Status(Code::kInvalid, "prices must name every category of the showtime");
+    }
+    auto started = tx.SalesStarted(showtime_id, now);
+    if (!started.ok()) return started.status();
+    if (started.value()) {
+      return Status(Code::kSalesStarted, "showtime " + std::to_string(showtime_id) +
+                                             " has seats held, in checkout or sold: its prices"
+                                             " are fixed");
+    }
+    after.prices = *edit.prices;
+  }
+  const nlohmann::json old_fields = EditableJson(before), new_fields = EditableJson(after);
+  if (old_fields == new_fields) return after;  // nothing changes: nothing to record
+  if (Status s = tx.UpdateShowtime(after); !s.ok()) return s;
+  nlohmann::json was = nlohmann::json::object(), is = nlohmann::json::object();
+  for (const auto& [key, value] : new_fields.items()) {
+    if (old_fields[key] != value) {
+      was[key] = old_fields[key];
+      is[key] = value;
+    }
+  }
+  AdminChange change{0, showtime_id, actor, "EDIT", Compact(was), Compact(is), now};
+  if (Status s = tx.InsertAdminChange(change, now); !s.ok()) return s;
+  return after;
+}
+
 Result<ShowtimeCancel> CancelShowtimeIn(MoneyTx& tx, int64_t showtime_id, const std::string& reason,
                                         int64_t actor) {
   // The handler's bound, as the column's CHECK has it.
@@ -470,11 +545,10 @@ Result<ShowtimeCancel> CancelShowtimeIn(MoneyTx& tx, int64_t showtime_id, const 
       ++out.bookings_refunded;
     } else {
       BOX_ASSERT(b.status == BookingStatus::kPending);  // LockLiveBookings's rows
-      // Its payment, if it comes, finds it FAILED and is refunded (SettlePaymentIn).
-      b.status = BookingStatus::kFailed;
-      if (Status s = tx.UpdateBooking(b.id, b.status, "", now); !s.ok()) return s;
-      if (Status s = WriteEvent(tx, "BookingFailed", b, now); !s.ok()) return s;
-      ++out.bookings_failed;
+      // Left PENDING: its payment, if it comes (by callback, or the reconciler's question
+      // to the gateway, which asks only about PENDING bookings), is refused and refunded
+      // (SettlePaymentIn reads the showtime CANCELLED); an expired session fails it.
+      ++out.bookings_pending;
     }
   }
   auto freed = tx.FreeSeats(showtime_id);
@@ -483,7 +557,7 @@ Result<ShowtimeCancel> CancelShowtimeIn(MoneyTx& tx, int64_t showtime_id, const 
   nlohmann::json after{{"status", "CANCELLED"},
                        {"reason", reason},
                        {"bookingsRefunded", out.bookings_refunded},
-                       {"bookingsFailed", out.bookings_failed}};
+                       {"bookingsPending", out.bookings_pending}};
   AdminChange change{0,
                      showtime_id,
                      actor,
@@ -495,7 +569,7 @@ Result<ShowtimeCancel> CancelShowtimeIn(MoneyTx& tx, int64_t showtime_id, const 
   return out;
 }
 
-Result<Booking> CancelBookingIn(MoneyTx& tx, int64_t booking_id, int64_t customer_id) {
+Result<BookingCancel> CancelBookingIn(MoneyTx& tx, int64_t booking_id, int64_t customer_id) {
   auto now_r = tx.Now();
   if (!now_r.ok()) return now_r.status();
   const Instant now = now_r.value();
@@ -513,12 +587,16 @@ Result<Booking> CancelBookingIn(MoneyTx& tx, int64_t booking_id, int64_t custome
   }
   Booking b = std::move(*found.value());
   // Refunded already (a second click, or the showtime's cancel): the answer again.
-  if (b.status == BookingStatus::kRefunded) return b;
+  if (b.status == BookingStatus::kRefunded) return BookingCancel{std::move(b), false};
   if (b.status != BookingStatus::kConfirmed) {
     return Status(Code::kNotRefundable, "only a confirmed booking can be cancelled");
   }
-  // A showtime's cancel refunds every confirmed booking in its own transaction.
-  BOX_ASSERT(!terms.value()->cancelled);
+  // A showtime's cancel refunds every confirmed booking in its own transaction (a confirmed
+  // booking of a cancelled showtime is a broken invariant: `boxoffice audit` counts it).
+  if (terms.value()->cancelled) {
+    return Status(Code::kInternal,
+                  "confirmed booking " + std::to_string(b.id) + " of a cancelled showtime");
+  }
   const std::optional<int>& minutes = terms.value()->refund_until_minutes;
   if (!minutes) return Status(Code::kNotRefundable, "this showtime allows no cancelling");
   if (now >= terms.value()->starts_at - Millis(int64_t{*minutes} * 60'000)) {
@@ -548,7 +626,7 @@ Result<Booking> CancelBookingIn(MoneyTx& tx, int64_t booking_id, int64_t custome
     return s;
   if (Status s = WriteEvent(tx, "BookingRefunded", b, now, kCustomerCancelledReason); !s.ok())
     return s;
-  return b;
+  return BookingCancel{std::move(b), true};
 }
 
 }  // namespace boxoffice

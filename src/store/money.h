@@ -55,6 +55,15 @@ class MoneyTx {
   // A booking its customer cancelled: its BOOKED seats AVAILABLE again (in seat order).
   // Returns how many.
   virtual Result<int> FreeBookedSeats(const Booking& booking) = 0;
+  // The showtime with its prices, or nullopt for an unknown one (the caller holds its row).
+  virtual Result<std::optional<Showtime>> LoadShowtime(int64_t showtime_id) = 0;
+  // Whether the showtime's sales have started (API.md: a seat held, in checkout or sold): a
+  // booking of it is PENDING or CONFIRMED, or a seat is BOOKED or held unexpired. Its seats are
+  // taken FOR SHARE in seat order, so a hold deciding now commits before this reads them or waits
+  // until this transaction ends.
+  virtual Result<bool> SalesStarted(int64_t showtime_id, Instant now) = 0;
+  // Writes title, start, refund terms and prices as `after` has them.
+  virtual Status UpdateShowtime(const Showtime& after) = 0;
   // Appends to the showtime's admin trail.
   virtual Status InsertAdminChange(const AdminChange& change, Instant now) = 0;
   // Sets the expiry of every seat this hold still owns unexpired; returns how many.
@@ -128,11 +137,14 @@ Result<Settlement> SettlePaymentIn(MoneyTx& tx, const PaymentReport& report,
                                    Booking* confirmed = nullptr);
 // Store::AbandonCheckout's rules.
 Result<bool> AbandonCheckoutIn(MoneyTx& tx, int64_t booking_id);
+// AdminStore::EditShowtime's rules.
+Result<Showtime> EditShowtimeIn(MoneyTx& tx, int64_t showtime_id, const ShowtimeEdit& edit,
+                                int64_t actor);
 // AdminStore::CancelShowtime's rules.
 Result<ShowtimeCancel> CancelShowtimeIn(MoneyTx& tx, int64_t showtime_id, const std::string& reason,
                                         int64_t actor);
 // PaymentStore::CancelBooking's rules.
-Result<Booking> CancelBookingIn(MoneyTx& tx, int64_t booking_id, int64_t customer_id);
+Result<BookingCancel> CancelBookingIn(MoneyTx& tx, int64_t booking_id, int64_t customer_id);
 // Store::CompleteRefund's rules.
 Status CompleteRefundIn(MoneyTx& tx, const std::string& refund_id,
                         const std::string& gateway_refund_id);

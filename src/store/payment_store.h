@@ -42,9 +42,9 @@ class PaymentStore {
   // (reason CUSTOMER_CANCELLED) and BookingRefunded event. A booking REFUNDED already is
   // answered as it is (two clicks refund once). kNotFound for another customer's booking,
   // kNotRefundable when the terms or its state do not allow it.
-  virtual Result<Booking> CancelBooking(int64_t booking_id, int64_t customer_id) = 0;
-  virtual io::asio::awaitable<Result<Booking>> CancelBookingAsync(int64_t booking_id,
-                                                                  int64_t customer_id);
+  virtual Result<BookingCancel> CancelBooking(int64_t booking_id, int64_t customer_id) = 0;
+  virtual io::asio::awaitable<Result<BookingCancel>> CancelBookingAsync(int64_t booking_id,
+                                                                        int64_t customer_id);
 
   // How many bookings made in the last `window` are in each status (for /metrics; the
   // window bounds the cost of counting, by an index on created_at).

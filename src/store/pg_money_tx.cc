@@ -1,5 +1,7 @@
 #include "store/pg_money_tx.h"
 
+#include <algorithm>
+
 #include "core/crypto.h"
 #include "core/status.h"
 #include "store/pg_rows.h"
@@ -65,8 +67,17 @@ Result<std::vector<std::string>> PgMoneyTx::FreeSeats(int64_t showtime_id) {
   if (Status s = Done(c_.Exec(kEndShowtimeHolds, {P(showtime_id)})); !s.ok()) return s;
   auto r = c_.Exec(kFreeShowtimeSeats, {P(showtime_id)});
   if (!r.ok()) return r.status();
-  std::vector<std::string> seats;
-  for (int i = 0; i < PQntuples(r.value().get()); ++i) seats.push_back(Text(r.value().get(), i, 0));
+  const PGresult* g = r.value().get();
+  std::vector<std::string> seats, holds;
+  for (int i = 0; i < PQntuples(g); ++i) {
+    seats.push_back(Text(g, i, 0));
+    if (Text(g, i, 1) == "HELD" && !PQgetisnull(g, i, 2)) holds.push_back(Text(g, i, 2));
+  }
+  std::sort(holds.begin(), holds.end());
+  holds.erase(std::unique(holds.begin(), holds.end()), holds.end());
+  if (!holds.empty()) {
+    if (Status s = Done(c_.Exec(kEndHoldsAfter, {ArrayLiteral(holds)})); !s.ok()) return s;
+  }
   return seats;
 }
 
@@ -80,6 +91,39 @@ Result<int> PgMoneyTx::FreeBookedSeats(const Booking& b) {
   auto r = c_.Exec(kFreeBookedSeats, {P(b.showtime_id), ArrayLiteral(b.seats), P(b.id)});
   if (!r.ok()) return r.status();
   return std::atoi(PQcmdTuples(r.value().get()));
+}
+
+Result<std::optional<Showtime>> PgMoneyTx::LoadShowtime(int64_t showtime_id) {
+  auto r = c_.Exec(kSelectShowtime, {P(showtime_id)});
+  if (!r.ok()) return r.status();
+  std::vector<Showtime> one = ReadShowtimes(r.value().get());
+  if (one.empty()) return std::optional<Showtime>();
+  if (Status s = LoadPrices(c_, &one); !s.ok()) return s;
+  return std::optional<Showtime>(std::move(one[0]));
+}
+
+Result<bool> PgMoneyTx::SalesStarted(int64_t showtime_id, Instant now) {
+  auto r = c_.Exec(kSalesStarted, {P(ToEpochMs(now)), P(showtime_id)});
+  if (!r.ok()) return r.status();
+  return Bool(r.value().get(), 0, 0);
+}
+
+Status PgMoneyTx::UpdateShowtime(const Showtime& s) {
+  if (Status st =
+          Done(c_.Exec(kUpdateShowtime,
+                       {P(s.id), s.title, P(ToEpochMs(s.starts_at)),
+                        s.refund_until_minutes ? P(int64_t{*s.refund_until_minutes}) : Param()}));
+      !st.ok())
+    return st;
+  std::vector<std::string> categories, currencies;
+  std::vector<int64_t> amounts;
+  for (const auto& [category, price] : s.prices) {
+    categories.push_back(category);
+    amounts.push_back(price.amount);
+    currencies.push_back(price.currency);
+  }
+  return Done(c_.Exec(kUpdatePrices, {P(s.id), ArrayLiteral(categories), IntArrayLiteral(amounts),
+                                      ArrayLiteral(currencies)}));
 }
 
 Status PgMoneyTx::InsertAdminChange(const AdminChange& change, Instant now) {

@@ -22,6 +22,9 @@ class PgMoneyTx final : public MoneyTx {
   Result<std::vector<std::string>> FreeSeats(int64_t showtime_id) override;
   Result<int64_t> CountCheckIns(int64_t booking_id) override;
   Result<int> FreeBookedSeats(const Booking& booking) override;
+  Result<std::optional<Showtime>> LoadShowtime(int64_t showtime_id) override;
+  Result<bool> SalesStarted(int64_t showtime_id, Instant now) override;
+  Status UpdateShowtime(const Showtime& after) override;
   Status InsertAdminChange(const AdminChange& change, Instant now) override;
   Result<int64_t> PendingBookingOf(const std::string& hold_id) override;
   Result<int> RearmSeats(const Hold& hold, Instant expires_at, Instant now) override;

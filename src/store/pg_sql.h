@@ -179,14 +179,27 @@ constexpr Sql kEndShowtimeHolds{
     "                         WHERE s.showtime_id = $1 AND s.status = 'HELD')"
     "     AND sh.status = 'HELD' ORDER BY sh.hold_id FOR UPDATE)"
     " UPDATE seat_hold sh SET status = 'RELEASED' FROM l WHERE sh.hold_id = l.hold_id"};
+// Every seat of the showtime is locked (in seat order), free ones too: a hold deciding on
+// them now waits for the cancel and then reads the showtime CANCELLED (boxoffice_hold_picks
+// reads it again under its seat locks). The lock returns each row's latest state, which
+// says which to free.
 constexpr Sql kFreeShowtimeSeats{
     "free_showtime_seats",
-    "WITH l AS MATERIALIZED (SELECT seat_code FROM show_seat"
-    "   WHERE showtime_id = $1 AND status <> 'AVAILABLE' ORDER BY seat_code FOR NO KEY UPDATE)"
+    "WITH l AS MATERIALIZED (SELECT seat_code, status, hold_id FROM show_seat"
+    "   WHERE showtime_id = $1 ORDER BY seat_code FOR NO KEY UPDATE)"
     " UPDATE show_seat s SET status = 'AVAILABLE', hold_id = NULL, customer_id = NULL,"
     "       hold_expires_at = NULL, booking_id = NULL"
-    "  FROM l WHERE s.showtime_id = $1 AND s.seat_code = l.seat_code"
-    " RETURNING s.seat_code"};
+    "  FROM l WHERE s.showtime_id = $1 AND s.seat_code = l.seat_code AND l.status <> 'AVAILABLE'"
+    " RETURNING s.seat_code, l.status, l.hold_id::text"};
+// A hold that won its seats while the cancel waited for them (kEndShowtimeHolds ran
+// before it committed) ends too; a hold row locked right now (its checkout, release or
+// extend, each of which then finds its seats gone) is skipped rather than waited for,
+// which would take a seat_hold lock after show_seat locks.
+constexpr Sql kEndHoldsAfter{
+    "end_holds_after",
+    "UPDATE seat_hold SET status = 'RELEASED' WHERE hold_id IN"
+    " (SELECT hold_id FROM seat_hold WHERE hold_id = ANY($1::uuid[]) AND status = 'HELD'"
+    "  FOR UPDATE SKIP LOCKED)"};
 constexpr Sql kCountBookingCheckIns{"count_booking_checkins",
                                     "SELECT count(*) FROM checkin WHERE booking_id = $1"};
 constexpr Sql kFreeBookedSeats{
@@ -216,6 +229,26 @@ constexpr Sql kShowtimeSales{
     "       (SELECT count(*) FROM checkin c WHERE c.showtime_id = $2),"
     "       (SELECT st.status = 'CANCELLED' FROM showtime st WHERE st.showtime_id = $2)"
     "  FROM show_seat s WHERE s.showtime_id = $2"};
+// Whether a showtime's sales have started (MoneyTx::SalesStarted); its seats FOR SHARE in
+// seat order, every one (a count reads them all).
+constexpr Sql kSalesStarted{
+    "sales_started",
+    "SELECT EXISTS (SELECT 1 FROM booking b WHERE b.showtime_id = $2"
+    "                 AND b.status IN ('PENDING', 'CONFIRMED'))"
+    "    OR (SELECT count(*) FILTER (WHERE l.status = 'BOOKED'"
+    "                                 OR (l.status = 'HELD' AND l.hold_expires_at >= " BOX_NOW
+    "))"
+    "          FROM (SELECT s.status, s.hold_expires_at FROM show_seat s"
+    "                 WHERE s.showtime_id = $2 ORDER BY s.seat_code FOR SHARE) l) > 0"};
+constexpr Sql kUpdateShowtime{
+    "update_showtime",
+    "UPDATE showtime SET title = $2, starts_at = " BOX_TS("$3") ", refund_until_minutes = $4::int"
+    " WHERE showtime_id = $1"};
+constexpr Sql kUpdatePrices{
+    "update_prices",
+    "UPDATE price p SET amount = u.amount, currency = u.currency"
+    "  FROM unnest($2::text[], $3::bigint[], $4::text[]) AS u(category, amount, currency)"
+    " WHERE p.showtime_id = $1 AND p.category = u.category"};
 constexpr Sql kInsertAdminChange{
     "insert_admin_change",
     "INSERT INTO admin_audit (showtime_id, actor, action, before, after, at)"

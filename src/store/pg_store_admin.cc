@@ -12,10 +12,18 @@ Result<ShowtimeCancel> PgStore::CancelShowtime(int64_t showtime_id, const std::s
   });
 }
 
-Result<Booking> PgStore::CancelBooking(int64_t booking_id, int64_t customer_id) {
-  return impl_->InTx<Booking>(&retried_, [&](PgConnection& c) {
+Result<BookingCancel> PgStore::CancelBooking(int64_t booking_id, int64_t customer_id) {
+  return impl_->InTx<BookingCancel>(&retried_, [&](PgConnection& c) {
     PgMoneyTx tx(c, impl_->Now());
     return CancelBookingIn(tx, booking_id, customer_id);
+  });
+}
+
+Result<Showtime> PgStore::EditShowtime(int64_t showtime_id, const ShowtimeEdit& edit,
+                                       int64_t actor) {
+  return impl_->InTx<Showtime>(&retried_, [&](PgConnection& c) {
+    PgMoneyTx tx(c, impl_->Now());
+    return EditShowtimeIn(tx, showtime_id, edit, actor);
   });
 }
 

@@ -754,10 +754,17 @@ Result<ShowtimeCancel> ShardedStore::CancelShowtime(int64_t showtime_id, const s
   return s->CancelShowtime(showtime_id, reason, actor);
 }
 
-Result<Booking> ShardedStore::CancelBooking(int64_t booking_id, int64_t customer_id) {
+Result<BookingCancel> ShardedStore::CancelBooking(int64_t booking_id, int64_t customer_id) {
   PgStore* s = ForBooking(booking_id);
   if (!s) return BookingNotFound(booking_id);
   return s->CancelBooking(booking_id, customer_id);
+}
+
+Result<Showtime> ShardedStore::EditShowtime(int64_t showtime_id, const ShowtimeEdit& edit,
+                                            int64_t actor) {
+  PgStore* s = ForShowtime(showtime_id);
+  if (!s) return ShowtimeNotFound(showtime_id);
+  return s->EditShowtime(showtime_id, edit, actor);
 }
 
 Result<ShowtimeSales> ShardedStore::GetShowtimeSales(int64_t showtime_id) {

@@ -69,6 +69,34 @@ class SqliteMoneyTx final : public MoneyTx {
   Result<int> FreeBookedSeats(const Booking& b) override {
     return Query(c_, kFreeBookedSeats, {b.showtime_id, b.id}).Exec();
   }
+  Result<std::optional<Showtime>> LoadShowtime(int64_t showtime_id) override {
+    Query q(c_, kSelectShowtime, {showtime_id});
+    if (!q.Next()) {
+      if (!q.status().ok()) return q.status();
+      return std::optional<Showtime>();
+    }
+    Showtime s = sqlite::ReadShowtime(q);
+    if (Status st = LoadPrices(c_, &s); !st.ok()) return st;
+    return std::optional<Showtime>(std::move(s));
+  }
+  Result<bool> SalesStarted(int64_t showtime_id, Instant now) override {
+    Query q(c_, kSalesStarted, {showtime_id, ToEpochMs(now)});
+    if (!q.Next()) return q.status().ok() ? Status(Code::kInternal, "no answer") : q.status();
+    return q.Int(0) != 0;
+  }
+  Status UpdateShowtime(const Showtime& s) override {
+    auto r =
+        Query(c_, kUpdateShowtime,
+              {s.id, s.title, ToEpochMs(s.starts_at),
+               s.refund_until_minutes ? Value(int64_t{*s.refund_until_minutes}) : Value(nullptr)})
+            .Exec();
+    if (!r.ok()) return r.status();
+    for (const auto& [category, price] : s.prices) {
+      auto p = Query(c_, kUpdatePrice, {s.id, category, price.amount, price.currency}).Exec();
+      if (!p.ok()) return p.status();
+    }
+    return Status::Ok();
+  }
   Status InsertAdminChange(const AdminChange& change, Instant now) override {
     auto r = Query(c_, kInsertAdminChange,
                    {change.showtime_id, change.actor, change.action, change.before, change.after,

@@ -79,6 +79,17 @@ constexpr const char* kShowtimeBookings =
     "       session_id, payment_url, payment_expires_at, payment_id, created_at"
     "  FROM booking WHERE showtime_id = ?1 AND (?2 IS NULL OR status = ?2) AND booking_id > ?3"
     " ORDER BY booking_id LIMIT ?4";
+// Whether a showtime's sales have started (?1 the showtime, ?2 now).
+constexpr const char* kSalesStarted =
+    "SELECT EXISTS (SELECT 1 FROM booking WHERE showtime_id = ?1"
+    "                AND status IN ('PENDING', 'CONFIRMED'))"
+    "    OR EXISTS (SELECT 1 FROM show_seat WHERE showtime_id = ?1"
+    "                AND (status = 'BOOKED' OR (status = 'HELD' AND hold_expires_at >= ?2)))";
+constexpr const char* kUpdateShowtime =
+    "UPDATE showtime SET title = ?2, starts_at = ?3, refund_until_minutes = ?4"
+    " WHERE showtime_id = ?1";
+constexpr const char* kUpdatePrice =
+    "UPDATE price SET amount = ?3, currency = ?4 WHERE showtime_id = ?1 AND category = ?2";
 constexpr const char* kInsertAdminChange =
     "INSERT INTO admin_audit (showtime_id, actor, action, before, after, at)"
     " VALUES (?, ?, ?, ?, ?, ?)";

@@ -279,9 +279,16 @@ Result<ShowtimeCancel> SqliteStore::CancelShowtime(int64_t showtime_id, const st
   });
 }
 
-Result<Booking> SqliteStore::CancelBooking(int64_t booking_id, int64_t customer_id) {
-  return InWriteTx<Booking>(pools_->writer, clock_, [&](MoneyTx& tx) {
+Result<BookingCancel> SqliteStore::CancelBooking(int64_t booking_id, int64_t customer_id) {
+  return InWriteTx<BookingCancel>(pools_->writer, clock_, [&](MoneyTx& tx) {
     return CancelBookingIn(tx, booking_id, customer_id);
+  });
+}
+
+Result<Showtime> SqliteStore::EditShowtime(int64_t showtime_id, const ShowtimeEdit& edit,
+                                           int64_t actor) {
+  return InWriteTx<Showtime>(pools_->writer, clock_, [&](MoneyTx& tx) {
+    return EditShowtimeIn(tx, showtime_id, edit, actor);
   });
 }
 

@@ -129,7 +129,9 @@ class SqliteStore final : public Store, public OutboxStore {
   Result<ShowtimeCancel> CancelShowtime(int64_t showtime_id, const std::string& reason,
                                         int64_t actor) override;
   Result<std::vector<AdminChange>> ListAdminChanges(int64_t showtime_id, int limit) override;
-  Result<Booking> CancelBooking(int64_t booking_id, int64_t customer_id) override;
+  Result<BookingCancel> CancelBooking(int64_t booking_id, int64_t customer_id) override;
+  Result<Showtime> EditShowtime(int64_t showtime_id, const ShowtimeEdit& edit,
+                                int64_t actor) override;
   Result<ShowtimeSales> GetShowtimeSales(int64_t showtime_id) override;
   Result<std::vector<Booking>> ListShowtimeBookings(const ShowtimeBookingsQuery& query) override;
 

@@ -54,6 +54,15 @@ io::asio::awaitable<Result<std::vector<AdminChange>>> AdminStore::ListAdminChang
   co_return co_await io::Offload(std::move(work));
 }
 
+io::asio::awaitable<Result<Showtime>> AdminStore::EditShowtimeAsync(int64_t showtime_id,
+                                                                    ShowtimeEdit edit,
+                                                                    int64_t actor) {
+  auto work = [this, showtime_id, edit = std::move(edit), actor] {
+    return EditShowtime(showtime_id, edit, actor);
+  };
+  co_return co_await io::Offload(std::move(work));
+}
+
 io::asio::awaitable<Result<ShowtimeSales>> AdminStore::GetShowtimeSalesAsync(int64_t showtime_id) {
   auto work = [this, showtime_id] { return GetShowtimeSales(showtime_id); };
   co_return co_await io::Offload(std::move(work));
@@ -65,8 +74,8 @@ io::asio::awaitable<Result<std::vector<Booking>>> AdminStore::ListShowtimeBookin
   co_return co_await io::Offload(std::move(work));
 }
 
-io::asio::awaitable<Result<Booking>> PaymentStore::CancelBookingAsync(int64_t booking_id,
-                                                                      int64_t customer_id) {
+io::asio::awaitable<Result<BookingCancel>> PaymentStore::CancelBookingAsync(int64_t booking_id,
+                                                                            int64_t customer_id) {
   auto work = [this, booking_id, customer_id] { return CancelBooking(booking_id, customer_id); };
   co_return co_await io::Offload(std::move(work));
 }

@@ -332,6 +332,65 @@ describe('the seat picker', () => {
     await done(page);
   });
 
+  test('admin: a showtime\'s sales, chart and bookings; edited; cancelled after a confirmation naming the refunds; the customer sees REFUNDED', async () => {
+    const id = await svc.createShowtime(smallHall, prices, { refundUntilMinutesBefore: 60 });
+    const a = await customerPage(browser, svc, 1201, `/showtimes/${id}`);
+    await hold(a, ['A1', 'A2']);
+    await heldPanel(a).waitFor({ timeout: STEP_MS });
+    await a.getByRole('button', { name: 'Checkout' }).click();
+    await payAtGateway(a, svc, 'Pay 25.00 EUR');
+    await bookingStatus(a, 'CONFIRMED');
+
+    const context = await browser.newContext();
+    const page = watch(await context.newPage());
+    await page.goto(`${svc.url}/#/admin?token=${svc.token(1, true)}`);
+    await page.locator(`a[href="#/admin/showtimes/${id}"]`).first().click();
+    await page.getByRole('heading', { name: 'Sales' }).waitFor({ timeout: STEP_MS });
+    assert.match(await page.locator('[data-figure="bookings"]').textContent(), /^1 paid/);
+    assert.match(await page.locator('[data-figure="seats"]').textContent(), /^2 sold/);
+    assert.match(await page.locator('svg.sales-chart').getAttribute('aria-label'), /^Seats sold over time: 2 from /);
+    assert.equal(await page.locator('.bookings-table tbody tr').count(), 1);
+    assert.match(await page.locator('.bookings-table tbody tr td').nth(1).textContent(), /^1201$/);
+    assert.deepEqual(await seriousViolations(page), [], 'admin showtime page');
+
+    await page.getByLabel('Title').fill('The Browser Test (late)');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await page.getByRole('heading', { name: 'The Browser Test (late)' }).waitFor({ timeout: STEP_MS });
+
+    await page.getByLabel('Reason (for the trail)').fill('projector broken');
+    await page.getByRole('button', { name: 'Cancel showtime…' }).click();
+    assert.match(await page.locator('#c-question').textContent(), /refunds 1 booking \(€25\.00\)/);
+    await page.getByRole('button', { name: 'Yes, cancel and refund' }).click();
+    await page.locator('.status[data-status="CANCELLED"]').waitFor({ timeout: STEP_MS });
+    const changes = await page.locator('section[aria-labelledby="h-changes"] tbody tr td:nth-child(3)').allTextContents();
+    assert.deepEqual(changes, ['CANCEL', 'EDIT']);
+    assert.deepEqual(await seriousViolations(page), [], 'admin showtime page, cancelled');
+
+    await a.reload();
+    await bookingStatus(a, 'REFUNDED');
+    await done(a, page);
+  });
+
+  test('a customer cancels their booking in two steps while the showtime allows it; the seats go back on sale', async () => {
+    const id = await svc.createShowtime(smallHall, prices, { refundUntilMinutesBefore: 60 });
+    const a = await customerPage(browser, svc, 1301, `/showtimes/${id}`);
+    await hold(a, ['A3']);
+    await heldPanel(a).waitFor({ timeout: STEP_MS });
+    await a.getByRole('button', { name: 'Checkout' }).click();
+    await payAtGateway(a, svc, 'Pay 12.50 EUR');
+    await bookingStatus(a, 'CONFIRMED');
+    await a.getByRole('button', { name: 'Cancel booking…' }).click();
+    // The safe answer has the focus: Enter keeps the booking.
+    assert.equal(await a.evaluate(() => document.activeElement.textContent), 'Keep my booking');
+    assert.deepEqual(await seriousViolations(a), [], 'booking page, asking');
+    await a.getByRole('button', { name: 'Yes, cancel and refund' }).click();
+    await bookingStatus(a, 'REFUNDED');
+    await a.getByText('This booking was cancelled and your payment refunded in full.').waitFor({ timeout: STEP_MS });
+    const map = await (await fetch(`${svc.url}/showtimes/${id}/seats`)).json();
+    assert.equal(map.seats.find((s) => s.code === 'A3').status, 'AVAILABLE');
+    await done(a);
+  });
+
   test('a phone (360 px) and a 4K screen: the page never scrolls sideways; a wide hall scrolls within its map', async () => {
     const rows = [];
     for (const r of 'ABCDEFGHIJ') rows.push({ row: r, seats: 24, category: 'standard', aisles: [6, 18] });
