@@ -441,56 +441,67 @@ class Api {
     co_return Json(200, nlohmann::json{{"received", true}, {"outcome", outcome}}.dump());
   }
 
+  // An admin's request on a showtime: the admin (as the trail names them) and the showtime,
+  // or the answer that refuses it.
+  struct AdminOnShowtime {
+    int64_t actor = 0;
+    int64_t showtime_id = 0;
+  };
+  std::variant<AdminOnShowtime, Response> AdminShowtime(Request& req) {
+    auto auth = Authorize(req, &Principal::admin, "admin");
+    if (auto* denied = std::get_if<Response>(&auth)) return std::move(*denied);
+    auto id = ParseId(req.params["showtimeId"]);
+    if (!id) return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    return AdminOnShowtime{std::get<Principal>(auth).customer_id, *id};
+  }
+
   // On the I/O thread: the store's write is awaited.
   io::asio::awaitable<Response> SetWaitingRoom(Request& req) {
-    auto auth = Authorize(req, &Principal::admin, "admin");
-    if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
-    auto id = ParseId(req.params["showtimeId"]);
-    if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    auto on = AdminShowtime(req);
+    if (auto* denied = std::get_if<Response>(&on)) co_return std::move(*denied);
+    const auto [actor, id] = std::get<AdminOnShowtime>(on);
     WaitingRoomConfig config;
     if (auto e = ParseWaitingRoom(req.body, &config)) co_return BadBody(*e);
-    Status s = co_await d_.admission->ConfigureAsync(*id, config);
+    Status s = co_await d_.admission->ConfigureAsync(id, config);
     if (!s.ok()) co_return StatusResponse(s);
-    LogInfo("waiting room set", {{"showtimeId", *id},
+    LogInfo("waiting room set", {{"showtimeId", id},
                                  {"enabled", config.enabled},
                                  {"activeLimit", config.active_limit},
                                  {"requestId", req.request_id}});
-    co_return Json(200, WaitingRoomJson(*id, config));
+    co_return Json(200, WaitingRoomJson(id, config));
   }
 
   // POST /admin/showtimes/{id}/cancel: one short transaction on the showtime's database
   // (AdminStore::CancelShowtime); the refunds reach the gateway through the refund worker.
   io::asio::awaitable<Response> CancelShowtime(Request& req) {
-    auto auth = Authorize(req, &Principal::admin, "admin");
-    if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
-    auto id = ParseId(req.params["showtimeId"]);
-    if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    auto on = AdminShowtime(req);
+    if (auto* denied = std::get_if<Response>(&on)) co_return std::move(*denied);
+    const auto [actor, id] = std::get<AdminOnShowtime>(on);
     std::string reason;
     if (auto e = ParseCancelBody(req.body, &reason)) co_return BadBody(*e);
-    const int64_t actor = std::get<Principal>(auth).customer_id;
-    auto done = co_await d_.store->CancelShowtimeAsync(*id, reason, actor);
+    auto done = co_await d_.store->CancelShowtimeAsync(id, reason, actor);
     if (!done.ok()) co_return StatusResponse(done.status());
     {
       MutexLock lock(close_times_mu_);
-      close_times_.erase(*id);
+      close_times_.erase(id);
     }
     if (!done->already) {
       // This instance's map and line know at once; the other instances' caches and the
       // live streams hear every seat BOOKED.
-      if (d_.seat_maps) d_.seat_maps->Invalidate(*id);
-      auto map = co_await d_.store->GetSeatMapAsync(*id);
+      if (d_.seat_maps) d_.seat_maps->Invalidate(id);
+      auto map = co_await d_.store->GetSeatMapAsync(id);
       if (map.ok() && d_.holds) {
         std::vector<std::string> seats;
         for (const SeatView& seat : map->seats) seats.push_back(seat.code);
-        d_.holds->AnnounceCancelled(*id, std::move(seats));
+        d_.holds->AnnounceCancelled(id, std::move(seats));
       }
-      LogInfo("showtime cancelled", {{"showtimeId", *id},
+      LogInfo("showtime cancelled", {{"showtimeId", id},
                                      {"actor", actor},
                                      {"bookingsRefunded", done->bookings_refunded},
                                      {"bookingsPending", done->bookings_pending},
                                      {"requestId", req.request_id}});
     }
-    co_return Json(202, ShowtimeCancelJson(*id, done.value()));
+    co_return Json(202, ShowtimeCancelJson(id, done.value()));
   }
 
   // An empty list of an unknown showtime is a 404 (API.md Conventions), not an empty page.
@@ -501,24 +512,22 @@ class Api {
 
   // GET /admin/showtimes/{id}/sales: one read of the showtime's database.
   io::asio::awaitable<Response> ShowtimeSalesOf(Request& req) {
-    auto auth = Authorize(req, &Principal::admin, "admin");
-    if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
-    auto id = ParseId(req.params["showtimeId"]);
-    if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
-    auto sales = co_await d_.store->GetShowtimeSalesAsync(*id);
+    auto on = AdminShowtime(req);
+    if (auto* denied = std::get_if<Response>(&on)) co_return std::move(*denied);
+    const auto [actor, id] = std::get<AdminOnShowtime>(on);
+    auto sales = co_await d_.store->GetShowtimeSalesAsync(id);
     if (!sales.ok()) co_return StatusResponse(sales.status());
-    co_return Json(200, ShowtimeSalesJson(*id, sales.value())).Header("Cache-Control", "no-store");
+    co_return Json(200, ShowtimeSalesJson(id, sales.value())).Header("Cache-Control", "no-store");
   }
 
   // GET /admin/showtimes/{id}/bookings?status=&cursor=&limit=: in booking-id order.
   static constexpr int kMaxAdminBookingsPage = 500;
   io::asio::awaitable<Response> ShowtimeBookingsOf(Request& req) {
-    auto auth = Authorize(req, &Principal::admin, "admin");
-    if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
-    auto id = ParseId(req.params["showtimeId"]);
-    if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    auto on = AdminShowtime(req);
+    if (auto* denied = std::get_if<Response>(&on)) co_return std::move(*denied);
+    const auto [actor, id] = std::get<AdminOnShowtime>(on);
     ShowtimeBookingsQuery q;
-    q.showtime_id = *id;
+    q.showtime_id = id;
     std::optional<std::pair<Instant, int64_t>> cursor;
     if (auto refused = PageParams(req, kMaxAdminBookingsPage, &q.limit, &cursor)) {
       co_return std::move(*refused);
@@ -536,7 +545,7 @@ class Api {
     auto list = co_await d_.store->ListShowtimeBookingsAsync(std::move(q));
     if (!list.ok()) co_return StatusResponse(list.status());
     if (list->empty()) {
-      Status known = co_await ShowtimeKnown(*id);
+      Status known = co_await ShowtimeKnown(id);
       if (!known.ok()) co_return StatusResponse(known);
     }
     std::string next;
@@ -549,34 +558,31 @@ class Api {
 
   // PATCH /admin/showtimes/{id}: one transaction on the showtime's database.
   io::asio::awaitable<Response> EditShowtime(Request& req) {
-    auto auth = Authorize(req, &Principal::admin, "admin");
-    if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
-    auto id = ParseId(req.params["showtimeId"]);
-    if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    auto on = AdminShowtime(req);
+    if (auto* denied = std::get_if<Response>(&on)) co_return std::move(*denied);
+    const auto [actor, id] = std::get<AdminOnShowtime>(on);
     ShowtimeEdit edit;
     if (auto e = ParseShowtimeEdit(req.body, &edit)) co_return BadBody(*e);
     if (edit.starts_at && *edit.starts_at <= d_.clock->Now()) {
       co_return ErrorResponse(400, "VALIDATION_FAILED", "startsAt must lie in the future");
     }
-    const int64_t actor = std::get<Principal>(auth).customer_id;
-    auto edited = co_await d_.store->EditShowtimeAsync(*id, std::move(edit), actor);
+    auto edited = co_await d_.store->EditShowtimeAsync(id, std::move(edit), actor);
     if (!edited.ok()) co_return StatusResponse(edited.status());
-    if (d_.holds) d_.holds->ShowtimeEdited(*id);  // its start may have moved
+    if (d_.holds) d_.holds->ShowtimeEdited(id);  // its start may have moved
     MutexLock lock(close_times_mu_);
-    close_times_.erase(*id);
+    close_times_.erase(id);
     co_return Json(200, ShowtimeJson(edited.value()));
   }
 
   // GET /admin/showtimes/{id}/changes: the showtime's admin trail, newest first.
   io::asio::awaitable<Response> AdminChanges(Request& req) {
-    auto auth = Authorize(req, &Principal::admin, "admin");
-    if (auto* denied = std::get_if<Response>(&auth)) co_return std::move(*denied);
-    auto id = ParseId(req.params["showtimeId"]);
-    if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
-    auto changes = co_await d_.store->ListAdminChangesAsync(*id, kMaxAdminChanges);
+    auto on = AdminShowtime(req);
+    if (auto* denied = std::get_if<Response>(&on)) co_return std::move(*denied);
+    const auto [actor, id] = std::get<AdminOnShowtime>(on);
+    auto changes = co_await d_.store->ListAdminChangesAsync(id, kMaxAdminChanges);
     if (!changes.ok()) co_return StatusResponse(changes.status());
     if (changes->empty()) {
-      Status known = co_await ShowtimeKnown(*id);
+      Status known = co_await ShowtimeKnown(id);
       if (!known.ok()) co_return StatusResponse(known);
     }
     co_return Json(200, AdminChangesJson(changes.value())).Header("Cache-Control", "no-store");

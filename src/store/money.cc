@@ -450,18 +450,26 @@ std::string Compact(const nlohmann::json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// An admin's change begins with the showtime's row, for update (the lock order's first):
+// the store's clock and the showtime's terms; kNotFound for an unknown showtime.
+Result<std::pair<Instant, ShowtimeTerms>> LockForChange(MoneyTx& tx, int64_t showtime_id) {
+  auto now = tx.Now();
+  if (!now.ok()) return now.status();
+  auto terms = tx.ReadShowtime(showtime_id, RowLock::kUpdate);
+  if (!terms.ok()) return terms.status();
+  if (!terms.value()) return ShowtimeNotFound(showtime_id);
+  return std::pair<Instant, ShowtimeTerms>(now.value(), *terms.value());
+}
+
 }  // namespace
 
 Result<Showtime> EditShowtimeIn(MoneyTx& tx, int64_t showtime_id, const ShowtimeEdit& edit,
                                 int64_t actor) {
-  auto now_r = tx.Now();
-  if (!now_r.ok()) return now_r.status();
-  const Instant now = now_r.value();
   // Lock order: the showtime first, for update; then (for prices) its seats.
-  auto terms = tx.ReadShowtime(showtime_id, RowLock::kUpdate);
-  if (!terms.ok()) return terms.status();
-  if (!terms.value()) return ShowtimeNotFound(showtime_id);
-  if (terms.value()->cancelled) return ShowtimeCancelled(showtime_id);
+  auto locked = LockForChange(tx, showtime_id);
+  if (!locked.ok()) return locked.status();
+  const auto [now, terms] = locked.value();
+  if (terms.cancelled) return ShowtimeCancelled(showtime_id);
   auto loaded = tx.LoadShowtime(showtime_id);
   if (!loaded.ok()) return loaded.status();
   if (!loaded.value()) return ShowtimeNotFound(showtime_id);
@@ -509,15 +517,12 @@ Result<ShowtimeCancel> CancelShowtimeIn(MoneyTx& tx, int64_t showtime_id, const 
                                         int64_t actor) {
   // The handler's bound, as the column's CHECK has it.
   BOX_ASSERT(reason.size() <= kMaxCancelReason);
-  auto now_r = tx.Now();
-  if (!now_r.ok()) return now_r.status();
-  const Instant now = now_r.value();
   // Lock order: the showtime first, for update; then its bookings, holds and seats.
-  auto terms = tx.ReadShowtime(showtime_id, RowLock::kUpdate);
-  if (!terms.ok()) return terms.status();
-  if (!terms.value()) return ShowtimeNotFound(showtime_id);
+  auto locked = LockForChange(tx, showtime_id);
+  if (!locked.ok()) return locked.status();
+  const auto [now, terms] = locked.value();
   ShowtimeCancel out;
-  if (terms.value()->cancelled) {
+  if (terms.cancelled) {
     out.already = true;
     return out;
   }
@@ -558,12 +563,7 @@ Result<ShowtimeCancel> CancelShowtimeIn(MoneyTx& tx, int64_t showtime_id, const 
                        {"reason", reason},
                        {"bookingsRefunded", out.bookings_refunded},
                        {"bookingsPending", out.bookings_pending}};
-  AdminChange change{0,
-                     showtime_id,
-                     actor,
-                     "CANCEL",
-                     R"({"status":"SCHEDULED"})",
-                     after.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+  AdminChange change{0,  showtime_id, actor, "CANCEL", R"({"status":"SCHEDULED"})", Compact(after),
                      now};
   if (Status s = tx.InsertAdminChange(change, now); !s.ok()) return s;
   return out;
