@@ -8,6 +8,7 @@
 #include "e2e/e2e_fixture.h"
 #include "support/backends.h"
 #include "support/redis_server.h"
+#include "support/sse_client.h"
 
 namespace boxoffice::e2e {
 namespace {
@@ -200,11 +201,23 @@ void CancelShowtime::CustomerCancels() {
     }
     EXPECT_TRUE(GateHasKey("E1"));
   }
+  // The live stream hears the seats released once: only the click that refunded the booking
+  // frees its seats (a later click's seats may be someone else's by then).
+  testing::SseClient stream(service_->port(),
+                            "/showtimes/" + std::to_string(showtime_) + "/seats/stream");
+  ASSERT_EQ(stream.status(), 200);
   for (int click = 0; click < 3; ++click) {
     auto r = Call("POST", cancel, "", {Bearer(Token(21))});
     ASSERT_EQ(r.status, 200) << r.body;
     EXPECT_EQ(json::parse(r.body)["status"], "REFUNDED");
+    if (click == 0) {
+      auto released = stream.Next(std::chrono::milliseconds(5'000));
+      ASSERT_TRUE(released.has_value());
+      EXPECT_EQ(json::parse(*released)["type"], "SeatsReleased");
+      EXPECT_EQ(json::parse(*released)["seats"], json::array({"E1", "E2"}));
+    }
   }
+  EXPECT_FALSE(stream.Next(std::chrono::milliseconds(500)).has_value());
   if (redis_port_) {  // removed before the answer
     EXPECT_FALSE(GateHasKey("E1"));
     EXPECT_FALSE(GateHasKey("E2"));
