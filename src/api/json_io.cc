@@ -510,15 +510,28 @@ std::optional<ParseError> ParsePaymentReport(const std::string& body, PaymentRep
   return std::nullopt;
 }
 
-std::string BookingJson(const Booking& b) {
-  return Dump({{"bookingId", b.id},
-               {"holdId", b.hold_id},
-               {"showtimeId", b.showtime_id},
-               {"seats", b.seats},
-               {"status", BookingStatusName(b.status)},
-               {"amount", PriceJson(b.amount)},
-               {"paymentId", b.payment_id.empty() ? json() : json(b.payment_id)}});
+namespace {
+
+// A booking as GET /bookings/{id} has it; the lists add their fields to it.
+json BookingObject(const Booking& b) {
+  return {{"bookingId", b.id},
+          {"holdId", b.hold_id},
+          {"showtimeId", b.showtime_id},
+          {"seats", b.seats},
+          {"status", BookingStatusName(b.status)},
+          {"amount", PriceJson(b.amount)},
+          {"paymentId", b.payment_id.empty() ? json() : json(b.payment_id)}};
 }
+
+// A list's page: {"bookings": [...], "nextCursor": …|null}.
+std::string BookingsPage(json list, const std::string& next_cursor) {
+  return Dump({{"bookings", std::move(list)},
+               {"nextCursor", next_cursor.empty() ? json() : json(next_cursor)}});
+}
+
+}  // namespace
+
+std::string BookingJson(const Booking& b) { return Dump(BookingObject(b)); }
 
 std::optional<ParseError> ParseCheckoutBody(const std::string& body, std::string* email) {
   if (body.find_first_not_of(" \t\r\n") == std::string::npos) return std::nullopt;
@@ -582,18 +595,12 @@ std::string AdminBookingsJson(const std::vector<Booking>& bookings,
                               const std::string& next_cursor) {
   json list = json::array();
   for (const Booking& b : bookings) {
-    list.push_back({{"bookingId", b.id},
-                    {"holdId", b.hold_id},
-                    {"customerId", b.customer_id},
-                    {"showtimeId", b.showtime_id},
-                    {"seats", b.seats},
-                    {"status", BookingStatusName(b.status)},
-                    {"amount", PriceJson(b.amount)},
-                    {"paymentId", b.payment_id.empty() ? json() : json(b.payment_id)},
-                    {"createdAt", FormatRfc3339(b.created_at)}});
+    json item = BookingObject(b);
+    item["customerId"] = b.customer_id;
+    item["createdAt"] = FormatRfc3339(b.created_at);
+    list.push_back(std::move(item));
   }
-  return Dump({{"bookings", std::move(list)},
-               {"nextCursor", next_cursor.empty() ? json() : json(next_cursor)}});
+  return BookingsPage(std::move(list), next_cursor);
 }
 
 std::string AdminChangesJson(const std::vector<AdminChange>& changes) {
@@ -618,19 +625,12 @@ std::string CustomerBookingsJson(const std::vector<CustomerBooking>& bookings,
                                  const std::string& next_cursor) {
   json list = json::array();
   for (const CustomerBooking& b : bookings) {
-    list.push_back(
-        {{"bookingId", b.booking.id},
-         {"holdId", b.booking.hold_id},
-         {"showtimeId", b.booking.showtime_id},
-         {"seats", b.booking.seats},
-         {"status", BookingStatusName(b.booking.status)},
-         {"amount", PriceJson(b.booking.amount)},
-         {"paymentId", b.booking.payment_id.empty() ? json() : json(b.booking.payment_id)},
-         {"title", b.title},
-         {"startsAt", FormatRfc3339(b.starts_at)}});
+    json item = BookingObject(b.booking);
+    item["title"] = b.title;
+    item["startsAt"] = FormatRfc3339(b.starts_at);
+    list.push_back(std::move(item));
   }
-  return Dump({{"bookings", std::move(list)},
-               {"nextCursor", next_cursor.empty() ? json() : json(next_cursor)}});
+  return BookingsPage(std::move(list), next_cursor);
 }
 
 std::optional<ParseError> ParseCheckInBody(const std::string& body, CheckInBody* out) {
