@@ -5,11 +5,12 @@
 
 import { api } from './api.js';
 import { el, explain, fill, minorDigits, money, seatList, when } from './format.js';
-import { left } from './page.js';
+import { later, left } from './page.js';
 import { parsePrices } from './admin.js';
 
 const PAGE = 500;
 const MAX_PAGES = 4;  // 2,000 bookings (failed and refunded ones count too): said when cut
+const REFUNDS_POLL_MS = 2000;  // how often refunds under way are looked at again
 
 // The showtime's bookings, page by page (at most MAX_PAGES; out.more says some were left).
 async function allBookings(id) {
@@ -102,6 +103,30 @@ export async function adminShowtimeView(root, id, nav, { say }) {
       `${sales.bookings.confirmed} paid · ${sales.bookings.pending} paying · ${sales.bookings.refunded} refunded · ${sales.bookings.failed} failed`),
     el('dt', {}, 'Revenue'), el('dd', { 'data-figure': 'revenue' }, money(sales.revenue)),
     el('dt', {}, 'Admitted at the door'), el('dd', { 'data-figure': 'checked-in' }, String(sales.checkedIn)));
+  const refundsFigure = el('dd', { 'data-figure': 'refunds' });
+  const drawRefunds = (r) => {
+    const total = r.issued + r.pending + r.refused;
+    const toGo = r.pending + r.refused;
+    fill(refundsFigure,
+      el('progress', { max: total, value: r.issued, 'aria-label': 'Refunds issued' }), ' ',
+      toGo ? `${r.issued} of ${total} issued · ${toGo} to go` : `All ${total} issued`,
+      r.refused ? ` · ${r.refused} refused by the gateway (retried; see the refund worker's log)` : '');
+  };
+  if (sales.refunds.issued + sales.refunds.pending + sales.refunds.refused > 0) {
+    figures.append(el('dt', {}, 'Refunds'), refundsFigure);
+    drawRefunds(sales.refunds);
+    // While refunds are under way the figure follows the refund worker, until this page is left.
+    const follow = async () => {
+      if (left(nav) || !refundsFigure.isConnected) return;
+      try {
+        const { data } = await api.sales(id);
+        drawRefunds(data.refunds);
+        if (data.refunds.pending + data.refunds.refused === 0) return;
+      } catch { /* the next look tries again */ }
+      later(REFUNDS_POLL_MS, follow);
+    };
+    if (sales.refunds.pending + sales.refunds.refused > 0) later(REFUNDS_POLL_MS, follow);
+  }
 
   const edit = el('form', { class: 'admin', onsubmit: async (e) => {
     e.preventDefault();

@@ -588,7 +588,11 @@ std::string ShowtimeSalesJson(int64_t showtime_id, const ShowtimeSales& s) {
          {"failed", count(BookingStatus::kFailed)},
          {"refunded", count(BookingStatus::kRefunded)}}},
        {"revenue", PriceJson(s.revenue)},
-       {"checkedIn", s.checked_in}});
+       {"checkedIn", s.checked_in},
+       {"refunds",
+        {{"issued", s.refunds.issued},
+         {"pending", s.refunds.pending},
+         {"refused", s.refunds.refused}}}});
 }
 
 std::string AdminBookingsJson(const std::vector<Booking>& bookings,

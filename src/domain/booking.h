@@ -81,9 +81,31 @@ inline constexpr const char* kCustomerCancelledReason = "CUSTOMER_CANCELLED";
 
 // Refunds the gateway has yet to accept (for /metrics): retrying after a transport error
 // or 5xx, and refused (a 4xx answer: kept aside, still retried at the longest backoff).
+// The refunds of one showtime's bookings: accepted by the gateway, still to go (retried
+// with backoff), and refused by it (kept aside for an operator, still retried).
+struct RefundProgress {
+  int64_t issued = 0;
+  int64_t pending = 0;
+  int64_t refused = 0;
+};
+
+// A showtime cancelled lately and how far the refunds of its bookings have got.
+struct CancelledShowtimeRefunds {
+  int64_t showtime_id = 0;
+  RefundProgress refunds;
+};
+
+// The showtimes cancelled in the last kCancelledRefundsWindow that /metrics follows, the
+// latest cancelled first, per database (each shard's own): bounded, so /metrics is.
+inline constexpr int kMaxCancelledShowtimesFollowed = 50;
+inline constexpr Millis kCancelledRefundsWindow{24 * 3600 * 1000};
+
 struct RefundBacklog {
   int64_t retrying = 0;
   int64_t refused = 0;
+  // The showtimes cancelled in the window, in showtime order (at most
+  // kMaxCancelledShowtimesFollowed per database).
+  std::vector<CancelledShowtimeRefunds> cancelled;
 };
 
 // An Idempotency-Key as a customer sent it, and what the request was about (for checkout:
@@ -176,6 +198,7 @@ struct ShowtimeSales {
   // this is confirmed minus refunded money), exact, in the showtime's currency.
   Price revenue;
   int64_t checked_in = 0;  // seats admitted at the door
+  RefundProgress refunds;  // of its bookings (a cancel's, a customer's, a late payment's)
 };
 
 // GET /admin/showtimes/{id}/bookings: the showtime's bookings in id order after `after_id`,

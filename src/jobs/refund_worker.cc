@@ -23,6 +23,19 @@ RefundWorker::RefundWorker(PaymentStore* store, Gateway* gateway, Millis interva
         out->emplace_back(prefix + "state=\"retrying\"", static_cast<double>(retrying_.load()));
         out->emplace_back(prefix + "state=\"refused\"", static_cast<double>(refused_.load()));
       });
+  cancelled_gauge_ = metrics->AddCollector(
+      "boxoffice_cancelled_showtime_refunds",
+      "Refunds of the bookings of each showtime cancelled in the last day, by state.",
+      [this, prefix = metric_labels.empty() ? "" : metric_labels + ","](Metrics::Samples* out) {
+        MutexLock lock(cancelled_mu_);
+        for (const CancelledShowtimeRefunds& c : cancelled_) {
+          const std::string showtime =
+              prefix + "showtime=\"" + std::to_string(c.showtime_id) + "\",";
+          out->emplace_back(showtime + "state=\"issued\"", static_cast<double>(c.refunds.issued));
+          out->emplace_back(showtime + "state=\"pending\"", static_cast<double>(c.refunds.pending));
+          out->emplace_back(showtime + "state=\"refused\"", static_cast<double>(c.refunds.refused));
+        }
+      });
 }
 
 namespace {
@@ -82,6 +95,8 @@ Result<int> RefundWorker::RunOnce() {
   if (auto backlog = store_->CountRefundBacklog(); backlog.ok()) {
     retrying_ = backlog->retrying;
     refused_ = backlog->refused;
+    MutexLock lock(cancelled_mu_);
+    cancelled_ = std::move(backlog->cancelled);
   }
   return done;
 }

@@ -13,11 +13,17 @@
 // will not change its mind by itself) is kept aside: counted in /metrics
 // (boxoffice_refunds_backlog{state="refused"}) for an operator, and still retried every
 // kMaxRetry, because money must go back. A gateway that does not answer ends the round.
+//
+// Each round also reads the refund progress of the showtimes cancelled in the last day
+// (RefundBacklog::cancelled, bounded per database) for /metrics:
+// boxoffice_cancelled_showtime_refunds{showtime="42",state="issued|pending|refused"}.
 #pragma once
 
 #include <atomic>
+#include <vector>
 
 #include "core/metrics.h"
+#include "core/sync.h"
 #include "jobs/periodic.h"
 #include "payments/gateway.h"
 #include "store/payment_store.h"
@@ -32,8 +38,8 @@ class RefundWorker {
   static Millis Backoff(int attempts);
 
   // metric_labels: put before the backlog gauge's state label (`shard="1"` per shard).
-  RefundWorker(PaymentStore* store, Gateway* gateway, Millis interval, int batch_limit, Metrics* metrics,
-               const std::string& metric_labels = "");
+  RefundWorker(PaymentStore* store, Gateway* gateway, Millis interval, int batch_limit,
+               Metrics* metrics, const std::string& metric_labels = "");
   ~RefundWorker();  // stops and joins
 
   // One round now: refunds completed, or the error that stopped reading them.
@@ -50,7 +56,11 @@ class RefundWorker {
   Counter& failed_;
   std::atomic<int64_t> retrying_{0};  // as of the last round, for /metrics
   std::atomic<int64_t> refused_{0};
+  // Lock order: the metrics registry's lock (a collector runs under it), then this one.
+  Mutex cancelled_mu_;
+  std::vector<CancelledShowtimeRefunds> cancelled_ BOX_GUARDED_BY(cancelled_mu_);
   Metrics::CollectorHandle backlog_gauge_;
+  Metrics::CollectorHandle cancelled_gauge_;
   Periodic periodic_;
 };
 

@@ -227,8 +227,16 @@ constexpr Sql kShowtimeSales{
     "         WHERE b.showtime_id = $2 AND b.status = 'CONFIRMED'),"
     "       (SELECT min(p.currency) FROM price p WHERE p.showtime_id = $2),"
     "       (SELECT count(*) FROM checkin c WHERE c.showtime_id = $2),"
-    "       (SELECT st.status = 'CANCELLED' FROM showtime st WHERE st.showtime_id = $2)"
-    "  FROM show_seat s WHERE s.showtime_id = $2"};
+    "       (SELECT st.status = 'CANCELLED' FROM showtime st WHERE st.showtime_id = $2),"
+    "       r.issued, r.pending, r.refused"
+    "  FROM show_seat s,"
+    "       (SELECT count(*) FILTER (WHERE r.status = 'ISSUED') AS issued,"
+    "               count(*) FILTER (WHERE r.status = 'PENDING' AND NOT r.refused) AS pending,"
+    "               count(*) FILTER (WHERE r.status = 'PENDING' AND r.refused) AS refused"
+    "          FROM booking b JOIN refund r ON r.booking_id = b.booking_id"
+    "         WHERE b.showtime_id = $2) r"
+    " WHERE s.showtime_id = $2"
+    " GROUP BY r.issued, r.pending, r.refused"};
 // Whether a showtime's sales have started (MoneyTx::SalesStarted); its seats FOR SHARE in
 // seat order, every one (a count reads them all).
 constexpr Sql kSalesStarted{
@@ -479,6 +487,22 @@ constexpr Sql kRefundBacklog{
     "refund_backlog",
     "SELECT count(*) FILTER (WHERE NOT refused), count(*) FILTER (WHERE refused)"
     "  FROM refund WHERE status = 'PENDING'"};
+// The showtimes cancelled in the last $2 ms, the latest $3, with their refunds by state
+// (RefundBacklog::cancelled; idx_showtime_cancelled, idx_booking_showtime, idx_refund_booking).
+constexpr Sql kCancelledRefunds{
+    "cancelled_refunds",
+    "SELECT st.showtime_id,"
+    "       count(r.refund_id) FILTER (WHERE r.status = 'ISSUED'),"
+    "       count(r.refund_id) FILTER (WHERE r.status = 'PENDING' AND NOT r.refused),"
+    "       count(r.refund_id) FILTER (WHERE r.status = 'PENDING' AND r.refused)"
+    "  FROM (SELECT showtime_id FROM showtime"
+    "         WHERE status = 'CANCELLED'"
+    "           AND cancelled_at >= " BOX_NOW
+    " - $2::bigint * interval '1 ms'"
+    "         ORDER BY cancelled_at DESC LIMIT $3) st"
+    "  LEFT JOIN booking b ON b.showtime_id = st.showtime_id"
+    "  LEFT JOIN refund r ON r.booking_id = b.booking_id"
+    " GROUP BY st.showtime_id ORDER BY st.showtime_id"};
 constexpr Sql kSetHoldExpiry{"set_hold_expiry", "UPDATE seat_hold SET expires_at = " BOX_TS(
                                                     "$1") " WHERE hold_id = $2::uuid"};
 // The seeds' sweeper, batched; SKIP LOCKED means it never waits, on any number of instances.

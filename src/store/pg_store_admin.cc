@@ -44,6 +44,7 @@ Result<ShowtimeSales> PgStore::GetShowtimeSales(int64_t showtime_id) {
     sales.revenue = Price{Int(r, 0, 7), Text(r, 0, 8)};
     sales.checked_in = Int(r, 0, 9);
     sales.cancelled = Bool(r, 0, 10);
+    sales.refunds = RefundProgress{Int(r, 0, 11), Int(r, 0, 12), Int(r, 0, 13)};
     return sales;
   });
 }

@@ -114,7 +114,17 @@ Result<RefundBacklog> PgStore::CountRefundBacklog() {
   return impl_->Run<RefundBacklog>(&retried_, [&](PgConnection& c) -> Result<RefundBacklog> {
     auto res = c.Exec(kRefundBacklog, {});
     if (!res.ok()) return res.status();
-    return RefundBacklog{Int(res.value().get(), 0, 0), Int(res.value().get(), 0, 1)};
+    RefundBacklog backlog{Int(res.value().get(), 0, 0), Int(res.value().get(), 0, 1), {}};
+    auto cancelled = c.Exec(kCancelledRefunds, {impl_->Now(), P(kCancelledRefundsWindow.count()),
+                                                P(int64_t{kMaxCancelledShowtimesFollowed})});
+    if (!cancelled.ok()) return cancelled.status();
+    const PGresult* r = cancelled.value().get();
+    for (int i = 0; i < PQntuples(r); ++i) {
+      backlog.cancelled.push_back(CancelledShowtimeRefunds{
+          Int(r, i, 0), RefundProgress{Int(r, i, 1), Int(r, i, 2), Int(r, i, 3)}});
+    }
+    BOX_ASSERT(backlog.cancelled.size() <= size_t{kMaxCancelledShowtimesFollowed});  // LIMIT
+    return backlog;
   });
 }
 

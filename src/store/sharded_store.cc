@@ -683,7 +683,12 @@ Result<RefundBacklog> ShardedStore::CountRefundBacklog() {
     if (!b.ok()) return b.status();
     total.retrying += b.value().retrying;
     total.refused += b.value().refused;
+    // A showtime lives on one shard: the lists never name one twice.
+    total.cancelled.insert(total.cancelled.end(), b.value().cancelled.begin(),
+                           b.value().cancelled.end());
   }
+  std::sort(total.cancelled.begin(), total.cancelled.end(),
+            [](const auto& a, const auto& b) { return a.showtime_id < b.showtime_id; });
   return total;
 }
 

@@ -72,8 +72,15 @@ constexpr const char* kShowtimeSales =
     "         WHERE b.showtime_id = ?1 AND b.status = 'CONFIRMED'),"
     "       (SELECT min(p.currency) FROM price p WHERE p.showtime_id = ?1),"
     "       (SELECT count(*) FROM checkin c WHERE c.showtime_id = ?1),"
-    "       (SELECT st.status = 'CANCELLED' FROM showtime st WHERE st.showtime_id = ?1)"
-    "  FROM show_seat s WHERE s.showtime_id = ?1";
+    "       (SELECT st.status = 'CANCELLED' FROM showtime st WHERE st.showtime_id = ?1),"
+    "       r.issued, r.pending, r.refused"
+    "  FROM show_seat s,"
+    "       (SELECT count(*) FILTER (WHERE r.status = 'ISSUED') AS issued,"
+    "               count(*) FILTER (WHERE r.status = 'PENDING' AND NOT r.refused) AS pending,"
+    "               count(*) FILTER (WHERE r.status = 'PENDING' AND r.refused) AS refused"
+    "          FROM booking b JOIN refund r ON r.booking_id = b.booking_id"
+    "         WHERE b.showtime_id = ?1) r"
+    " WHERE s.showtime_id = ?1";
 constexpr const char* kShowtimeBookings =
     "SELECT booking_id, hold_id, showtime_id, customer_id, seats, status, amount, currency,"
     "       session_id, payment_url, payment_expires_at, payment_id, created_at"
@@ -302,6 +309,18 @@ constexpr const char* kPendingRefunds =
 constexpr const char* kRefundAttemptFailed =
     "UPDATE refund SET attempts = attempts + 1, refused = ?1, last_error = ?2,"
     "       next_attempt_at = ?3 WHERE refund_id = ?4 AND status = 'PENDING'";
+// The showtimes cancelled since ?1 (ms), the latest ?2, with their refunds by state.
+constexpr const char* kCancelledRefunds =
+    "SELECT st.showtime_id,"
+    "       count(r.refund_id) FILTER (WHERE r.status = 'ISSUED'),"
+    "       count(r.refund_id) FILTER (WHERE r.status = 'PENDING' AND NOT r.refused),"
+    "       count(r.refund_id) FILTER (WHERE r.status = 'PENDING' AND r.refused)"
+    "  FROM (SELECT showtime_id FROM showtime"
+    "         WHERE status = 'CANCELLED' AND cancelled_at >= ?1"
+    "         ORDER BY cancelled_at DESC LIMIT ?2) st"
+    "  LEFT JOIN booking b ON b.showtime_id = st.showtime_id"
+    "  LEFT JOIN refund r ON r.booking_id = b.booking_id"
+    " GROUP BY st.showtime_id ORDER BY st.showtime_id";
 constexpr const char* kRefundBacklog =
     "SELECT count(*) FILTER (WHERE NOT refused), count(*) FILTER (WHERE refused)"
     "  FROM refund WHERE status = 'PENDING'";

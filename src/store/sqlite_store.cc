@@ -309,6 +309,7 @@ Result<ShowtimeSales> SqliteStore::GetShowtimeSales(int64_t showtime_id) {
   sales.revenue = Price{q.Int(7), q.IsNull(8) ? "" : q.Text(8)};
   sales.checked_in = q.Int(9);
   sales.cancelled = q.Int(10) != 0;
+  sales.refunds = RefundProgress{q.Int(11), q.Int(12), q.Int(13)};
   return sales;
 }
 
@@ -575,9 +576,23 @@ Status SqliteStore::RefundAttemptFailed(const std::string& refund_id, bool refus
 Result<RefundBacklog> SqliteStore::CountRefundBacklog() {
   auto conn = pools_->readers.Acquire();
   if (!conn.ok()) return conn.status();
-  Query q(*conn.value(), kRefundBacklog, {});
-  if (!q.Next()) return q.status().ok() ? Status(Code::kInternal, "no count") : q.status();
-  return RefundBacklog{q.Int(0), q.Int(1)};
+  RefundBacklog backlog;
+  {
+    Query q(*conn.value(), kRefundBacklog, {});
+    if (!q.Next()) return q.status().ok() ? Status(Code::kInternal, "no count") : q.status();
+    backlog.retrying = q.Int(0);
+    backlog.refused = q.Int(1);
+  }
+  Query q(*conn.value(), kCancelledRefunds,
+          {ToEpochMs(clock_->Now()) - kCancelledRefundsWindow.count(),
+           int64_t{kMaxCancelledShowtimesFollowed}});
+  while (q.Next()) {
+    backlog.cancelled.push_back(
+        CancelledShowtimeRefunds{q.Int(0), RefundProgress{q.Int(1), q.Int(2), q.Int(3)}});
+  }
+  if (!q.status().ok()) return q.status();
+  BOX_ASSERT(backlog.cancelled.size() <= size_t{kMaxCancelledShowtimesFollowed});  // LIMIT
+  return backlog;
 }
 
 Result<int> SqliteStore::SweepExpired(int batch_limit, std::vector<SeatRef>* freed) {

@@ -364,6 +364,8 @@ describe('the seat picker', () => {
     await page.locator('.status[data-status="CANCELLED"]').waitFor({ timeout: STEP_MS });
     const changes = await page.locator('section[aria-labelledby="h-changes"] tbody tr td:nth-child(3)').allTextContents();
     assert.deepEqual(changes, ['CANCEL', 'EDIT']);
+    // The refund's progress follows the refund worker until the gateway accepted it.
+    await page.locator('[data-figure="refunds"]').filter({ hasText: 'All 1 issued' }).waitFor({ timeout: STEP_MS });
     assert.deepEqual(await seriousViolations(page), [], 'admin showtime page, cancelled');
 
     await a.reload();

@@ -172,6 +172,19 @@ TEST_P(CancelShowtime, PaidBookingsAreRefundedOnceAndNothingMoreIsSold) {
   EXPECT_EQ(figures["status"], "CANCELLED");
   EXPECT_EQ(figures["revenue"]["amount"], 0);
   EXPECT_EQ(figures["bookings"]["refunded"], 3);
+  // The refunds' progress, on the admin's figures and in /metrics, until all are issued.
+  const std::string issued_metric =
+      "showtime=\"" + std::to_string(showtime_) + "\",state=\"issued\"} 3\n";
+  bool issued = false;
+  for (int i = 0; i < 500 && !issued; ++i) {
+    figures = json::parse(Call("GET", admin + "/sales", "", {Bearer(Token(7, true))}).body);
+    issued = figures["refunds"]["issued"] == 3 &&
+             Call("GET", "/metrics").body.find(issued_metric) != std::string::npos;
+    if (!issued) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(issued) << figures.dump();
+  EXPECT_EQ(figures["refunds"]["pending"], 0);
+  EXPECT_EQ(figures["refunds"]["refused"], 0);
 
   auto audit = Direct()->Audit();
   ASSERT_TRUE(audit.ok());
