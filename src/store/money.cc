@@ -55,6 +55,16 @@ Status WriteEvent(MoneyTx& tx, const char* type, const Booking& booking, Instant
                         BookingEventJson(event_id, type, booking, now, reason), now);
 }
 
+// A confirmed booking refunded by a cancel, with the reason, as MoneyTx::RefundBookings
+// writes it (b.status becomes REFUNDED).
+MoneyTx::RefundWrite RefundOf(Booking& b, Instant now, const std::string& reason) {
+  b.status = BookingStatus::kRefunded;
+  const std::string event_id = NewUuid();
+  return MoneyTx::RefundWrite{
+      b.id, Refund{NewUuid(), b.payment_id, b.id, b.amount, false, 0, reason}, event_id,
+      BookingEventJson(event_id, "BookingRefunded", b, now, reason)};
+}
+
 Status WriteRefund(MoneyTx& tx, const PaymentReport& report, int64_t booking_id, Instant now,
                    const std::string& reason = "") {
   // Only money received is given back, and only a report with an id reaches here
@@ -529,6 +539,7 @@ Result<ShowtimeCancel> CancelShowtimeIn(MoneyTx& tx, int64_t showtime_id, const 
   if (Status s = tx.MarkShowtimeCancelled(showtime_id, reason, now); !s.ok()) return s;
   auto bookings = tx.LockLiveBookings(showtime_id);
   if (!bookings.ok()) return bookings.status();
+  std::vector<MoneyTx::RefundWrite> refunds;
   for (Booking& b : bookings.value()) {
     BOX_ASSERT(b.showtime_id == showtime_id);  // LockLiveBookings's rows
     if (b.status == BookingStatus::kConfirmed) {
@@ -538,15 +549,7 @@ Result<ShowtimeCancel> CancelShowtimeIn(MoneyTx& tx, int64_t showtime_id, const 
         return Status(Code::kInternal,
                       "confirmed booking " + std::to_string(b.id) + " has no payment");
       }
-      b.status = BookingStatus::kRefunded;
-      if (Status s = tx.UpdateBooking(b.id, b.status, b.payment_id, now); !s.ok()) return s;
-      if (Status s = tx.InsertRefund(
-              Refund{NewUuid(), b.payment_id, b.id, b.amount, false, 0, kShowtimeCancelledReason},
-              now);
-          !s.ok())
-        return s;
-      if (Status s = WriteEvent(tx, "BookingRefunded", b, now, kShowtimeCancelledReason); !s.ok())
-        return s;
+      refunds.push_back(RefundOf(b, now, kShowtimeCancelledReason));
       ++out.bookings_refunded;
     } else {
       BOX_ASSERT(b.status == BookingStatus::kPending);  // LockLiveBookings's rows
@@ -556,6 +559,7 @@ Result<ShowtimeCancel> CancelShowtimeIn(MoneyTx& tx, int64_t showtime_id, const 
       ++out.bookings_pending;
     }
   }
+  if (Status s = tx.RefundBookings(refunds, now); !s.ok()) return s;
   auto freed = tx.FreeSeats(showtime_id);
   if (!freed.ok()) return freed.status();
   out.seats_freed = std::move(freed.value());
@@ -618,15 +622,24 @@ Result<BookingCancel> CancelBookingIn(MoneyTx& tx, int64_t booking_id, int64_t c
                                        std::to_string(freed.value()) + " of its " +
                                        std::to_string(b.seats.size()) + " seats");
   }
-  b.status = BookingStatus::kRefunded;
-  if (Status s = tx.UpdateBooking(b.id, b.status, b.payment_id, now); !s.ok()) return s;
-  if (Status s = tx.InsertRefund(
-          Refund{NewUuid(), b.payment_id, b.id, b.amount, false, 0, kCustomerCancelledReason}, now);
-      !s.ok())
-    return s;
-  if (Status s = WriteEvent(tx, "BookingRefunded", b, now, kCustomerCancelledReason); !s.ok())
+  if (Status s = tx.RefundBookings({RefundOf(b, now, kCustomerCancelledReason)}, now); !s.ok())
     return s;
   return BookingCancel{std::move(b), true};
+}
+
+Status MoneyTx::RefundBookings(const std::vector<RefundWrite>& writes, Instant now) {
+  for (const RefundWrite& w : writes) {
+    BOX_ASSERT(w.refund.booking_id == w.booking_id);  // RefundOf's
+    if (Status s = UpdateBooking(w.booking_id, BookingStatus::kRefunded, w.refund.payment_id, now);
+        !s.ok())
+      return s;
+    if (Status s = InsertRefund(w.refund, now); !s.ok()) return s;
+    if (Status s =
+            InsertEvent(w.event_id, "BookingRefunded", std::to_string(w.booking_id), w.event, now);
+        !s.ok())
+      return s;
+  }
+  return Status::Ok();
 }
 
 }  // namespace boxoffice

@@ -109,6 +109,18 @@ class MoneyTx {
                                      const std::string& email) = 0;
   virtual Status InsertEvent(const std::string& event_id, const std::string& type,
                              const std::string& key, const std::string& payload, Instant now) = 0;
+
+  // Bookings refunded by a cancel (a showtime's, or a customer's), each already locked by
+  // this transaction and CONFIRMED: each booking REFUNDED, its refund intent, its
+  // BookingRefunded event. Row by row here (SQLite writes in process); PostgreSQL overrides
+  // it with three statements for the lot, however many bookings a hall holds.
+  struct RefundWrite {
+    int64_t booking_id = 0;
+    Refund refund;         // PENDING, of the booking's payment
+    std::string event_id;  // the BookingRefunded event
+    std::string event;     // its payload
+  };
+  virtual Status RefundBookings(const std::vector<RefundWrite>& writes, Instant now);
 };
 
 // Store::StartCheckout's rules, keyed when lock is not null. An error status means the

@@ -295,6 +295,42 @@ Result<bool> PgMoneyTx::AttachSession(int64_t booking_id, const std::string& ses
   return std::atoi(PQcmdTuples(res.value().get())) == 1;
 }
 
+Status PgMoneyTx::RefundBookings(const std::vector<RefundWrite>& writes, Instant now) {
+  if (writes.empty()) return Status::Ok();
+  std::vector<int64_t> bookings, amounts;
+  std::vector<std::string> refund_ids, payments, currencies, reasons, event_ids, keys, events;
+  for (const RefundWrite& w : writes) {
+    // Each a refund of its booking's payment with a reason (the statements take no NULLs).
+    BOX_ASSERT(w.refund.booking_id == w.booking_id && !w.refund.payment_id.empty() &&
+               !w.refund.reason.empty() && !w.refund.issued);
+    bookings.push_back(w.booking_id);
+    refund_ids.push_back(w.refund.refund_id);
+    payments.push_back(w.refund.payment_id);
+    amounts.push_back(w.refund.amount.amount);
+    currencies.push_back(w.refund.amount.currency);
+    reasons.push_back(w.refund.reason);
+    event_ids.push_back(w.event_id);
+    keys.push_back(std::to_string(w.booking_id));
+    events.push_back(w.event);
+  }
+  const Param at = P(ToEpochMs(now));
+  auto updated = c_.Exec(kRefundBookings, {at, IntArrayLiteral(bookings)});
+  if (!updated.ok()) return updated.status();
+  // Every booking was locked CONFIRMED by this transaction (the caller's rule).
+  const std::string changed = PQcmdTuples(updated.value().get());
+  if (changed != std::to_string(writes.size())) {
+    return Status(Code::kInternal, "refunded " + changed + " of " + std::to_string(writes.size()) +
+                                       " confirmed bookings");
+  }
+  if (Status s = Done(c_.Exec(kInsertRefunds, {at, ArrayLiteral(refund_ids), ArrayLiteral(payments),
+                                               IntArrayLiteral(bookings), IntArrayLiteral(amounts),
+                                               ArrayLiteral(currencies), ArrayLiteral(reasons)}));
+      !s.ok())
+    return s;
+  return Done(c_.Exec(kInsertEvents, {at, std::string("BookingRefunded"), ArrayLiteral(event_ids),
+                                      ArrayLiteral(keys), ArrayLiteral(events)}));
+}
+
 Status PgMoneyTx::InsertEvent(const std::string& event_id, const std::string& type,
                               const std::string& key, const std::string& payload, Instant now) {
   return Done(c_.Exec(kInsertEvent, {event_id, type, key, payload, P(ToEpochMs(now))}));

@@ -51,6 +51,7 @@ class PgMoneyTx final : public MoneyTx {
   Result<bool> AttachSession(int64_t booking_id, const std::string& session_id,
                              const std::string& url, Instant expires_at, Instant,
                              const std::string& email) override;
+  Status RefundBookings(const std::vector<RefundWrite>& writes, Instant now) override;
   Status InsertEvent(const std::string& event_id, const std::string& type, const std::string& key,
                      const std::string& payload, Instant now) override;
 

@@ -344,6 +344,25 @@ constexpr Sql kInsertRefund{
     "INSERT INTO refund (refund_id, payment_id, booking_id, amount, currency, status, created_at,"
     " next_attempt_at, reason) VALUES ($1::uuid, $2, $3, $4, $5, 'PENDING', " BOX_TS(
         "$6") ", " BOX_TS("$6") ", $7)"};
+// MoneyTx::RefundBookings in three statements for any number of bookings: $2.. arrays of
+// one element per booking, in the same order.
+constexpr Sql kRefundBookings{
+    "refund_bookings", "UPDATE booking SET status = 'REFUNDED', updated_at = " BOX_TS(
+                           "$1") " WHERE booking_id = ANY($2::bigint[]) AND status = 'CONFIRMED'"};
+constexpr Sql kInsertRefunds{
+    "insert_refunds",
+    "INSERT INTO refund (refund_id, payment_id, booking_id, amount, currency, status, created_at,"
+    " next_attempt_at, reason)"
+    " SELECT r.id::uuid, r.payment, r.booking, r.amount, r.currency, 'PENDING', " BOX_TS("$1")
+    ", " BOX_TS("$1") ", r.reason"
+    "   FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[])"
+    "        AS r(id, payment, booking, amount, currency, reason)"};
+constexpr Sql kInsertEvents{
+    "insert_events",
+    "INSERT INTO outbox (event_id, type, key, payload, created_at)"
+    " SELECT e.id::uuid, $2, e.key, e.payload, " BOX_TS("$1")
+    "   FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS e(id, key, payload, n)"
+    "  ORDER BY e.n"};
 constexpr Sql kInsertEvent{"insert_event",
                            "INSERT INTO outbox (event_id, type, key, payload, created_at)"
                            " VALUES ($1::uuid, $2, $3, $4, " BOX_TS("$5") ")"};
