@@ -98,6 +98,19 @@ try {
   await admin.goto(`${svc.url}/#/admin?token=${svc.token(1, true)}`);
   await admin.getByRole('heading', { name: 'Admin' }).waitFor();
   await shot(admin, 'admin');
+
+  // A showtime's admin page: its sales and chart, edit, cancel; then cancelled, its refunds.
+  const tall = { viewport: { width: 1440, height: 1400 } };
+  const manage = await browser.newPage(tall);
+  await manage.goto(`${svc.url}/#/admin/showtimes/${id}?token=${svc.token(1, true)}`);
+  await manage.getByRole('heading', { name: 'Sales' }).waitFor();
+  await shot(manage, 'admin-showtime');
+  await manage.getByLabel('Reason (for the trail)').fill('Projector broken');
+  await manage.getByRole('button', { name: 'Cancel showtime…' }).click();
+  await shot(manage, 'admin-showtime-confirm');
+  await manage.getByRole('button', { name: 'Yes, cancel and refund' }).click();
+  await manage.locator('[data-figure="refunds"]').filter({ hasText: /All \d+ issued/ }).waitFor();
+  await shot(manage, 'admin-showtime-cancelled');
   console.log(`screenshots in ${out}`);
 } finally {
   await browser.close();
