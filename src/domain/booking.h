@@ -79,8 +79,6 @@ struct Refund {
 inline constexpr const char* kShowtimeCancelledReason = "SHOWTIME_CANCELLED";
 inline constexpr const char* kCustomerCancelledReason = "CUSTOMER_CANCELLED";
 
-// Refunds the gateway has yet to accept (for /metrics): retrying after a transport error
-// or 5xx, and refused (a 4xx answer: kept aside, still retried at the longest backoff).
 // The refunds of one showtime's bookings: accepted by the gateway, still to go (retried
 // with backoff), and refused by it (kept aside for an operator, still retried).
 struct RefundProgress {
@@ -100,6 +98,8 @@ struct CancelledShowtimeRefunds {
 inline constexpr int kMaxCancelledShowtimesFollowed = 50;
 inline constexpr Millis kCancelledRefundsWindow{24 * 3600 * 1000};
 
+// Refunds the gateway has yet to accept (for /metrics): retrying after a transport error
+// or 5xx, and refused (a 4xx answer: kept aside, still retried at the longest backoff).
 struct RefundBacklog {
   int64_t retrying = 0;
   int64_t refused = 0;

@@ -56,7 +56,8 @@ class RefundWorker {
   Counter& failed_;
   std::atomic<int64_t> retrying_{0};  // as of the last round, for /metrics
   std::atomic<int64_t> refused_{0};
-  // Lock order: the metrics registry's lock (a collector runs under it), then this one.
+  // Lock order: the collector's own lock (Metrics::Render runs a collector under it, not
+  // under the registry's), then this one; RunOnce takes this one alone.
   Mutex cancelled_mu_;
   std::vector<CancelledShowtimeRefunds> cancelled_ BOX_GUARDED_BY(cancelled_mu_);
   Metrics::CollectorHandle backlog_gauge_;

@@ -1,5 +1,6 @@
 // The production profile's parts through the real binary: `serve --redis` with a
 // redis-server of the test's own, on SQLite and PostgreSQL.
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -172,7 +173,8 @@ TEST_P(WithRedis, BookedSeatsStayBehindTheGateUntilTheShowtimeStarts) {
 }
 
 // serve --kafka: a purchase's BookingConfirmed reaches topic booking-events, keyed by the
-// booking, with its id and type as headers.
+// booking, with its id and type as headers; its showtime cancelled, its BookingRefunded
+// with the reason SHOWTIME_CANCELLED.
 TEST_P(HttpApi, ServeWithKafkaPublishesBookingEvents) {
   testing::MockKafka kafka;
   Service gateway(std::vector<std::string>{"fake-gateway", "--listen", "127.0.0.1:0", "--secret",
@@ -198,6 +200,22 @@ TEST_P(HttpApi, ServeWithKafkaPublishesBookingEvents) {
             std::to_string(json::parse(checkout.body)["bookingId"].get<int64_t>()));
   EXPECT_EQ(messages[0].id, event["id"]);
   EXPECT_EQ(messages[0].type, "BookingConfirmed");
+
+  // The showtime cancelled: the booking's BookingRefunded follows, with the reason.
+  ASSERT_EQ(Call("POST", "/admin/showtimes/" + std::to_string(showtime_) + "/cancel",
+                 R"({"reason": "projector broken"})", {Bearer(Token(1, true))})
+                .status,
+            202);
+  messages = kafka.ReadAll(2, std::chrono::seconds(15));
+  ASSERT_EQ(messages.size(), 2u);
+  const auto refunded = std::find_if(messages.begin(), messages.end(),
+                                     [](const auto& m) { return m.type == "BookingRefunded"; });
+  ASSERT_NE(refunded, messages.end());
+  event = json::parse(refunded->value);
+  EXPECT_EQ(event["type"], "BookingRefunded");
+  EXPECT_EQ(event["reason"], "SHOWTIME_CANCELLED");
+  EXPECT_EQ(event["bookingId"], json::parse(checkout.body)["bookingId"]);
+  EXPECT_EQ(refunded->key, messages[0].key);
 }
 
 // `boxoffice relay` killed with SIGKILL while it drains a backlog into Kafka, then started
