@@ -8,7 +8,10 @@
 # build/boxoffice-chaos runs customers against both while it injects, in turn: kill -9 of
 # PostgreSQL (restarted: crash recovery), PostgreSQL stopped (SIGSTOP) past lock_timeout,
 # kill -9 of Redis (restarted empty), Redis stopped past its timeout, the Kafka broker
-# stopped for a minute, the gateway stopped for a minute. Afterwards it checks what clients
+# stopped for a minute, the gateway stopped for a minute; and twice a showtime cancelled by
+# the admin while the gateway is stopped, followed by kill -9 of the first instance
+# (restarted on its port) and of PostgreSQL in the middle of the mass refund. Customers
+# also cancel their own bookings. Afterwards it checks what clients
 # were told (bench/chaos.cc), that the outbox drained into Kafka, and `boxoffice audit`
 # checks the database: 0 violations, or the run fails. Everything it started is stopped on exit.
 set -euo pipefail
@@ -31,6 +34,7 @@ cleanup() {
   kill -CONT "${pids[@]}" 2>/dev/null || true
   [ -f "$work/redis.pid" ] && kill -9 "$(cat "$work/redis.pid")" 2>/dev/null || true
   kill "${pids[@]}" 2>/dev/null || true
+  [ -f "$work/a.pid" ] && kill "$(cat "$work/a.pid")" 2>/dev/null || true
   wait 2>/dev/null || true
   "${as_pg[@]}" "$PG_BIN/pg_ctl" -D "$work/pg" -m immediate stop >/dev/null 2>&1 || true
   rm -rf "$work"
@@ -82,12 +86,18 @@ gateway_port=$(listening "$work/gateway.log" port)
 # of 20 s, the reconciler asking every second.
 serve_flags=(--db "$db" --redis "redis://127.0.0.1:$redis_port" --kafka "$kafka"
   --jwt-secret "$secret" --gateway-secret "$gateway_secret"
-  --gateway-url "http://127.0.0.1:$gateway_port" --listen 127.0.0.1:0
+  --gateway-url "http://127.0.0.1:$gateway_port"
   --hold-ttl 30s --hold-max-lifetime 60s --payment-ttl 20s --reconcile-after 40s
   --reconcile-interval 1s --sweep-interval 2s --holds-per-minute 100000 --redis-timeout 200ms)
-"$bin" serve "${serve_flags[@]}" >"$work/a.log" 2>&1 & pids+=($!)
-a_port=$(listening "$work/a.log" port)
-faketime -f "+5m" "$bin" serve "${serve_flags[@]}" >"$work/b.log" 2>&1 & pids+=($!)
+# The first instance on a port of its own: the faults kill it and start it again there.
+a_port=$(free_port)
+start_a() {
+  "$bin" serve "${serve_flags[@]}" --listen "127.0.0.1:$a_port" >>"$work/a.log" 2>&1 &
+  echo $! >"$work/a.pid"
+}
+start_a
+listening "$work/a.log" port >/dev/null
+faketime -f "+5m" "$bin" serve "${serve_flags[@]}" --listen 127.0.0.1:0 >"$work/b.log" 2>&1 & pids+=($!)
 b_port=$(listening "$work/b.log" port)
 
 # The fault script boxoffice-chaos calls; it knows the processes above.
@@ -102,7 +112,13 @@ start_pg() {
   done
   return 1
 }
+start_a() {
+  $(printf '%q ' "$bin" serve "${serve_flags[@]}" --listen "127.0.0.1:$a_port") >>$work/a.log 2>&1 &
+  echo \$! >$work/a.pid
+  for _ in \$(seq 1 200); do curl -sf -o /dev/null http://127.0.0.1:$a_port/healthz && return 0; sleep 0.05; done
+}
 case "\$1" in
+  serve-kill) kill -9 "\$(cat $work/a.pid)"; sleep 1; start_a ;;
   pg-kill) kill -9 \$(pg_pids) 2>/dev/null; sleep 2; start_pg ;;
   pg-stop) kill -STOP \$(pg_pids); sleep 3; kill -CONT \$(pg_pids) ;;
   redis-kill) kill -9 "\$(cat $work/redis.pid)"; sleep 1
@@ -115,7 +131,8 @@ case "\$1" in
     redis-cli -p $redis_port ping >/dev/null 2>&1 || {
       redis-server --port $redis_port --bind 127.0.0.1 --save "" --appendonly no >>$work/redis.log 2>&1 &
       echo \$! >$work/redis.pid; }
-    ${as_pg[*]} $PG_BIN/pg_ctl -D $work/pg status >/dev/null 2>&1 || start_pg ;;
+    ${as_pg[*]} $PG_BIN/pg_ctl -D $work/pg status >/dev/null 2>&1 || start_pg
+    kill -0 "\$(cat $work/a.pid)" 2>/dev/null || start_a ;;
 esac
 FAULT
 chmod +x "$work/fault.sh"
