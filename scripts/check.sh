@@ -8,7 +8,7 @@
 #   3. on the release build: the premiere through haproxy on 2 shards and a Redis Cluster
 #      with an instance and a Redis master killed mid-run, and the seat picker in Chromium;
 #   4. the suites that race threads in one process under ThreadSanitizer;
-#   5. each fuzz target for FUZZ_SECONDS (20 s);
+#   5. beside them, each fuzz target for FUZZ_SECONDS (20 s), one at a time;
 #   3b. on the release build, the Debian package (scripts/package-test.sh: lintian,
 #      systemd-analyze verify, the packaged binary serving) and the alert rules and dashboard
 #      (scripts/monitoring-test.sh: promtool test rules, metric names against a live serve);
@@ -71,8 +71,17 @@ step "the seat picker in Chromium"
 scripts/browser-test.sh || fail
 step "waiting for the TSan and fuzz builds"
 wait "$sanitizers" || fail build/check-sanitizer-builds.log
-step "the race suites under TSan"
-scripts/sanitize.sh thread test
-step "fuzzing"
-FUZZ_PHASE=run scripts/fuzz.sh "${FUZZ_SECONDS:-20}"
+# The race suites wait on their databases much of the time: the fuzzers run beside them,
+# one target at a time (libFuzzer's time is wall time: each still runs FUZZ_SECONDS).
+step "the race suites under TSan, and each fuzz target beside them"
+set -m
+FUZZ_PHASE=run FUZZ_JOBS=1 scripts/fuzz.sh "${FUZZ_SECONDS:-20}" >build/check-fuzz.log 2>&1 &
+fuzzing=$!
+set +m
+stop_fuzzing() { kill -TERM -- "-$fuzzing" 2>/dev/null || true; }
+trap 'stop_builds; stop_fuzzing' EXIT
+scripts/sanitize.sh thread test || fail
+step "waiting for the fuzzers"
+wait "$fuzzing" || { cat build/check-fuzz.log; echo "== check: fuzzing failed"; exit 1; }
+cat build/check-fuzz.log
 step "all passed"

@@ -31,6 +31,9 @@ if [ "$phase" != run ]; then
 fi
 [ "$phase" = build ] && exit 0
 
+# FUZZ_JOBS: targets at a time (one per core unless set; scripts/check.sh runs one beside
+# the TSan suites).
+jobs=${FUZZ_JOBS:-$jobs}
 export ASAN_OPTIONS="halt_on_error=1:detect_leaks=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 # One target per core at a time (libFuzzer runs one process each).
