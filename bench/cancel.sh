@@ -18,12 +18,7 @@ showtimes=${1:-3}
 threads=$(nproc)
 bench_scratch
 
-gateway_secret=bench-gateway-secret-0001
-gateway_port=$(free_port)
-build/boxoffice fake-gateway --listen "127.0.0.1:$gateway_port" --secret "$gateway_secret" \
-  2>"$tmp/gateway.log" &
-gateway_pid=$!
-wait_http "http://127.0.0.1:$gateway_port/healthz"
+start_gateway
 db=$(schema_url bench_cancel)
 start_serve --db "$db" \
   --gateway-url "http://127.0.0.1:$gateway_port" --gateway-secret "$gateway_secret" \

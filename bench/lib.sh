@@ -73,6 +73,17 @@ start_serve() {
   wait_http "$api/healthz" || { cat "$tmp/serve.log" >&2; return 1; }
 }
 
+# Starts the fake payment gateway (its flags after these) on a free port with
+# $gateway_secret; sets $gateway_port and $gateway_pid.
+gateway_secret=bench-gateway-secret-0001
+start_gateway() {
+  gateway_port=$(free_port)
+  build/boxoffice fake-gateway --listen "127.0.0.1:$gateway_port" --secret "$gateway_secret" \
+    "$@" 2>"$tmp/gateway.log" &
+  gateway_pid=$!
+  wait_http "http://127.0.0.1:$gateway_port/healthz"
+}
+
 stop_serve() {
   kill "$serve_pid"
   wait "$serve_pid" 2>/dev/null || true

@@ -23,12 +23,7 @@ threads=$(nproc)
 ulimit -n 65536 2>/dev/null || true
 bench_scratch
 
-gateway_secret=bench-gateway-secret-0001
-gateway_port=$(free_port)
-build/boxoffice fake-gateway --listen "127.0.0.1:$gateway_port" --secret "$gateway_secret" \
-  2>"$tmp/gateway.log" &
-gateway_pid=$!
-wait_http "http://127.0.0.1:$gateway_port/healthz"
+start_gateway
 
 redis-cli -u "$BOXOFFICE_REDIS" FLUSHALL >/dev/null
 # Every customer holds once, so the per-customer rate limit never bites; it is raised only

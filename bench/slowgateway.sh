@@ -15,16 +15,11 @@ seconds=${2:-10}
 threads=$(nproc)
 ulimit -n 65536 2>/dev/null || true
 bench_scratch
-gateway_secret=bench-gateway-secret-0001
 
 # One run: the gateway with answer delay $2; prints the client's lines named $1.
 run() {
-  local name=$1 delay=$2 gateway_port first
-  gateway_port=$(free_port)
-  build/boxoffice fake-gateway --listen "127.0.0.1:$gateway_port" --secret "$gateway_secret" \
-    --answer-delay "$delay" 2>"$tmp/gateway.log" &
-  gateway_pid=$!
-  wait_http "http://127.0.0.1:$gateway_port/healthz"
+  local name=$1 delay=$2 first
+  start_gateway --answer-delay "$delay"
   redis-cli -u "$BOXOFFICE_REDIS" FLUSHALL >/dev/null
   start_serve --db "$BOXOFFICE_TEST_PG_URL" --redis "$BOXOFFICE_REDIS" \
     --gateway-url "http://127.0.0.1:$gateway_port" --gateway-secret "$gateway_secret" \
