@@ -308,7 +308,9 @@ TEST_P(CancelShowtime, AnEditChangesWhatMayChangeAndRefusesTheRest) {
 // callback never comes: the reconciler asks the gateway about the booking, still PENDING,
 // and the money goes back.
 TEST_P(CancelShowtime, APaymentWhoseCallbackNeverComesAfterTheCancelIsRefunded) {
-  StartServe({"--reconcile-after", "200ms", "--reconcile-interval", "100ms"});
+  // Long enough that a checkout still opening its session (slow under the sanitizers) is not
+  // taken for a dead one and abandoned; short enough for the polls below.
+  StartServe({"--reconcile-after", "1500ms", "--reconcile-interval", "100ms"});
   auto [paying, session] = CheckedOutWithEmail(31, "", R"(["F2"])");
   auto cancelled = Cancel(showtime_, "{}");
   ASSERT_EQ(cancelled.status, 202) << cancelled.body;

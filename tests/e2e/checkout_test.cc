@@ -516,7 +516,9 @@ TEST_P(GatewayCallbacks, ALateCallbackIsRefundedOnceAndTheNewHolderKeepsTheSeats
 }
 
 TEST_P(GatewayCallbacks, TheReconcilerSettlesACallbackThatNeverCame) {
-  StartServe({"--reconcile-after", "200ms", "--reconcile-interval", "100ms"});
+  // Long enough that a checkout still opening its session (slow under the sanitizers) is not
+  // taken for a dead one and abandoned; short enough for the polls below.
+  StartServe({"--reconcile-after", "1500ms", "--reconcile-interval", "100ms"});
   auto [booking, session] = Checkout(37);
   ASSERT_EQ(Pay(session, "SUCCEEDED", "never").status, 200);
   EXPECT_EQ(AwaitStatus(booking, "CONFIRMED"), "CONFIRMED");
