@@ -4,7 +4,7 @@
 // trail (API.md "Running a cinema (admin)").
 
 import { api } from './api.js';
-import { el, explain, fill, minorDigits, money, seatList, when } from './format.js';
+import { BOOKING_WORDS, el, explain, fill, minorDigits, money, orderRef, seatList, when } from './format.js';
 import { later, left } from './page.js';
 import { parsePrices } from './admin.js';
 
@@ -183,13 +183,13 @@ export async function adminShowtimeView(root, id, nav, { say }) {
   }
 
   const statusFilter = el('select', { id: 'b-status', onchange: () => drawBookings() },
-    ...['', 'CONFIRMED', 'PENDING', 'REFUNDED', 'FAILED'].map((v) => el('option', { value: v }, v || 'All')));
+    ...['', 'CONFIRMED', 'PENDING', 'REFUNDED', 'FAILED'].map((v) => el('option', { value: v }, v ? BOOKING_WORDS[v] : 'All')));
   const bookingsBox = el('div', { class: 'bookings-table' });
   const drawBookings = () => {
     const shown = bookings.filter((b) => !statusFilter.value || b.status === statusFilter.value);
     fill(bookingsBox, shown.length
       ? table(['Booking', 'Customer', 'Seats', 'Status', 'Amount', 'Made'],
-        shown.map((b) => [String(b.bookingId), String(b.customerId), seatList(b.seats), b.status, money(b.amount), when(b.createdAt, s.timeZone)]))
+        shown.map((b) => [`${orderRef(b.bookingId)} (${b.bookingId})`, String(b.customerId), seatList(b.seats), BOOKING_WORDS[b.status] || b.status, money(b.amount), when(b.createdAt, s.timeZone)]))
       : el('p', {}, 'No bookings.'));
   };
   drawBookings();

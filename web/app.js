@@ -5,8 +5,8 @@
 // routes and draws the list and a booking's page; a showtime's page is showtime.js and
 // its parts, what every view shares is page.js.
 
-import { api, adoptTokenFromFragment, claims, setToken, token } from './api.js';
-import { CANCELLED, add, clock, el, explain, fill, money, seatList, when } from './format.js';
+import { api, adoptTokenFromFragment, claims, setToken } from './api.js';
+import { BOOKING_WORDS, CANCELLED, add, clock, el, explain, fill, money, orderRef, seatList, statusBadge, when } from './format.js';
 import { adminView } from './admin.js';
 import { adminShowtimeView } from './adminshowtime.js';
 import { announce, beginRoute, every, left, randomKey, salesCloseAt, say, store, view } from './page.js';
@@ -92,10 +92,11 @@ async function listView(params, nav) {
 
 async function bookingView(id, nav) {
   const root = view();
-  const status = el('strong', { class: 'status' }, '…');
+  const status = el('strong', { class: 'badge status' }, '…');
   const detail = el('div', {});
   const info = el('p', { class: 'sub' });
-  fill(root, el('h1', {}, `Booking ${id}`), info,
+  fill(root, el('h1', {}, 'Your booking'),
+    el('p', {}, 'Order reference ', el('span', { class: 'order-ref' }, orderRef(id))), info,
     el('p', { class: 'booking-status', 'aria-live': 'polite' }, 'Status: ', status), detail);
   let final = false;      // CONFIRMED or REFUNDED: nothing more will happen
   let shown = '';         // the status the detail was drawn for
@@ -116,7 +117,7 @@ async function bookingView(id, nav) {
       return;
     }
     if (left(nav)) return;
-    status.textContent = b.status;
+    status.textContent = BOOKING_WORDS[b.status] || b.status;
     status.dataset.status = b.status;
     if (!showtime) {
       try { showtime = (await api.showtime(b.showtimeId)).data; } catch { showtime = null; }
@@ -231,8 +232,6 @@ async function bookingView(id, nav) {
 
 // ---- the customer's bookings and tickets --------------------------------------------------
 
-const STATUS_WORDS = { PENDING: 'Awaiting payment', CONFIRMED: 'Confirmed', FAILED: 'Not completed', REFUNDED: 'Refunded' };
-
 async function myBookingsView(params, nav) {
   const cursor = params.get('cursor') || '';
   const back = params.getAll('back');
@@ -248,7 +247,7 @@ async function myBookingsView(params, nav) {
     el('h2', {}, el('a', { href: `#/bookings/${b.bookingId}` }, b.title)),
     el('p', {}, el('time', { datetime: b.startsAt }, when(b.startsAt))),
     el('p', {}, `Seats ${seatList(b.seats)} · ${money(b.amount)}`),
-    el('p', { class: 'status', 'data-status': b.status }, STATUS_WORDS[b.status] || b.status))));
+    el('p', {}, statusBadge(b.status), ' ', el('small', { class: 'muted' }, 'Order ', el('span', { class: 'order-ref' }, orderRef(b.bookingId)))))));
   const pager = el('nav', { class: 'pager', 'aria-label': 'Pages' });
   if (back.length) {
     const q = new URLSearchParams();
@@ -275,7 +274,7 @@ async function ticketsOf(b, showtime, detail, nav) {
     return;
   }
   if (left(nav)) return;
-  const heading = showtime ? `${showtime.title} · ${when(showtime.startsAt, showtime.timeZone)}` : `Booking ${b.bookingId}`;
+  const heading = showtime ? `${showtime.title} · ${when(showtime.startsAt, showtime.timeZone)}` : `Booking ${orderRef(b.bookingId)}`;
   add(detail,
     el('div', { class: 'actions no-print' }, el('button', { onclick: () => window.print() }, 'Print tickets')),
     el('ul', { class: 'tickets' }, ...tickets.map((t) => el('li', { class: 'ticket' },
@@ -283,18 +282,25 @@ async function ticketsOf(b, showtime, detail, nav) {
       el('p', { class: 'ticket-seat' }, `Seat ${t.seat}`),
       el('img', { src: t.qr, alt: `QR code of the ticket for seat ${t.seat}`, width: '280', height: '280' }),
       el('p', { class: 'ticket-code' }, t.code),
-      el('p', { class: 'muted' }, `Booking ${b.bookingId}`)))));
+      el('p', { class: 'muted' }, `Booking ${orderRef(b.bookingId)}`)))));
 }
 
 // ---- routing --------------------------------------------------------------------------
 
-function showWho() {
+// The header: the admin link only for an administrator's token, sign-out for anyone signed
+// in, and the current page marked for screen readers and the eye.
+function showWho(path) {
   const c = claims();
   const who = document.getElementById('who');
+  const admin = Boolean(c) && String(c.scope || '').split(' ').includes('admin');
+  document.getElementById('nav-admin').hidden = !admin;
+  for (const a of document.querySelectorAll('.top nav a')) {
+    const target = a.getAttribute('href').slice(1);
+    const current = target === '/' ? path === '/' || path.startsWith('/showtimes') : path.startsWith(target);
+    if (current) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
+  }
   if (!c) { who.textContent = 'Not signed in'; return; }
-  const admin = String(c.scope || '').split(' ').includes('admin');
-  fill(who, `Customer ${c.sub}${admin ? ' (admin)' : ''} `,
-    el('button', { class: 'link', onclick: () => { setToken(''); showWho(); } }, 'Sign out'));
+  fill(who, el('button', { class: 'link', onclick: () => { setToken(''); showWho(path); } }, 'Sign out'));
 }
 
 async function route() {
@@ -303,9 +309,9 @@ async function route() {
   delete view().dataset.renderMs;
   delete view().dataset.frameMs;
   say('');
-  showWho();
   const hash = location.hash.replace(/^#/, '') || '/';
   const [path, query] = hash.split('?');
+  showWho(path);
   const params = new URLSearchParams(query || '');
   let m;
   if ((m = path.match(/^\/showtimes\/(\d+)$/))) await showtimeView(m[1], nav);
@@ -315,7 +321,7 @@ async function route() {
   else if ((m = path.match(/^\/admin\/showtimes\/(\d+)$/))) await adminShowtimeView(view(), m[1], nav, { say });
   else await listView(params, nav);
   if (left(nav)) return;
-  document.title = `${view().querySelector('h1')?.textContent || 'boxoffice'} · boxoffice`;
+  document.title = `${view().querySelector('h1')?.textContent || 'Showtimes'} · Boxoffice`;
 }
 
 window.addEventListener('hashchange', route);

@@ -10,6 +10,7 @@
 
 import { adoptTokenFromFragment, call, claims, token } from './api.js';
 import { el, fill, when } from './format.js';
+import { say } from './page.js';
 
 const RECENT = 12;            // scans listed
 const COUNT_REFRESH_MS = 10000;
@@ -20,12 +21,6 @@ const view = document.getElementById('view');
 const queue = [];             // scans waiting to be sent, in order
 let sending = false;
 let showtime = null;          // {showtimeId, title, startsAt, timeZone}
-
-function say(text) {
-  const m = document.getElementById('message');
-  m.hidden = !text;
-  m.textContent = text || '';
-}
 
 function nonce() {
   return crypto.randomUUID ? crypto.randomUUID() : String(Date.now()) + Math.random().toString(16).slice(2);

@@ -75,6 +75,22 @@ export function when(iso, zone) {
   return Number.isNaN(d.getTime()) ? '' : f.format(d);
 }
 
+// A booking's order reference (the same as the e-mail's, src/domain/booking.h): the id in
+// Crockford's base 32, at least six characters in groups of three; booking 15 is "000-00F".
+const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+export function orderRef(id) {
+  let n = BigInt(id);
+  let digits = '';
+  while (n > 0n || digits.length < 6) { digits = CROCKFORD[Number(n % 32n)] + digits; n /= 32n; }
+  return digits.replace(/\B(?=(.{3})+$)/g, '-');
+}
+
+// A booking's status in the customer's words (the API's code stays in data-status).
+export const BOOKING_WORDS = { PENDING: 'Awaiting payment', CONFIRMED: 'Confirmed', FAILED: 'Payment failed', REFUNDED: 'Refunded' };
+export function statusBadge(status, words = BOOKING_WORDS) {
+  return el('span', { class: 'badge status', 'data-status': status }, words[status] || status.charAt(0) + status.slice(1).toLowerCase());
+}
+
 export function clock(ms) {
   const s = Math.max(0, Math.ceil(ms / 1000));
   return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;

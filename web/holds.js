@@ -12,6 +12,7 @@ import { MAX_SEATS } from './seatmap.js';
 
 const POLL_MS = 2000;           // a hold the service could not be asked about is asked again
 const EXPIRY_REFRESH_MS = 2200; // the service shows an expiry within 2 s
+const CAP_SLACK_MS = 2000;      // an extend that ends this much (or a tenth) short of a whole hold was capped
 
 // A failure to ask (network, 503): the hold is kept and asked about again.
 const transient = (e) => e.code === 'NETWORK' || e.code === 'UNAVAILABLE' || e.status >= 500;
@@ -53,7 +54,9 @@ export function holdController(page) {
     page.map.clearSelection();
     page.map.markAlone([]);
     page.offers = [];
-    keepHold({ holdId: data.holdId, seats: data.seats, expiresAt: data.expiresAt });
+    // ttlMs, how long a hold runs from a hold or an extend: "More time" is offered only once
+    // it would add something (panel.js).
+    keepHold({ holdId: data.holdId, seats: data.seats, expiresAt: data.expiresAt, ttlMs: new Date(data.expiresAt).getTime() - page.serverNow() });
     page.draw();
     announce(`Seats ${seatList(data.seats)} are held for you. Time left: ${clock(new Date(data.expiresAt) - page.serverNow())}.`);
     page.panel.querySelector('button.primary')?.focus();
@@ -123,7 +126,11 @@ export function holdController(page) {
     } catch (e) {
       if (gone()) return;
       if (e.code === 'SEATS_UNAVAILABLE') {
-        say(`No ${count} seat${count > 1 ? 's' : ''} side by side in ${category} ${count > 1 ? 'are' : 'is'} free any more. Try fewer seats or another category.`, 'info');
+        // What is free together now, from the map as this page knows it.
+        const most = page.map.longestBlock(category, true);
+        say(most === 0 ? `No seat in ${category} is free any more. Try another category.`
+          : most < count ? `No ${count} seats side by side are free in ${category} now; at most ${most} are. Try ${most} or fewer, or another category.`
+            : `Those seats were just taken. Try again, or choose seats on the map.`, 'info');
         page.refresh();
         return;
       }
@@ -193,11 +200,17 @@ export function holdController(page) {
       const holdId = page.hold.holdId;
       const { data } = await api.extend(holdId);
       if (gone() || !page.hold || page.hold.holdId !== holdId) return;
-      keepHold({ ...page.hold, expiresAt: data.expiresAt });
+      // Less than a whole hold from now: the hold reached its cap (20 minutes after it was
+      // made, API.md), and asking again adds nothing.
+      const ms = new Date(data.expiresAt).getTime() - page.serverNow();
+      const ttl = page.hold.ttlMs;
+      const capped = Boolean(ttl) && ms < ttl - Math.min(CAP_SLACK_MS, ttl / 10);
+      keepHold({ ...page.hold, expiresAt: data.expiresAt, capped: capped || undefined });
       page.draw();
       // Said as time left (the service's clock, as the countdown): a time of day would be
       // in this browser's zone, not the cinema's, and on its clock, which may be off.
-      say(`More time: your seats are held for ${clock(new Date(data.expiresAt).getTime() - page.serverNow())} more.`, 'ok');
+      if (capped) say(`Your seats are held for ${clock(ms)} more: a hold cannot last any longer. Pay now to keep them.`, 'info');
+      else say(`More time: your seats are held for ${clock(ms)} more.`, 'ok');
     } catch (e) {
       if (gone()) return;
       if (e.code === 'HOLD_NOT_ACTIVE') { page.busy = false; checkStoredHold(); return; }

@@ -22,13 +22,17 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;  // setTimeout fires at once past this 
 
 // ---- messages -------------------------------------------------------------------------
 
+// A message lies over the page (style.css .message) until the next one, the next route, or
+// its close button: an error and an info stay until read, as the customer may look away.
 export function say(text, kind = 'error') {
   const m = document.getElementById('message');
-  if (!text) { m.hidden = true; m.textContent = ''; return; }
+  const words = m.querySelector('.message-text') || m;
+  if (!text) { m.hidden = true; words.textContent = ''; return; }
   m.className = `message ${kind}`;
-  m.textContent = text;
+  words.textContent = text;
   m.hidden = false;
 }
+document.querySelector('#message .message-close')?.addEventListener('click', () => say(''));
 export function announce(text) {
   const a = document.getElementById('announce');
   a.textContent = '';

@@ -17,6 +17,8 @@ export function total(page, seats) {
   return { amount: sum, currency };
 }
 
+const EXTEND_AFTER_MS = 60000;  // "More time" is offered once a hold has run this long (or a tenth of it)
+
 export function drawPanel(page) {
   const { panel, map, holds } = page;
   if (page.tick) { clearInterval(page.tick); page.tick = null; }
@@ -24,10 +26,15 @@ export function drawPanel(page) {
   const hold = page.hold;
   if (hold) {
     const remaining = el('strong', { class: 'countdown', 'aria-live': 'off' });
+    // "More time" only where it adds some: not in a hold's first minute (an extend ends it
+    // a full hold from now, no later than now) and not at its 20-minute cap.
+    const more = page.closed || hold.capped ? null : el('button', { onclick: holds.extend, class: 'more-time' }, 'More time');
     const update = () => {
       const ms = new Date(page.hold.expiresAt).getTime() - page.serverNow();
       remaining.textContent = clock(ms);
       remaining.classList.toggle('soon', ms < 60000);
+      const ttl = page.hold.ttlMs;
+      if (more) more.hidden = Boolean(ttl) && ms > ttl - Math.min(EXTEND_AFTER_MS, ttl / 10);
       if (ms <= 0) { clearInterval(page.tick); page.tick = null; holds.ended(); }
     };
     const paying = Boolean(hold.checkoutKey);
@@ -41,7 +48,7 @@ export function drawPanel(page) {
       page.closed && !paying ? el('p', { class: 'closed-note' }, `${SALES_CLOSED} These seats can no longer be paid for.`) : null,
       el('div', { class: 'actions' },
         paying || !page.closed ? el('button', { class: 'primary', onclick: holds.checkout }, paying ? 'Continue to payment' : 'Checkout') : null,
-        page.closed ? null : el('button', { onclick: holds.extend }, 'More time'),
+        more,
         el('button', { onclick: holds.release }, 'Release seats')));
     update();
     if (page.hold && page.tick === null && new Date(page.hold.expiresAt).getTime() > page.serverNow()) page.tick = setInterval(update, 250);
@@ -76,13 +83,22 @@ function offersBox(page) {
         `Hold ${seatList(seats)} · ${money(total(page, seats))}`)))));
 }
 
-// "Best available": the service chooses and holds the best free block in one step.
+// "Best available": the service chooses and holds the best free block in one step. The
+// counts offered stop at the longest block the hall has in the category (its aisles may cap
+// blocks below 8), and change with the category.
 function bestForm(page) {
-  const count = el('select', { name: 'count' },
-    ...Array.from({ length: MAX_SEATS }, (_, i) => el('option', { value: String(i + 1), selected: i + 1 === page.bestCount }, String(i + 1))));
-  const categories = page.seatCategories;
-  const category = el('select', { name: 'category' },
+  const categories = page.seatCategories.filter((c) => page.map.longestBlock(c) > 0);
+  if (!categories.length) return null;
+  if (!categories.includes(page.bestCategory)) page.bestCategory = categories[0];
+  const count = el('select', { name: 'count' });
+  const counts = () => {
+    const most = Math.min(MAX_SEATS, page.map.longestBlock(category.value));
+    page.bestCount = Math.min(page.bestCount, most);
+    fill(count, ...Array.from({ length: most }, (_, i) => el('option', { value: String(i + 1), selected: i + 1 === page.bestCount }, String(i + 1))));
+  };
+  const category = el('select', { name: 'category', onchange: () => { page.bestCategory = category.value; counts(); } },
     ...categories.map((c) => el('option', { value: c, selected: c === page.bestCategory }, `${c} (${money(page.s.prices[c])})`)));
+  counts();
   const go = () => {
     page.bestCount = Number(count.value);
     page.bestCategory = category.value;

@@ -15,6 +15,27 @@ const STATE_WORDS = {
   AVAILABLE: 'available', HELD: 'taken', BOOKED: 'sold', selected: 'selected', mine: 'held by you',
 };
 
+// A category's colour (style.css --cat-0 … --cat-7) follows its name, so "premium" looks the
+// same in every hall and every show: a hash of the lower-cased name (FNV-1a) picks one of
+// eight. Two of a hall's categories that would share one are told apart by the next free
+// colour, the names taken in alphabetical order, so a hall's colours never depend on the
+// order its seats arrive in. Beyond eight categories colours repeat (names and prices are in
+// the legend and every seat's label).
+export const CATEGORY_COLOURS = 8;
+export function categoryColours(names) {
+  const taken = new Set();
+  const colours = new Map();
+  for (const name of [...new Set(names)].sort()) {
+    let h = 0x811c9dc5;
+    for (const ch of name.toLowerCase()) { h ^= ch.codePointAt(0); h = Math.imul(h, 0x01000193) >>> 0; }
+    let i = h % CATEGORY_COLOURS;
+    for (let k = 0; k < CATEGORY_COLOURS && taken.has(i); k++) i = (i + 1) % CATEGORY_COLOURS;
+    taken.add(i);
+    colours.set(name, i);
+  }
+  return colours;
+}
+
 function escape(text) {
   return String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
@@ -50,6 +71,11 @@ export class SeatMap {
       if (!categories.includes(s.category)) categories.push(s.category);
     }
     this.categories = categories;
+    this.aisles = aisles;
+    this.colours = categoryColours(categories);
+    // The hall's second category also differs by shape (a double border), for readers who
+    // do not tell its colour from the first's.
+    const catClass = new Map(categories.map((c, i) => [c, `cat-${this.colours.get(c)}${i === 1 ? ' cat-alt' : ''}`]));
     this.rows = [];
     const hall = el('div', { class: 'hall', role: 'group', 'aria-label': 'Seats, screen at the top' });
     hall.addEventListener('keydown', (e) => this.onKey(e));
@@ -78,7 +104,7 @@ export class SeatMap {
         rowSeats.push(seat);
         order.push(seat);
         const state = this.stateOf(seat);
-        html.push(`<button type="button" tabindex="-1" class="seat cat-${categories.indexOf(s.category) % 6}${s.accessible ? ' accessible' : ''} ${STATE_CLASS[state] || ''}" data-code="${escape(s.code)}" data-status="${escape(s.status)}" data-state="${escape(state)}" aria-label="${escape(this.label(seat))}" aria-pressed="${state === 'selected'}" aria-disabled="${state === 'HELD' || state === 'BOOKED'}"${s.accessible ? ` title="Row ${escape(s.row)}, seat ${escape(s.number)}">♿` : `>${escape(s.number)}`}</button>`);
+        html.push(`<button type="button" tabindex="-1" class="seat ${catClass.get(s.category)}${s.accessible ? ' accessible' : ''} ${STATE_CLASS[state] || ''}" data-code="${escape(s.code)}" data-status="${escape(s.status)}" data-state="${escape(state)}" aria-label="${escape(this.label(seat))}" aria-pressed="${state === 'selected'}" aria-disabled="${state === 'HELD' || state === 'BOOKED'}"${s.accessible ? ` title="Row ${escape(s.row)}, seat ${escape(s.number)}">♿` : `>${escape(s.number)}`}</button>`);
         if (gaps.has(s.number)) html.push('<span class="aisle" aria-hidden="true"></span>');
       }
       html.push(`${label}</div>`);
@@ -98,7 +124,7 @@ export class SeatMap {
 
   legend() {
     const items = this.categories.map((c, i) => el('li', {},
-      el('span', { class: `swatch seat st-available cat-${i % 6}`, 'aria-hidden': 'true' }),
+      el('span', { class: `swatch seat st-available cat-${this.colours.get(c)}${i === 1 ? ' cat-alt' : ''}`, 'aria-hidden': 'true' }),
       `${c}: ${money(this.prices[c])}`));
     const states = [
       ['available', 'Available'], ['selected', 'Selected by you'], ['mine', 'Held by you'],
@@ -109,6 +135,26 @@ export class SeatMap {
     return el('div', { class: 'legend' },
       el('h3', {}, 'Prices'), el('ul', {}, items),
       el('h3', {}, 'Seats'), el('ul', {}, states));
+  }
+
+  // The most seats of a category best available can hold together (docs/seat-rules.md): side
+  // by side in one section of a row (aisles cut rows), wheelchair places left out. With
+  // `free`, only the seats free now count.
+  longestBlock(category, free = false) {
+    let longest = 0;
+    for (const { row, seats } of this.rows) {
+      const gaps = this.aisles.get(row) || new Set();
+      let run = 0;
+      let prev = null;  // the last seat that counted
+      for (const s of seats) {
+        const counts = s.category === category && !s.accessible && (!free || (s.status === 'AVAILABLE' && !this.mine.has(s.code)));
+        if (!counts) { run = 0; prev = null; continue; }
+        run = prev && s.number === prev.number + 1 && !gaps.has(prev.number) ? run + 1 : 1;
+        prev = s;
+        longest = Math.max(longest, run);
+      }
+    }
+    return longest;
   }
 
   // Updates the seats the service reports (status: AVAILABLE, HELD or BOOKED).

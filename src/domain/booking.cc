@@ -33,6 +33,44 @@ std::optional<BookingStatus> ParseBookingStatus(std::string_view text) {
   return std::nullopt;
 }
 
+namespace {
+constexpr std::string_view kCrockford = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+constexpr size_t kReferenceDigits = 6;
+}  // namespace
+
+std::string OrderReference(int64_t booking_id) {
+  BOX_ASSERT(booking_id >= 0);  // ids come from the database's sequences
+  std::string digits;
+  for (auto n = static_cast<uint64_t>(booking_id); n > 0 || digits.size() < kReferenceDigits;
+       n /= 32) {
+    digits.insert(digits.begin(), kCrockford[n % 32]);
+  }
+  std::string grouped;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) grouped += '-';
+    grouped += digits[i];
+  }
+  return grouped;
+}
+
+std::optional<int64_t> ParseOrderReference(std::string_view text) {
+  uint64_t n = 0;
+  size_t digits = 0;
+  for (char c : text) {
+    if (c == '-' || c == ' ') continue;
+    c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+    if (c == 'O') c = '0';
+    if (c == 'I' || c == 'L') c = '1';
+    const size_t v = kCrockford.find(c);
+    if (v == std::string_view::npos) return std::nullopt;
+    if (n > (static_cast<uint64_t>(INT64_MAX) - v) / 32) return std::nullopt;
+    n = n * 32 + v;
+    ++digits;
+  }
+  if (digits == 0) return std::nullopt;
+  return static_cast<int64_t>(n);
+}
+
 const char* KeyPhaseName(KeyPhase phase) {
   switch (phase) {
     case KeyPhase::kStarted:

@@ -13,6 +13,14 @@ enum class BookingStatus { kPending, kConfirmed, kFailed, kRefunded };
 const char* BookingStatusName(BookingStatus s);
 std::optional<BookingStatus> ParseBookingStatus(std::string_view text);
 
+// A booking's order reference, as customers read it on the page and in the e-mail and say
+// it on the phone: the id in Crockford's base 32 (digits and letters without I, L, O and U),
+// at least six characters, in groups of three from the right: booking 15 is "000-00F",
+// booking 123456789 is "3NQ-K8N". ParseOrderReference reads one back, forgiving case, the
+// dashes and spaces, and the letters people confuse with digits (O for 0, I and L for 1).
+std::string OrderReference(int64_t booking_id);
+std::optional<int64_t> ParseOrderReference(std::string_view text);
+
 struct Booking {
   int64_t id = 0;
   std::string hold_id;

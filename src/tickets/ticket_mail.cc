@@ -145,6 +145,7 @@ std::optional<MailMessage> ComposeBookingMail(const OutboxEvent& event, const Ma
 
   const Booking& booking = b.booking;
   const std::string id = std::to_string(booking.id);
+  const std::string ref = OrderReference(booking.id);  // what the page shows too
   const std::string link = settings.public_url + "/#/bookings/" + id;
   const std::string when = FormatLocalTime(b.starts_at, b.time_zone);
   const std::string where = b.cinema + ", " + b.hall;
@@ -152,10 +153,10 @@ std::optional<MailMessage> ComposeBookingMail(const OutboxEvent& event, const Ma
   std::vector<Part> images;
   if (confirmed) {
     subject = "Your tickets: " + b.title + ", " + when;
-    text = "Your booking " + id + " is confirmed.\r\n\r\n" + b.title + "\r\n" + when + "\r\n" +
+    text = "Your booking " + ref + " is confirmed.\r\n\r\n" + b.title + "\r\n" + when + "\r\n" +
            where + "\r\nPaid: " + FormatMoney(booking.amount) +
            "\r\n\r\nYour tickets (show the QR " + "code at the door, or give the code):\r\n";
-    html = "<p>Your booking " + id + " is confirmed.</p><h1>" + HtmlEscape(b.title) + "</h1><p>" +
+    html = "<p>Your booking " + ref + " is confirmed.</p><h1>" + HtmlEscape(b.title) + "</h1><p>" +
            HtmlEscape(when) + "<br>" + HtmlEscape(where) +
            "<br>Paid: " + HtmlEscape(FormatMoney(booking.amount)) + "</p>";
     for (const std::string& seat : booking.seats) {
@@ -180,12 +181,12 @@ std::optional<MailMessage> ComposeBookingMail(const OutboxEvent& event, const Ma
       }
     }
   } else {
-    subject = "Your booking " + id + " for " + b.title +
+    subject = "Your booking " + ref + " for " + b.title +
               (failed ? " was not completed" : " was refunded");
     const std::string why =
         failed
-            ? "Your booking " + id + " could not be completed. Any money taken for it is refunded."
-            : "Your booking " + id + " was refunded: " + FormatMoney(booking.amount) +
+            ? "Your booking " + ref + " could not be completed. Any money taken for it is refunded."
+            : "Your booking " + ref + " was refunded: " + FormatMoney(booking.amount) +
                   " go back to you. Its tickets are no longer valid.";
     text = why + "\r\n\r\n" + b.title + "\r\n" + when + "\r\n" + where + "\r\n";
     html = "<p>" + HtmlEscape(why) + "</p><h1>" + HtmlEscape(b.title) + "</h1><p>" +

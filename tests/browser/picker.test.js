@@ -257,6 +257,8 @@ describe('the seat picker', () => {
     const id = await svc.createShowtime(rows, prices, { singleSeatGaps: 'forbid' });
     const page = await customerPage(browser, svc, 211, `/showtimes/${id}`);
     await seat(page, 'B1').waitFor();
+    // The aisles cut every row into blocks of 4: best available offers no more than 4.
+    assert.deepEqual(await page.getByRole('group', { name: 'Best available' }).getByLabel('Seats').locator('option').allTextContents(), ['1', '2', '3', '4']);
     await page.getByRole('group', { name: 'Best available' }).getByLabel('Seats').selectOption('2');
     await page.getByRole('button', { name: 'Best available' }).click();
     await heldPanel(page).waitFor({ timeout: STEP_MS });
@@ -455,7 +457,7 @@ describe('the seat picker', () => {
 describe('the seat picker with a short hold', () => {
   let svc;
   let browser;
-  before(async () => { svc = await startService(['--hold-ttl', '6s', '--sweep-interval', '1s']); browser = await launch(); });
+  before(async () => { svc = await startService(['--hold-ttl', '6s', '--hold-max-lifetime', '10s', '--sweep-interval', '1s']); browser = await launch(); });
   after(async () => { await browser?.close(); await svc?.stop(); });
 
   test('4. expiry: the countdown reaches zero, the page says the seats were lost, the map shows them free', async () => {
@@ -469,6 +471,31 @@ describe('the seat picker with a short hold', () => {
     await waitStatus(page, 'A9', 'AVAILABLE');
     assert.equal(await statusOf(page, 'A10'), 'AVAILABLE');
     assert.equal(await seat(page, 'A9').getAttribute('data-state'), 'AVAILABLE');
+    await done(page);
+  });
+
+  test('4b. More time: offered once it adds some, the countdown starts again; at the 10 s cap the page says so and offers no more', async () => {
+    const id = await svc.createShowtime(smallHall, prices);
+    const page = await customerPage(browser, svc, 402, `/showtimes/${id}`);
+    await hold(page, ['B2', 'B3']);
+    await heldPanel(page).waitFor({ timeout: STEP_MS });
+    const secondsLeft = () => page.evaluate(() => {
+      const [m, s] = (document.querySelector('.countdown')?.textContent || '9:99').split(':').map(Number);
+      return m * 60 + s;
+    });
+    const down = (to) => page.waitForFunction((t) => {
+      const [m, s] = (document.querySelector('.countdown')?.textContent || '9:99').split(':').map(Number);
+      return m * 60 + s <= t;
+    }, to, { timeout: STEP_MS });
+    const more = page.getByRole('button', { name: 'More time' });
+    await down(4);
+    await more.click();
+    await page.locator('#message').getByText(/^More time: your seats are held for 0:0[4-7] more\.$/).waitFor({ timeout: STEP_MS });
+    assert.ok(await secondsLeft() >= 4, 'the countdown started again');
+    await down(3);
+    await more.click();
+    await page.locator('#message').getByText(/more: a hold cannot last any longer\. Pay now to keep them\./).waitFor({ timeout: STEP_MS });
+    assert.equal(await more.count(), 0, 'More time is offered no more');
     await done(page);
   });
 });

@@ -25,6 +25,25 @@ MailBooking Sample() {
   return b;
 }
 
+// The text/plain part of a composed mail, decoded from its base64 lines.
+std::string PlainText(const std::string& data) {
+  const std::string head =
+      "Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\n";
+  const size_t from = data.find(head);
+  if (from == std::string::npos) return "";
+  const size_t begin = from + head.size();
+  std::string encoded;
+  for (char c : data.substr(begin, data.find("\r\n--", begin) - begin)) {
+    if (c == '+')
+      encoded += '-';
+    else if (c == '/')
+      encoded += '_';
+    else if (c != '\r' && c != '\n' && c != '=')
+      encoded += c;
+  }
+  return Base64UrlDecode(encoded).value_or("");
+}
+
 TEST(TicketMail, MoneyHasItsCurrencysDecimals) {
   EXPECT_EQ(FormatMoney(Price{1250, "EUR"}), "12.50 EUR");
   EXPECT_EQ(FormatMoney(Price{5, "GBP"}), "0.05 GBP");
@@ -62,9 +81,31 @@ TEST(TicketMail, AConfirmedBookingsMailCarriesItsTicketsAndNoTitleBreaksAHeader)
   }
   EXPECT_EQ(images, 2u);
   EXPECT_NE(d.find("Content-ID: <ticket-F5.15@cinema.example>"), std::string::npos);
+  // The order reference the booking page shows (web/format.js orderRef), not the raw id.
+  EXPECT_NE(PlainText(d).find("Your booking 000-00F is confirmed."), std::string::npos)
+      << PlainText(d);
   for (size_t start = 0, end; (end = d.find("\r\n", start)) != std::string::npos; start = end + 2) {
     EXPECT_LE(end - start, 998u) << "RFC 5322's line limit";
   }
+}
+
+// The same vectors are checked for the page's orderRef (tests/browser/design.test.js).
+TEST(TicketMail, AnOrderReferenceIsTheIdInCrockfordsBase32AndReadsBack) {
+  EXPECT_EQ(OrderReference(0), "000-000");
+  EXPECT_EQ(OrderReference(15), "000-00F");
+  EXPECT_EQ(OrderReference(32), "000-010");
+  EXPECT_EQ(OrderReference(123456789), "3NQ-K8N");
+  EXPECT_EQ(OrderReference(1LL << 30), "1-000-000");
+  EXPECT_EQ(OrderReference(INT64_MAX), "7-ZZZ-ZZZ-ZZZ-ZZZ");
+  for (int64_t id :
+       {int64_t{0}, int64_t{1}, int64_t{15}, int64_t{99999}, int64_t{1} << 40, INT64_MAX}) {
+    EXPECT_EQ(ParseOrderReference(OrderReference(id)), id);
+  }
+  EXPECT_EQ(ParseOrderReference("3nq k8n"), 123456789);
+  EXPECT_EQ(ParseOrderReference("OOO-OOF"), 15);            // O read as 0
+  EXPECT_EQ(ParseOrderReference("000-00U"), std::nullopt);  // U is not a digit
+  EXPECT_EQ(ParseOrderReference("--"), std::nullopt);
+  EXPECT_EQ(ParseOrderReference("8-000-000-000-000"), std::nullopt);  // past INT64_MAX
 }
 
 TEST(TicketMail, ALongOrOddTitleIsFoldedIntoEncodedWordsOfAtMost75Characters) {
