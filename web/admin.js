@@ -11,6 +11,9 @@ import { api } from './api.js';
 import { el, explain, fill, isCurrency, toMinorUnits, when } from './format.js';
 import { COMMON_ZONES, browserZone, isZone, wallTimeAt, wallTimeToUtc, zoneName } from './timezone.js';
 import { showtimesWithSales } from './adminshowtime.js';
+import { loadStrings, t } from './i18n.js';
+
+await loadStrings('admin');  // the admin pages' words (strings-admin-en.js …)
 
 const DAY_MS = 86400000;
 
@@ -20,12 +23,12 @@ export function parseRows(text) {
   const lines = text.split('\n').map((l) => l.trim()).filter(Boolean);
   for (const line of lines) {
     const m = line.match(/^([A-Z]{1,3})(?:-([A-Z]{1,3}))?\s+(\d+)\s+([a-z0-9_-]+)((?:\s+\w+=[\d,]+)*)$/i);
-    if (!m) throw new Error(`Cannot read the row line "${line}": write it as "A-C 20 standard aisles=5,15 accessible=1,2".`);
+    if (!m) throw new Error(t('admin.rows.unreadable', { line }));
     const [, from, to, seats, category, extra] = m;
     const options = {};
     for (const opt of extra.trim().split(/\s+/).filter(Boolean)) {
       const [k, v] = opt.split('=');
-      if (k !== 'aisles' && k !== 'accessible') throw new Error(`Unknown option "${k}" (aisles, accessible).`);
+      if (k !== 'aisles' && k !== 'accessible') throw new Error(t('admin.rows.unknownOption', { option: k }));
       options[k] = v.split(',').filter(Boolean).map(Number);
     }
     for (const row of rowRange(from.toUpperCase(), (to || from).toUpperCase())) {
@@ -45,33 +48,33 @@ function rowLabel(n) {
 function rowRange(from, to) {
   const out = [];
   for (let n = rowNumber(from); n <= rowNumber(to); n++) out.push(rowLabel(n));
-  if (!out.length) throw new Error(`Row range ${from}-${to} is empty.`);
-  if (out.length > 200) throw new Error(`Row range ${from}-${to} has more than 200 rows.`);
+  if (!out.length) throw new Error(t('admin.rows.empty', { from, to }));
+  if (out.length > 200) throw new Error(t('admin.rows.tooMany', { from, to }));
   return out;
 }
 
 // "standard 12.50, premium 18" → {standard: {amount: 1250, currency}, …}, in the
 // currency's minor units: "standard 1800" in JPY is 1800, "standard 12.345" in KWD 12345.
 export function parsePrices(text, currency) {
-  if (!isCurrency(currency)) throw new Error(`Unknown currency "${currency}": write its three-letter code, such as EUR or JPY.`);
+  if (!isCurrency(currency)) throw new Error(t('admin.prices.unknownCurrency', { currency }));
   const prices = {};
   for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
     const m = part.match(/^([a-z0-9_-]+)\s+(\S+)$/i);
-    if (!m) throw new Error(`Cannot read the price "${part}": write it as "standard 12.50".`);
+    if (!m) throw new Error(t('admin.prices.unreadable', { part }));
     try {
       prices[m[1]] = { amount: toMinorUnits(m[2], currency), currency };
-    } catch (err) { throw new Error(`Cannot read the price "${part}": ${err.message}`); }
+    } catch (err) { throw new Error(t('admin.prices.invalid', { part, reason: err.message })); }
   }
   return prices;
 }
 
 // The start typed for the cinema's zone → the UTC instant (ms), or an Error saying why not.
 export function startOf(text, zone, now) {
-  if (!isZone(zone)) throw new Error(`Unknown time zone "${zone}": write an IANA name such as Europe/London.`);
-  const t = wallTimeToUtc(text, zone);
-  if (Number.isNaN(t)) throw new Error('Write the start as a date and a time.');
-  if (t <= now) throw new Error(`The start, ${when(new Date(t).toISOString(), zone)}, is in the past: a showtime must start later than now.`);
-  return t;
+  if (!isZone(zone)) throw new Error(t('admin.zone.unknown', { zone }));
+  const at = wallTimeToUtc(text, zone);
+  if (Number.isNaN(at)) throw new Error(t('admin.start.missing'));
+  if (at <= now) throw new Error(t('admin.start.past', { time: when(new Date(at).toISOString(), zone) }));
+  return at;
 }
 
 function field(label, input, hint) {
@@ -92,12 +95,13 @@ export function adminView(root, { say }) {
   const showPreview = () => {
     const f = create.elements;
     const z = f.timeZone.value.trim();
-    const t = isZone(z) ? wallTimeToUtc(f.startsAt.value, z) : NaN;
-    if (Number.isNaN(t)) { preview.textContent = isZone(z) ? '' : 'Unknown time zone.'; preview.dataset.utc = ''; return; }
-    const iso = new Date(t).toISOString();
+    const at = isZone(z) ? wallTimeToUtc(f.startsAt.value, z) : NaN;
+    if (Number.isNaN(at)) { preview.textContent = isZone(z) ? '' : t('admin.zone.unknownShort'); preview.dataset.utc = ''; return; }
+    const iso = new Date(at).toISOString();
     preview.dataset.utc = iso;
-    const moved = wallTimeAt(t, z) !== f.startsAt.value.slice(0, 16);
-    preview.textContent = `${when(iso, z)} (${iso.slice(0, 16).replace('T', ' ')} UTC)${moved ? `: ${f.startsAt.value.slice(11, 16)} does not exist that day, the clocks go forward` : ''}`;
+    const moved = wallTimeAt(at, z) !== f.startsAt.value.slice(0, 16);
+    const utc = `${when(iso, z)} (${iso.slice(0, 16).replace('T', ' ')} UTC)`;
+    preview.textContent = moved ? t('admin.start.skipped', { utc, time: f.startsAt.value.slice(11, 16) }) : utc;
   };
   const create = el('form', { class: 'admin', oninput: showPreview, onsubmit: async (e) => {
     e.preventDefault();
@@ -116,24 +120,24 @@ export function adminView(root, { say }) {
     try {
       const { data } = await api.createShowtime(body);
       say('');
-      fill(created, 'Showtime created: ', el('a', { href: `#/showtimes/${data.showtimeId}` }, `#${data.showtimeId}`));
+      fill(created, t('admin.created'), ' ', el('a', { href: `#/showtimes/${data.showtimeId}` }, `#${data.showtimeId}`));
       room.elements.showtimeId.value = data.showtimeId;
     } catch (err) { say(explain(err)); }
   } },
-  el('h2', {}, 'New showtime'),
-  field('Title', el('input', { name: 'title', required: true, value: 'Dune: Part Three' })),
-  field('Cinema', el('input', { name: 'cinema', required: true, value: 'Odeon Leicester Square' })),
-  field('Hall', el('input', { name: 'hall', required: true, value: 'Screen 1' })),
-  field('Starts at (the cinema\'s local time)', el('input', { name: 'startsAt', type: 'datetime-local', required: true, value: local, 'aria-describedby': 'start-preview' }), preview),
-  field('Time zone', el('input', { name: 'timeZone', required: true, value: zone, list: 'zones', autocomplete: 'off', spellcheck: 'false' }),
-    'The cinema\'s zone, an IANA name such as Europe/London.'),
+  el('h2', {}, t('admin.new')),
+  field(t('admin.form.title'), el('input', { name: 'title', required: true, value: 'Dune: Part Three' })),
+  field(t('list.cinema'), el('input', { name: 'cinema', required: true, value: 'Odeon Leicester Square' })),
+  field(t('admin.form.hall'), el('input', { name: 'hall', required: true, value: 'Screen 1' })),
+  field(t('admin.form.startsAt'), el('input', { name: 'startsAt', type: 'datetime-local', required: true, value: local, 'aria-describedby': 'start-preview' }), preview),
+  field(t('admin.form.zone'), el('input', { name: 'timeZone', required: true, value: zone, list: 'zones', autocomplete: 'off', spellcheck: 'false' }),
+    t('admin.form.zoneHint')),
   el('datalist', { id: 'zones' }, ...[...new Set([zone, ...COMMON_ZONES])].filter(isZone).map((z) => el('option', { value: z }))),
-  field('Rows', el('textarea', { name: 'rows', rows: 4, required: true }, 'A-B 16 premium aisles=4,12\nC-J 20 standard aisles=5,15 accessible=1,2'),
-    'One line per group of rows: rows, seats per row, category, then optionally aisles=after seats and accessible=seat numbers.'),
-  field('Prices', el('input', { name: 'prices', required: true, value: 'standard 12.50, premium 18.00' }),
-    'Category and price in the currency\'s units (12.50 EUR, 1800 JPY), separated by commas.'),
-  field('Currency', el('input', { name: 'currency', required: true, value: 'EUR', maxlength: 3, size: 4 })),
-  el('button', { class: 'primary', type: 'submit' }, 'Create showtime'), created);
+  field(t('admin.form.rows'), el('textarea', { name: 'rows', rows: 4, required: true }, 'A-B 16 premium aisles=4,12\nC-J 20 standard aisles=5,15 accessible=1,2'),
+    t('admin.form.rowsHint')),
+  field(t('legend.prices'), el('input', { name: 'prices', required: true, value: 'standard 12.50, premium 18.00' }),
+    t('admin.form.pricesHint')),
+  field(t('admin.form.currency'), el('input', { name: 'currency', required: true, value: 'EUR', maxlength: 3, size: 4 })),
+  el('button', { class: 'primary', type: 'submit' }, t('admin.form.create')), created);
 
   const roomResult = el('p', { class: 'result', 'aria-live': 'polite' });
   const room = el('form', { class: 'admin', onsubmit: async (e) => {
@@ -146,22 +150,22 @@ export function adminView(root, { say }) {
         admissionTtlSeconds: Number(f.admissionTtlSeconds.value),
       });
       say('');
-      roomResult.textContent = `Waiting room of showtime ${f.showtimeId.value} is ${f.enabled.checked ? 'on' : 'off'}.`;
+      roomResult.textContent = t(f.enabled.checked ? 'admin.room.on' : 'admin.room.off', { id: f.showtimeId.value });
     } catch (err) { say(explain(err)); }
   } },
-  el('h2', {}, 'Waiting room'),
-  field('Showtime id', el('input', { name: 'showtimeId', required: true, inputmode: 'numeric', pattern: '[0-9]+' })),
-  el('div', { class: 'field' }, el('label', {}, el('input', { name: 'enabled', type: 'checkbox', checked: true }), ' On')),
-  field('Customers choosing at once', el('input', { name: 'activeLimit', type: 'number', min: 1, value: 500 })),
-  field('Admission lasts (seconds)', el('input', { name: 'admissionTtlSeconds', type: 'number', min: 1, value: 900 })),
-  el('button', { class: 'primary', type: 'submit' }, 'Apply'), roomResult);
+  el('h2', {}, t('queue.title')),
+  field(t('admin.room.showtimeId'), el('input', { name: 'showtimeId', required: true, inputmode: 'numeric', pattern: '[0-9]+' })),
+  el('div', { class: 'field' }, el('label', {}, el('input', { name: 'enabled', type: 'checkbox', checked: true }), ' ', t('admin.room.enabled'))),
+  field(t('admin.room.activeLimit'), el('input', { name: 'activeLimit', type: 'number', min: 1, value: 500 })),
+  field(t('admin.room.admission'), el('input', { name: 'admissionTtlSeconds', type: 'number', min: 1, value: 900 })),
+  el('button', { class: 'primary', type: 'submit' }, t('admin.room.apply')), roomResult);
 
-  const list = el('div', { class: 'showtime-sales', 'aria-live': 'polite' }, el('p', {}, 'Loading…'));
-  fill(root, el('h1', {}, 'Admin'),
-    el('p', {}, 'These actions need a token with the admin scope: open this page with #/admin?token=….'),
-    el('section', { 'aria-labelledby': 'h-showtimes' }, el('h2', { id: 'h-showtimes' }, 'Showtimes'), list),
+  const list = el('div', { class: 'showtime-sales', 'aria-live': 'polite' }, el('p', {}, t('loading')));
+  fill(root, el('h1', {}, t('header.admin')),
+    el('p', {}, t('admin.needsToken')),
+    el('section', { 'aria-labelledby': 'h-showtimes' }, el('h2', { id: 'h-showtimes' }, t('list.title')), list),
     el('div', { class: 'admin-grid' }, create, room));
   showPreview();
   showtimesWithSales(list).catch((err) => fill(list, el('p', {},
-    err.code === 'FORBIDDEN' || err.code === 'UNAUTHENTICATED' ? 'Sales are shown to administrators only.' : explain(err))));
+    err.code === 'FORBIDDEN' || err.code === 'UNAUTHENTICATED' ? t('admin.salesAdminsOnly') : explain(err))));
 }

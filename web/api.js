@@ -57,7 +57,7 @@ export async function call(method, path, { body, headers = {}, auth = true, etag
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch (e) {
-    throw new ApiError(0, { error: 'The service cannot be reached. Check your connection and try again.', code: 'NETWORK' });
+    throw new ApiError(0, { error: 'network error: no answer from the service', code: 'NETWORK' });
   } finally {
     clearTimeout(timer);
   }

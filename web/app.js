@@ -6,9 +6,8 @@
 // its parts, what every view shares is page.js.
 
 import { api, adoptTokenFromFragment, claims, setToken } from './api.js';
-import { BOOKING_WORDS, CANCELLED, add, clock, el, explain, fill, money, orderRef, seatList, statusBadge, when } from './format.js';
-import { adminView } from './admin.js';
-import { adminShowtimeView } from './adminshowtime.js';
+import { CANCELLED, bookingWords, add, clock, el, explain, fill, money, orderRef, seatList, statusBadge, when } from './format.js';
+import { LANG, LANGUAGES, switchLanguage, t, tn, translateStatic } from './i18n.js';
 import { announce, beginRoute, every, left, randomKey, salesCloseAt, say, store, view } from './page.js';
 import { payFor } from './pay.js';
 import { showtimeView } from './showtime.js';
@@ -32,11 +31,11 @@ async function listView(params, nav) {
     if (d) q.set('date', d);
     location.hash = `#/?${q}`;
   } },
-  el('label', {}, 'Cinema ', el('input', { name: 'cinema', value: cinema, autocomplete: 'off' })),
-  el('label', {}, 'Date ', el('input', { name: 'date', type: 'date', value: date })),
-  el('button', { type: 'submit' }, 'Show'));
+  el('label', {}, t('list.cinema'), el('input', { name: 'cinema', value: cinema, autocomplete: 'off' })),
+  el('label', {}, t('list.date'), el('input', { name: 'date', type: 'date', value: date })),
+  el('button', { type: 'submit' }, t('list.show')));
   const list = el('ul', { class: 'showtimes', 'aria-busy': 'true' });
-  fill(view(), el('h1', {}, 'Showtimes'), form, list);
+  fill(view(), el('h1', {}, t('list.title')), form, list);
   const q = { limit: PAGE_SIZE };
   if (cinema) q.cinema = cinema;
   const day = date ? new Date(`${date}T00:00:00`) : null;
@@ -49,7 +48,7 @@ async function listView(params, nav) {
     const { data } = await api.showtimes(q);
     if (left(nav)) return;
     list.removeAttribute('aria-busy');
-    if (!data.showtimes.length) add(list, el('li', {}, 'No showtimes match.'));
+    if (!data.showtimes.length) add(list, el('li', {}, t('list.none')));
     // A showtime whose sales have closed (a date's earlier showtimes, or the minutes before
     // a start) is shown without a link to its seats. This browser's clock decides here; the
     // service decides a hold, and the seat map says so if the clock was off.
@@ -60,10 +59,10 @@ async function listView(params, nav) {
       add(list, el('li', { class: closed ? 'card closed' : 'card', 'data-showtime': s.showtimeId },
         el('h2', {}, closed ? s.title : el('a', { href: `#/showtimes/${s.showtimeId}` }, s.title)),
         el('p', {}, `${s.cinema} · ${s.hall}`),
-        el('p', {}, el('time', { datetime: s.startsAt }, when(s.startsAt, s.timeZone)), ` · ${s.seatCount} seats`),
-        closed ? el('p', { class: 'closed-note' }, 'Sales closed') : el('p', { class: 'muted' }, prices)));
+        el('p', {}, el('time', { datetime: s.startsAt }, when(s.startsAt, s.timeZone)), ` · ${t('list.seats', { n: s.seatCount })}`),
+        closed ? el('p', { class: 'closed-note' }, t('list.salesClosed')) : el('p', { class: 'muted' }, prices)));
     }
-    const pager = el('nav', { class: 'pager', 'aria-label': 'Pages' });
+    const pager = el('nav', { class: 'pager', 'aria-label': t('pager.label') });
     const base = new URLSearchParams();
     if (cinema) base.set('cinema', cinema);
     if (date) base.set('date', date);
@@ -72,13 +71,13 @@ async function listView(params, nav) {
       const stack = back.slice(0, -1);
       if (back[back.length - 1]) prev.set('cursor', back[back.length - 1]);
       for (const b of stack) prev.append('back', b);
-      add(pager, el('a', { href: `#/?${prev}` }, '← Previous'));
+      add(pager, el('a', { href: `#/?${prev}` }, t('pager.previous')));
     }
     if (data.nextCursor) {
       const next = new URLSearchParams(base);
       next.set('cursor', data.nextCursor);
       for (const b of [...back, cursor]) next.append('back', b);
-      add(pager, el('a', { href: `#/?${next}` }, 'Next →'));
+      add(pager, el('a', { href: `#/?${next}` }, t('pager.next')));
     }
     add(view(), pager);
   } catch (e) {
@@ -95,9 +94,9 @@ async function bookingView(id, nav) {
   const status = el('strong', { class: 'badge status' }, '…');
   const detail = el('div', {});
   const info = el('p', { class: 'sub' });
-  fill(root, el('h1', {}, 'Your booking'),
-    el('p', {}, 'Order reference ', el('span', { class: 'order-ref' }, orderRef(id))), info,
-    el('p', { class: 'booking-status', 'aria-live': 'polite' }, 'Status: ', status), detail);
+  fill(root, el('h1', {}, t('booking.title')),
+    el('p', {}, tn('booking.reference', { ref: el('span', { class: 'order-ref' }, orderRef(id)) })), info,
+    el('p', { class: 'booking-status', 'aria-live': 'polite' }, tn('booking.statusLine', { status })), detail);
   let final = false;      // CONFIRMED or REFUNDED: nothing more will happen
   let shown = '';         // the status the detail was drawn for
   let loading = false;    // one poll at a time
@@ -117,7 +116,7 @@ async function bookingView(id, nav) {
       return;
     }
     if (left(nav)) return;
-    status.textContent = BOOKING_WORDS[b.status] || b.status;
+    status.textContent = bookingWords(b.status);
     status.dataset.status = b.status;
     if (!showtime) {
       try { showtime = (await api.showtime(b.showtimeId)).data; } catch { showtime = null; }
@@ -128,21 +127,21 @@ async function bookingView(id, nav) {
     }
     if (b.status === shown) return;
     shown = b.status;
-    const seats = el('p', {}, `Seats ${seatList(b.seats)} · ${money(b.amount)} · `, el('a', { href: `#/showtimes/${b.showtimeId}` }, 'Seat map'));
+    const seats = el('p', {}, `${t('seats.list', { seats: seatList(b.seats), price: money(b.amount) })} · `, el('a', { href: `#/showtimes/${b.showtimeId}` }, t('booking.seatMap')));
     const cancelled = showtime && showtime.status === 'CANCELLED';
     if (b.status === 'PENDING') {
       // A cancelled showtime's payment would only be refunded: never invited.
       fill(detail, seats, cancelled
-        ? el('p', { class: 'cancelled-note' }, `${CANCELLED} Do not pay for this booking; a payment made anyway is refunded.`)
-        : el('p', {}, 'Waiting for the payment to be confirmed…'),
-      kept && kept.url && !cancelled ? el('p', {}, 'Not paid yet? ', el('a', { href: kept.url }, 'Continue to the payment page'), '.') : null);
+        ? el('p', { class: 'cancelled-note' }, `${CANCELLED} ${t('booking.doNotPay')}`)
+        : el('p', {}, t('booking.waitingForPayment')),
+      kept && kept.url && !cancelled ? el('p', {}, tn('booking.notPaidYet', { link: el('a', { href: kept.url }, t('booking.continueToPayment')) })) : null);
       return;
     }
     if (b.status === 'CONFIRMED') {
       final = true;
       store.set(`hold.${b.showtimeId}`, null);
-      fill(detail, seats, el('p', { class: 'ok' }, 'Your seats are booked. Enjoy the film!'));
-      announce('Payment confirmed: your seats are booked.');
+      fill(detail, seats, el('p', { class: 'ok' }, t('booking.confirmed')));
+      announce(t('booking.confirmedAnnounce'));
       await ticketsOf(b, showtime, detail, nav);
       if (left(nav)) return;
       const refundable = showtime && Number.isInteger(showtime.refundUntilMinutesBefore)
@@ -150,7 +149,7 @@ async function bookingView(id, nav) {
       if (refundable > Date.now()) {
         // Two steps: the button asks, the second one cancels (API.md "Customers cancel").
         const sure = el('div', { class: 'confirm', hidden: true },
-          el('p', {}, `Cancel this booking? ${money(b.amount)} is refunded to you and the seats go back on sale.`),
+          el('p', {}, t('booking.cancelQuestion', { price: money(b.amount) })),
           el('button', { class: 'danger', type: 'button', onclick: async (e) => {
             const button = e.currentTarget;  // (null once the handler has awaited)
             button.disabled = true;
@@ -160,23 +159,23 @@ async function bookingView(id, nav) {
               final = false;
               await load();
             } catch (err) { say(explain(err)); button.disabled = false; }
-          } }, 'Yes, cancel and refund'),
+          } }, t('booking.cancelYes')),
           ' ',
-          el('button', { type: 'button', onclick: () => { sure.hidden = true; ask.focus(); } }, 'Keep my booking'));
+          el('button', { type: 'button', onclick: () => { sure.hidden = true; ask.focus(); } }, t('booking.cancelNo')));
         const ask = el('button', { type: 'button', onclick: () => { sure.hidden = false; sure.querySelector('button:last-child').focus(); } },
-          'Cancel booking…');
-        detail.append(el('p', {}, ask, el('small', {}, ` Possible until ${when(new Date(refundable).toISOString(), showtime.timeZone)}.`)), sure);
+          t('booking.cancel'));
+        detail.append(el('p', {}, ask, ' ', el('small', {}, t('booking.cancelUntil', { time: when(new Date(refundable).toISOString(), showtime.timeZone) }))), sure);
       }
     } else if (b.status === 'REFUNDED') {
       final = true;
       fill(detail, seats, el('p', {}, cancelled
-        ? `${CANCELLED} Your payment is refunded in full.`
-        : 'This booking was cancelled and your payment refunded in full.'));
+        ? `${CANCELLED} ${t('booking.refundedInFull')}`
+        : t('booking.refunded')));
     } else {
       // FAILED: the payment failed (nothing taken), or it came after the seats were released
       // (then it is being refunded, and the page shows REFUNDED when it is).
-      fill(detail, seats, el('p', {}, 'The payment did not go through. If any amount was taken, it is refunded automatically.'));
-      announce('The payment failed.');
+      fill(detail, seats, el('p', {}, t('booking.failed')));
+      announce(t('booking.failedAnnounce'));
       // The seat map's checkout key belongs to this finished booking: a new payment needs a new one.
       const held = store.get(`hold.${b.showtimeId}`);
       if (held && held.holdId === b.holdId && held.checkoutKey) store.set(`hold.${b.showtimeId}`, { ...held, checkoutKey: undefined });
@@ -185,7 +184,7 @@ async function bookingView(id, nav) {
       if (left(nav)) return;
       if (hold && hold.status === 'HELD') {
         const remaining = el('strong', { class: 'countdown' });
-        const again = el('button', { class: 'primary' }, 'Pay again');
+        const again = el('button', { class: 'primary' }, t('booking.payAgain'));
         let key = randomKey();  // one key per attempt: a double click replays it
         let over = false;
         again.addEventListener('click', async () => {
@@ -194,7 +193,7 @@ async function bookingView(id, nav) {
           again.disabled = true;
           await payFor(b.holdId, key, (e) => {
             if (e.code !== 'HOLD_NOT_ACTIVE') return false;
-            say('The seats are no longer held long enough to pay for them: choose them again on the seat map.', 'info');
+            say(t('booking.heldTooShort'), 'info');
             return true;
           }, (k) => { key = k; });
           paying = false;
@@ -207,13 +206,13 @@ async function bookingView(id, nav) {
         const upd = () => {
           const ms = new Date(hold.expiresAt) - (Date.now() + skew);
           remaining.textContent = clock(ms);
-          if (ms <= 0) { clearInterval(t); over = true; again.disabled = true; add(detail, el('p', {}, 'The hold has ended; choose your seats again.')); }
+          if (ms <= 0) { clearInterval(timer); over = true; again.disabled = true; add(detail, el('p', {}, t('booking.holdEnded'))); }
         };
-        const t = every(250, upd);
+        const timer = every(250, upd);
         upd();
-        add(detail, el('p', {}, 'Your seats are still held for ', remaining, '.'), el('div', { class: 'actions' }, again));
+        add(detail, el('p', {}, tn('booking.stillHeld', { time: remaining })), el('div', { class: 'actions' }, again));
       } else {
-        add(detail, el('p', {}, 'The seats are no longer held: ', el('a', { href: `#/showtimes/${b.showtimeId}` }, 'choose again'), '.'));
+        add(detail, el('p', {}, tn('booking.noLongerHeld', { link: el('a', { href: `#/showtimes/${b.showtimeId}` }, t('booking.chooseAgain')) })));
       }
     }
   };
@@ -222,9 +221,9 @@ async function bookingView(id, nav) {
   // Every second for a minute, then every 5 s; a FAILED booking is still asked every 5 s
   // for 10 minutes (a late payment turns REFUNDED).
   let waited = 0;
-  const t = every(BOOKING_POLL_MS, () => {
+  const timer = every(BOOKING_POLL_MS, () => {
     waited += BOOKING_POLL_MS;
-    if (final || (shown === 'FAILED' && waited > 600000)) { clearInterval(t); return; }
+    if (final || (shown === 'FAILED' && waited > 600000)) { clearInterval(timer); return; }
     if ((waited > 60000 || shown === 'FAILED') && waited % 5000) return;
     load();
   });
@@ -235,34 +234,34 @@ async function bookingView(id, nav) {
 async function myBookingsView(params, nav) {
   const cursor = params.get('cursor') || '';
   const back = params.getAll('back');
-  fill(view(), el('h1', {}, 'My bookings'), el('p', {}, 'Loading…'));
+  fill(view(), el('h1', {}, t('bookings.title')), el('p', {}, t('loading')));
   let page;
   try { ({ data: page } = await api.myBookings(cursor)); } catch (e) {
     if (left(nav)) return;
-    fill(view(), el('h1', {}, 'My bookings'), el('p', {}, explain(e)));
+    fill(view(), el('h1', {}, t('bookings.title')), el('p', {}, explain(e)));
     return;
   }
   if (left(nav)) return;
   const list = el('ul', { class: 'showtimes bookings' }, ...page.bookings.map((b) => el('li', { class: 'card' },
     el('h2', {}, el('a', { href: `#/bookings/${b.bookingId}` }, b.title)),
     el('p', {}, el('time', { datetime: b.startsAt }, when(b.startsAt))),
-    el('p', {}, `Seats ${seatList(b.seats)} · ${money(b.amount)}`),
-    el('p', {}, statusBadge(b.status), ' ', el('small', { class: 'muted' }, 'Order ', el('span', { class: 'order-ref' }, orderRef(b.bookingId)))))));
-  const pager = el('nav', { class: 'pager', 'aria-label': 'Pages' });
+    el('p', {}, t('seats.list', { seats: seatList(b.seats), price: money(b.amount) })),
+    el('p', {}, statusBadge(b.status), ' ', el('small', { class: 'muted' }, tn('bookings.order', { ref: el('span', { class: 'order-ref' }, orderRef(b.bookingId)) }))))));
+  const pager = el('nav', { class: 'pager', 'aria-label': t('pager.label') });
   if (back.length) {
     const q = new URLSearchParams();
     const prev = back.slice(0, -1);
     if (back[back.length - 1]) q.set('cursor', back[back.length - 1]);
     for (const c of prev) q.append('back', c);
-    add(pager, el('a', { href: `#/bookings?${q}` }, '← Newer'));
+    add(pager, el('a', { href: `#/bookings?${q}` }, t('pager.newer')));
   }
   if (page.nextCursor) {
     const q = new URLSearchParams({ cursor: page.nextCursor });
     for (const c of [...back, cursor]) q.append('back', c);
-    add(pager, el('a', { href: `#/bookings?${q}` }, 'Older →'));
+    add(pager, el('a', { href: `#/bookings?${q}` }, t('pager.older')));
   }
-  fill(view(), el('h1', {}, 'My bookings'),
-    page.bookings.length ? list : el('p', {}, 'No bookings yet. ', el('a', { href: '#/' }, 'Find a showtime'), '.'), pager);
+  fill(view(), el('h1', {}, t('bookings.title')),
+    page.bookings.length ? list : el('p', {}, tn('bookings.none', { link: el('a', { href: '#/' }, t('bookings.find')) })), pager);
 }
 
 // A confirmed booking's tickets: one QR code per seat, large enough to scan from a phone,
@@ -274,15 +273,16 @@ async function ticketsOf(b, showtime, detail, nav) {
     return;
   }
   if (left(nav)) return;
-  const heading = showtime ? `${showtime.title} · ${when(showtime.startsAt, showtime.timeZone)}` : `Booking ${orderRef(b.bookingId)}`;
+  const reference = t('ticket.booking', { ref: orderRef(b.bookingId) });
+  const heading = showtime ? `${showtime.title} · ${when(showtime.startsAt, showtime.timeZone)}` : reference;
   add(detail,
-    el('div', { class: 'actions no-print' }, el('button', { onclick: () => window.print() }, 'Print tickets')),
-    el('ul', { class: 'tickets' }, ...tickets.map((t) => el('li', { class: 'ticket' },
+    el('div', { class: 'actions no-print' }, el('button', { onclick: () => window.print() }, t('ticket.print'))),
+    el('ul', { class: 'tickets' }, ...tickets.map((ticket) => el('li', { class: 'ticket' },
       el('p', { class: 'ticket-show' }, heading),
-      el('p', { class: 'ticket-seat' }, `Seat ${t.seat}`),
-      el('img', { src: t.qr, alt: `QR code of the ticket for seat ${t.seat}`, width: '280', height: '280' }),
-      el('p', { class: 'ticket-code' }, t.code),
-      el('p', { class: 'muted' }, `Booking ${orderRef(b.bookingId)}`)))));
+      el('p', { class: 'ticket-seat' }, t('ticket.seat', { seat: ticket.seat })),
+      el('img', { src: ticket.qr, alt: t('ticket.qr', { seat: ticket.seat }), width: '280', height: '280' }),
+      el('p', { class: 'ticket-code' }, ticket.code),
+      el('p', { class: 'muted' }, reference)))));
 }
 
 // ---- routing --------------------------------------------------------------------------
@@ -299,8 +299,15 @@ function showWho(path) {
     const current = target === '/' ? path === '/' || path.startsWith('/showtimes') : path.startsWith(target);
     if (current) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
   }
-  if (!c) { who.textContent = 'Not signed in'; return; }
-  fill(who, el('button', { class: 'link', onclick: () => { setToken(''); showWho(path); } }, 'Sign out'));
+  if (!c) { who.textContent = t('header.signedOut'); return; }
+  fill(who, el('button', { class: 'link', onclick: () => { setToken(''); showWho(path); } }, t('header.signOut')));
+}
+
+// The language switch in the header, each language named in its own words.
+function languageSwitch() {
+  const select = el('select', { id: 'language', 'aria-label': t('header.language'), onchange: () => switchLanguage(select.value) },
+    ...Object.entries(LANGUAGES).map(([code, name]) => el('option', { value: code, lang: code, selected: code === LANG }, name)));
+  document.getElementById('languages').replaceChildren(select);
 }
 
 async function route() {
@@ -317,13 +324,20 @@ async function route() {
   if ((m = path.match(/^\/showtimes\/(\d+)$/))) await showtimeView(m[1], nav);
   else if ((m = path.match(/^\/bookings\/(\d+)$/))) await bookingView(m[1], nav);
   else if (path === '/bookings') await myBookingsView(params, nav);
-  else if (path === '/admin') adminView(view(), { say });
-  else if ((m = path.match(/^\/admin\/showtimes\/(\d+)$/))) await adminShowtimeView(view(), m[1], nav, { say });
+  else if (path === '/admin' || (m = path.match(/^\/admin\/showtimes\/(\d+)$/))) {
+    // The admin pages and their words load when an admin page is opened: a customer's page
+    // never carries them.
+    const [{ adminView }, { adminShowtimeView }] = await Promise.all([import('./admin.js'), import('./adminshowtime.js')]);
+    if (left(nav)) return;
+    if (m) await adminShowtimeView(view(), m[1], nav, { say }); else adminView(view(), { say });
+  }
   else await listView(params, nav);
   if (left(nav)) return;
-  document.title = `${view().querySelector('h1')?.textContent || 'Showtimes'} · Boxoffice`;
+  document.title = `${view().querySelector('h1')?.textContent || t('list.title')} · Boxoffice`;
 }
 
+translateStatic();
+languageSwitch();
 window.addEventListener('hashchange', route);
 // The skip link moves focus to the page's content; it is not a route.
 document.querySelector('.skip').addEventListener('click', (e) => { e.preventDefault(); view().focus(); });

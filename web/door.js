@@ -9,7 +9,8 @@
 // more with the same nonce, which gets the first answer again (API.md POST /checkin).
 
 import { adoptTokenFromFragment, call, claims, token } from './api.js';
-import { el, fill, when } from './format.js';
+import { el, explain, fill, when } from './format.js';
+import { LOCALE, loadStrings, t, translateStatic } from './i18n.js';
 import { say } from './page.js';
 
 const RECENT = 12;            // scans listed
@@ -27,15 +28,17 @@ function nonce() {
 }
 
 // The answer to a refused scan, in words for the door.
+const clockTime = (iso) => (iso ? new Date(iso) : new Date()).toLocaleTimeString(LOCALE);
+
 function reason(e) {
   const b = e.body || {};
   switch (e.code) {
-    case 'ALREADY_CHECKED_IN': return `Already admitted at ${new Date(b.checkedInAt).toLocaleTimeString()}`;
-    case 'WRONG_SHOWTIME': return `Ticket for another show: ${b.title}, ${when(b.startsAt)}`;
-    case 'TICKET_VOID': return 'Ticket void: the booking was refunded or cancelled';
-    case 'TICKET_UNKNOWN': return 'Not a ticket of this cinema';
-    case 'NETWORK': return 'No answer from the service: scan again';
-    default: return e.message || 'Refused';
+    case 'ALREADY_CHECKED_IN': return t('door.already', { time: clockTime(b.checkedInAt) });
+    case 'WRONG_SHOWTIME': return t('door.wrongShowtime', { title: b.title, time: when(b.startsAt, b.timeZone) });
+    case 'TICKET_VOID': return t('door.void');
+    case 'TICKET_UNKNOWN': return t('door.unknown');
+    case 'NETWORK': return t('door.network');
+    default: return e.message || t('door.refused');
   }
 }
 
@@ -43,13 +46,14 @@ function showResult(ok, seat, text) {
   const result = document.getElementById('result');
   result.dataset.result = ok ? 'admitted' : 'refused';
   fill(result,
-    el('div', { class: 'verdict' }, ok ? 'ADMITTED' : 'REFUSED'),
-    seat ? el('div', { class: 'door-seat' }, `Seat ${seat}`) : null,
+    el('div', { class: 'verdict' }, ok ? t('door.verdictAdmitted') : t('door.verdictRefused')),
+    seat ? el('div', { class: 'door-seat' }, t('ticket.seat', { seat })) : null,
     el('div', { class: 'door-reason' }, text));
-  document.getElementById('announce').textContent = `${ok ? 'Admitted' : 'Refused'}${seat ? `, seat ${seat}` : ''}. ${text}`;
+  const verdict = ok ? t('door.admitted') : t('door.refused');
+  document.getElementById('announce').textContent = `${seat ? t('door.announceSeat', { verdict, seat }) : verdict}. ${text}`;
   const list = document.getElementById('recent');
   list.prepend(el('li', { 'data-result': ok ? 'admitted' : 'refused' },
-    el('strong', {}, ok ? 'ADMITTED' : 'REFUSED'), ` ${seat ? `Seat ${seat} · ` : ''}${text} · ${new Date().toLocaleTimeString()}`));
+    el('strong', {}, ok ? t('door.verdictAdmitted') : t('door.verdictRefused')), ` ${seat ? `${t('ticket.seat', { seat })} · ` : ''}${text} · ${clockTime()}`));
   while (list.children.length > RECENT) list.lastChild.remove();
 }
 
@@ -58,12 +62,12 @@ async function send(scan) {
   for (let attempt = 0; ; ++attempt) {
     try {
       const { data } = await call('POST', '/checkin', { body });
-      showResult(true, data.seat, `First scan, ${new Date(data.checkedInAt).toLocaleTimeString()}`);
+      showResult(true, data.seat, t('door.firstScan', { time: clockTime(data.checkedInAt) }));
       return;
     } catch (e) {
       // A lost answer: the same scan once more (its nonce gets the first answer).
       if (e.code === 'NETWORK' && attempt === 0) continue;
-      if (e.status === 401 || e.status === 403) say('This page needs a door token: open it from a link with #token=…');
+      if (e.status === 401 || e.status === 403) say(t('door.needsToken'));
       showResult(false, (e.body && e.body.seat) || '', reason(e));
       return;
     }
@@ -92,7 +96,7 @@ async function refreshCount() {
   if (!showtime) return;
   try {
     const { data } = await call('GET', `/showtimes/${showtime.showtimeId}/checkins`);
-    document.getElementById('count').textContent = `${data.admitted} admitted of ${data.sold} sold`;
+    document.getElementById('count').textContent = t('door.count', { admitted: data.admitted, sold: data.sold, n: data.sold });
   } catch { /* kept as it was; the next refresh tries again */ }
 }
 
@@ -102,7 +106,7 @@ async function startCamera(button) {
   try {
     stream = await navigator.mediaDevices.getUserMedia({ video: { facingMode: 'environment' } });
   } catch {
-    say('The camera could not be opened: use a scanner or type the code.');
+    say(t('door.noCamera'));
     return;
   }
   button.replaceWith(video);
@@ -132,35 +136,35 @@ function scanning() {
     input.value = '';
     input.focus();
   } },
-  el('label', { for: 'code' }, 'Ticket code'), input, el('button', { type: 'submit', class: 'primary' }, 'Check in'),
-  el('p', { id: 'code-help', class: 'muted' }, 'Scan the ticket (the scanner types the code and Enter), or type it.'));
+  el('label', { for: 'code' }, t('door.code')), input, el('button', { type: 'submit', class: 'primary' }, t('door.checkIn')),
+  el('p', { id: 'code-help', class: 'muted' }, t('door.codeHelp')));
   const camera = 'BarcodeDetector' in window && navigator.mediaDevices
-    ? el('button', { type: 'button', onclick: (e) => startCamera(e.currentTarget) }, 'Use the camera') : null;
+    ? el('button', { type: 'button', onclick: (e) => startCamera(e.currentTarget) }, t('door.camera')) : null;
   fill(view,
     el('h1', {}, showtime.title),
-    el('p', { class: 'muted' }, when(showtime.startsAt, showtime.timeZone), ' · ', el('a', { href: '#' }, 'Another showtime')),
+    el('p', { class: 'muted' }, when(showtime.startsAt, showtime.timeZone), ' · ', el('a', { href: '#' }, t('door.another'))),
     el('p', { id: 'count', class: 'door-count', 'aria-live': 'polite' }, ''),
     form, camera,
-    el('div', { id: 'result', class: 'door-result', 'data-result': 'none' }, el('div', { class: 'verdict' }, 'Ready')),
-    el('h2', {}, 'Last scans'), el('ol', { id: 'recent', class: 'door-recent' }));
+    el('div', { id: 'result', class: 'door-result', 'data-result': 'none' }, el('div', { class: 'verdict' }, t('door.ready'))),
+    el('h2', {}, t('door.lastScans')), el('ol', { id: 'recent', class: 'door-recent' }));
   input.focus();
   refreshCount();
 }
 
 async function choose() {
-  fill(view, el('h1', {}, 'Choose a showtime'), el('p', {}, 'Loading…'));
+  fill(view, el('h1', {}, t('door.choose')), el('p', {}, t('loading')));
   let list = [];
   try {
     // Shows from an hour ago on: the doors open before the start and close after it.
     const from = new Date(Date.now() - 3600000).toISOString();
     list = (await call('GET', `/showtimes?${new URLSearchParams({ from, limit: '100' })}`, { auth: false })).data.showtimes;
   } catch (e) {
-    say(e.message);
+    say(explain(e));
   }
-  fill(view, el('h1', {}, 'Choose a showtime'),
+  fill(view, el('h1', {}, t('door.choose')),
     list.length ? el('ul', { class: 'door-showtimes' }, ...list.map((s) => el('li', {},
       el('a', { href: `#${s.showtimeId}` }, s.title), ` · ${s.cinema} · ${s.hall} · `, when(s.startsAt, s.timeZone))))
-      : el('p', {}, 'No showtimes from an hour ago on.'));
+      : el('p', {}, t('door.none')));
 }
 
 async function route() {
@@ -168,14 +172,14 @@ async function route() {
   say('');
   const c = claims();
   const scope = String((c && c.scope) || '').split(' ');
-  document.getElementById('who').textContent = !token() ? 'Not signed in'
-    : scope.includes('door') || scope.includes('admin') ? `Door staff ${c.sub}` : 'Not a door token';
+  document.getElementById('who').textContent = !token() ? t('header.signedOut')
+    : scope.includes('door') || scope.includes('admin') ? t('door.staff') : t('door.notDoorToken');
   const id = location.hash.replace(/^#\/?/, '');
   if (!/^\d+$/.test(id)) { showtime = null; await choose(); return; }
   try {
     showtime = (await call('GET', `/showtimes/${id}`, { auth: false })).data;
   } catch (e) {
-    say(e.message);
+    say(explain(e));
     showtime = null;
     await choose();
     return;
@@ -183,6 +187,9 @@ async function route() {
   scanning();
 }
 
+await loadStrings('door');
+translateStatic();
+document.title = `${t('door.title')} · Boxoffice`;
 window.addEventListener('hashchange', route);
 setInterval(refreshCount, COUNT_REFRESH_MS);
 route();

@@ -1,10 +1,9 @@
 // Money, times and the words the page shows for every refusal of the API.
 
+import { LOCALE, t } from './i18n.js';
 import { zoneOf } from './timezone.js';
 
-// The page is in English: numbers and dates follow the reader's own English where the
-// browser names one (en-GB: 24-hour times), plain "en" otherwise.
-export const LOCALE = (globalThis.navigator?.languages || []).find((l) => /^en(-|$)/i.test(l)) || 'en';
+export { LOCALE };
 
 // Amounts are integers in the currency's minor unit (API.md): 1250 EUR is 12.50 EUR, 1800
 // JPY is 1800 JPY, 12345 KWD is 12.345 KWD. How many digits a currency's minor unit has is
@@ -31,14 +30,13 @@ export function isCurrency(code) {
 export function toMinorUnits(text, currency) {
   const d = minorDigits(currency);
   const m = /^(\d+)(?:\.(\d+))?$/.exec(String(text).trim());
-  if (!m) throw new Error(`"${text}" is not an amount: write it as 12.50 (digits and a point).`);
+  if (!m) throw new Error(t('amount.notAmount', { text }));
   const fraction = (m[2] || '').replace(/0+$/, '');
   if (fraction.length > d) {
-    throw new Error(d === 0 ? `${currency} has no minor unit: write "${text}" without decimals.`
-      : `${currency} has ${d} decimal${d > 1 ? 's' : ''}: "${text}" has more.`);
+    throw new Error(d === 0 ? t('amount.noMinorUnit', { currency, text }) : t('amount.tooManyDecimals', { currency, text, n: d }));
   }
   const amount = Number(m[1] + fraction.padEnd(d, '0'));
-  if (!Number.isSafeInteger(amount)) throw new Error(`"${text}" is too large.`);
+  if (!Number.isSafeInteger(amount)) throw new Error(t('amount.tooLarge', { text }));
   return amount;
 }
 
@@ -86,9 +84,17 @@ export function orderRef(id) {
 }
 
 // A booking's status in the customer's words (the API's code stays in data-status).
-export const BOOKING_WORDS = { PENDING: 'Awaiting payment', CONFIRMED: 'Confirmed', FAILED: 'Payment failed', REFUNDED: 'Refunded' };
-export function statusBadge(status, words = BOOKING_WORDS) {
-  return el('span', { class: 'badge status', 'data-status': status }, words[status] || status.charAt(0) + status.slice(1).toLowerCase());
+export function bookingWords(status) {
+  switch (status) {
+    case 'PENDING': return t('booking.status.pending');
+    case 'CONFIRMED': return t('booking.status.confirmed');
+    case 'FAILED': return t('booking.status.failed');
+    case 'REFUNDED': return t('booking.status.refunded');
+    default: return status;
+  }
+}
+export function statusBadge(status) {
+  return el('span', { class: 'badge status', 'data-status': status }, bookingWords(status));
 }
 
 export function clock(ms) {
@@ -126,40 +132,38 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
-export const SALES_CLOSED = 'Sales for this showtime have closed.';
-export const CANCELLED = 'This showtime was cancelled. Nothing more is sold, and everyone who paid gets their money back.';
+export const SALES_CLOSED = t('sales.closed');
+export const CANCELLED = t('showtime.cancelled');
 
 // What to tell the customer for an ApiError, by the API's code.
 export function explain(e) {
   const b = e.body || {};
   const seats = Array.isArray(b.seats) && b.seats.length ? seatList(b.seats) : '';
+  const n = Array.isArray(b.seats) ? b.seats.length : 0;
   switch (e.code) {
-    case 'SEATS_UNAVAILABLE':
-      return seats ? `Sorry, ${seats} ${b.seats.length > 1 ? 'were' : 'was'} just taken by someone else. The map is updated: choose other seats.`
-                   : 'Those seats are no longer available. Choose other seats.';
-    case 'SINGLE_SEAT_GAP':
-      return `Holding these seats would leave ${seats} empty on ${b.seats && b.seats.length > 1 ? 'their' : 'its'} own, and this showtime sells no single seats in between. Include ${b.seats && b.seats.length > 1 ? 'them' : 'it'}, or choose seats next to others.`;
-    case 'UNKNOWN_SEATS': return `This showtime has no seat ${seats}. Reload the seat map.`;
-    case 'RATE_LIMITED': return `Too many attempts in a short time. Try again in ${e.retryAfter || 60} seconds.`;
-    case 'HOLD_LIMIT': return 'You already hold the most seats one customer may hold for this showtime (8). Release a hold or pay for it first.';
-    case 'NOT_ADMITTED': return 'This showtime has a waiting room: you need your turn to choose seats.';
+    case 'SEATS_UNAVAILABLE': return seats ? t('error.seatsTaken', { seats, n }) : t('error.seatsUnavailable');
+    case 'SINGLE_SEAT_GAP': return t('error.singleSeatGap', { seats, n });
+    case 'UNKNOWN_SEATS': return t('error.unknownSeats', { seats });
+    case 'RATE_LIMITED': return t('error.rateLimited', { n: e.retryAfter || 60 });
+    case 'HOLD_LIMIT': return t('error.holdLimit');
+    case 'NOT_ADMITTED': return t('error.notAdmitted');
     case 'SALES_CLOSED': return SALES_CLOSED;
     case 'SHOWTIME_CANCELLED': return CANCELLED;
-    case 'SOLD_OUT': return 'Every seat of this showtime is sold.';
-    case 'NOT_REFUNDABLE': return 'This booking can no longer be cancelled.';
-    case 'HOLD_NOT_ACTIVE': return 'Your hold has ended and its seats were released. Please choose your seats again.';
-    case 'CHECKOUT_EXISTS': return 'A payment for these seats is already open.';
-    case 'IDEMPOTENCY_IN_PROGRESS': return 'Your checkout is still being processed. Try again in a moment.';
-    case 'IDEMPOTENCY_KEY_REUSED': return 'This checkout was already used for other seats. Start again from the seat map.';
-    case 'IDEMPOTENCY_KEY_REQUIRED': return 'The checkout request was incomplete. Try again.';
-    case 'UNAUTHENTICATED': return 'You are not signed in, or your sign-in has expired. Open the link you were given (it ends in #token=…).';
-    case 'FORBIDDEN': return 'This needs an administrator\'s token.';
-    case 'NOT_FOUND': return 'Not found: it does not exist or is not yours.';
-    case 'VALIDATION_FAILED': return `Not accepted: ${e.message}`;
-    case 'BAD_JSON': return 'The page sent a request the service could not read. Reload the page.';
-    case 'PAYLOAD_TOO_LARGE': return 'The request was too large.';
-    case 'UNAVAILABLE': return 'The service is busy or a part of it is down. Nothing was charged; try again in a moment.';
-    case 'NETWORK': return e.message;
-    default: return e.message || 'Something went wrong. Try again.';
+    case 'SOLD_OUT': return t('error.soldOut');
+    case 'NOT_REFUNDABLE': return t('error.notRefundable');
+    case 'HOLD_NOT_ACTIVE': return t('error.holdNotActive');
+    case 'CHECKOUT_EXISTS': return t('error.checkoutExists');
+    case 'IDEMPOTENCY_IN_PROGRESS': return t('error.checkoutInProgress');
+    case 'IDEMPOTENCY_KEY_REUSED': return t('error.checkoutKeyReused');
+    case 'IDEMPOTENCY_KEY_REQUIRED': return t('error.checkoutIncomplete');
+    case 'UNAUTHENTICATED': return t('error.unauthenticated');
+    case 'FORBIDDEN': return t('error.forbidden');
+    case 'NOT_FOUND': return t('error.notFound');
+    case 'VALIDATION_FAILED': return t('error.validation', { reason: e.message });
+    case 'BAD_JSON': return t('error.badJson');
+    case 'PAYLOAD_TOO_LARGE': return t('error.tooLarge');
+    case 'UNAVAILABLE': return t('error.unavailable');
+    case 'NETWORK': return t('error.network');
+    default: return e.message || t('error.other');
   }
 }

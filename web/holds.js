@@ -6,6 +6,7 @@
 
 import { api } from './api.js';
 import { SALES_CLOSED, clock, el, explain, fill, seatList } from './format.js';
+import { t } from './i18n.js';
 import { announce, later, left, randomKey, say, store } from './page.js';
 import { payFor } from './pay.js';
 import { MAX_SEATS } from './seatmap.js';
@@ -22,7 +23,7 @@ export function holdController(page) {
   const gone = () => left(nav);
   const tooSoon = () => {
     if (Date.now() >= page.retryAt) return false;
-    say(`Too many attempts. Try again in ${Math.ceil((page.retryAt - Date.now()) / 1000)} seconds.`);
+    say(t('hold.tooSoon', { n: Math.ceil((page.retryAt - Date.now()) / 1000) }));
     return true;
   };
 
@@ -36,18 +37,18 @@ export function holdController(page) {
     const { map } = page;
     const seat = map.seats.get(code);
     say('');
-    if (page.hold) { say('You already hold seats: pay for them or release them to choose others.', 'info'); return; }
+    if (page.hold) { say(t('pick.alreadyHolding'), 'info'); return; }
     if (page.closed) { say(SALES_CLOSED, 'info'); return; }
-    if (map.selected.has(code)) { map.toggle(code); page.draw(); announce(`Seat ${code} removed. ${map.selected.size} selected.`); return; }
-    if (seat.status !== 'AVAILABLE') { say(`Seat ${code} is ${seat.status === 'BOOKED' ? 'sold' : 'taken'}. Choose another one.`, 'info'); return; }
+    if (map.selected.has(code)) { map.toggle(code); page.draw(); announce(t('pick.removed', { seat: code, n: map.selected.size })); return; }
+    if (seat.status !== 'AVAILABLE') { say(t(seat.status === 'BOOKED' ? 'pick.sold' : 'pick.taken', { seat: code }), 'info'); return; }
     if (map.selected.size >= MAX_SEATS) {
-      say(`You can choose at most ${MAX_SEATS} seats at once.`, 'info');
-      announce(`Not selected: at most ${MAX_SEATS} seats.`);
+      say(t('pick.tooMany', { n: MAX_SEATS }), 'info');
+      announce(t('pick.tooManyAnnounce', { n: MAX_SEATS }));
       return;
     }
     map.toggle(code);
     page.draw();
-    announce(`Seat ${code} selected. ${map.selected.size} selected.`);
+    announce(t('pick.selected', { seat: code, n: map.selected.size }));
   }
 
   function held(data) {
@@ -58,7 +59,7 @@ export function holdController(page) {
     // it would add something (panel.js).
     keepHold({ holdId: data.holdId, seats: data.seats, expiresAt: data.expiresAt, ttlMs: new Date(data.expiresAt).getTime() - page.serverNow() });
     page.draw();
-    announce(`Seats ${seatList(data.seats)} are held for you. Time left: ${clock(new Date(data.expiresAt) - page.serverNow())}.`);
+    announce(t('hold.heldAnnounce', { seats: seatList(data.seats), time: clock(new Date(data.expiresAt) - page.serverNow()) }));
     page.panel.querySelector('button.primary')?.focus();
   }
 
@@ -104,7 +105,7 @@ export function holdController(page) {
         page.offers = (e.body.alternatives || []).map((a) => a.seats).filter((a) => Array.isArray(a) && a.length);
         page.draw();
         if (e.code === 'SEATS_UNAVAILABLE') page.refresh();
-        say(explain(e) + (page.offers.length ? ' Or take one of the free blocks offered below.' : ''), 'info');
+        say(page.offers.length ? `${explain(e)} ${t('hold.orTakeOffer')}` : explain(e), 'info');
         return;
       }
       refused(e);
@@ -128,9 +129,9 @@ export function holdController(page) {
       if (e.code === 'SEATS_UNAVAILABLE') {
         // What is free together now, from the map as this page knows it.
         const most = page.map.longestBlock(category, true);
-        say(most === 0 ? `No seat in ${category} is free any more. Try another category.`
-          : most < count ? `No ${count} seats side by side are free in ${category} now; at most ${most} are. Try ${most} or fewer, or another category.`
-            : `Those seats were just taken. Try again, or choose seats on the map.`, 'info');
+        say(most === 0 ? t('best.noneFree', { category })
+          : most < count ? t('best.fewerFree', { count, category, n: most })
+            : t('best.justTaken'), 'info');
         page.refresh();
         return;
       }
@@ -154,7 +155,7 @@ export function holdController(page) {
     if (!page.hold) return;
     const holdId = page.hold.holdId;
     const ours = () => !gone() && page.hold && page.hold.holdId === holdId;
-    if (!page.panel.firstChild) fill(page.panel, el('h2', { id: 'panel-title' }, 'Your seats'), el('p', {}, 'Checking your hold…'));
+    if (!page.panel.firstChild) fill(page.panel, el('h2', { id: 'panel-title' }, t('hold.yourSeats')), el('p', {}, t('hold.checking')));
     let data = null;
     try {
       ({ data } = await api.getHold(holdId));
@@ -166,7 +167,7 @@ export function holdController(page) {
     if (!ours()) return;
     if (data && data.status === 'HELD') { keepHold({ ...page.hold, expiresAt: data.expiresAt }); page.draw(); return; }
     if (data && data.status === 'BOOKED') {
-      say(`Seats ${seatList(data.seats)} are yours: booked and paid.`, 'ok');
+      say(t('hold.booked', { seats: seatList(data.seats) }), 'ok');
       keepHold(null);
       page.draw();
       page.refresh();
@@ -189,7 +190,7 @@ export function holdController(page) {
     if (gone()) return;
     page.draw();
     page.map.setStatus(seats, 'AVAILABLE');
-    say(`Time is up: your hold on ${seatList(seats)} ended and the seats were released. Choose again.`, 'info');
+    say(t('hold.expired', { seats: seatList(seats) }), 'info');
     later(EXPIRY_REFRESH_MS, page.refresh);
   }
 
@@ -209,8 +210,8 @@ export function holdController(page) {
       page.draw();
       // Said as time left (the service's clock, as the countdown): a time of day would be
       // in this browser's zone, not the cinema's, and on its clock, which may be off.
-      if (capped) say(`Your seats are held for ${clock(ms)} more: a hold cannot last any longer. Pay now to keep them.`, 'info');
-      else say(`More time: your seats are held for ${clock(ms)} more.`, 'ok');
+      if (capped) say(t('hold.capped', { time: clock(ms) }), 'info');
+      else say(t('hold.extended', { time: clock(ms) }), 'ok');
     } catch (e) {
       if (gone()) return;
       if (e.code === 'HOLD_NOT_ACTIVE') { page.busy = false; checkStoredHold(); return; }
@@ -229,7 +230,7 @@ export function holdController(page) {
       keepHold(null);
       page.map.setStatus(seats, 'AVAILABLE');
       page.draw();
-      say(`Seats ${seatList(seats)} released.`, 'ok');
+      say(t('hold.released', { seats: seatList(seats), n: seats.length }), 'ok');
     } catch (e) {
       say(explain(e));
     } finally {
@@ -260,7 +261,7 @@ export function holdController(page) {
           if (data.status !== 'HELD') { checkStoredHold(); return; }
           keepHold({ ...page.hold, checkoutKey: undefined });
           page.draw();
-          say('Your hold ends too soon to pay for it. Release the seats and hold them again for a full 10 minutes.', 'info');
+          say(t('hold.endsTooSoon'), 'info');
         }, () => { if (!gone()) checkStoredHold(); });
         return true;
       }, (key) => { if (page.hold && page.hold.holdId === holdId) keepHold({ ...page.hold, checkoutKey: key }); });

@@ -5,6 +5,7 @@
 
 import { api } from './api.js';
 import { seatList } from './format.js';
+import { t } from './i18n.js';
 import { every, later, left, onLeave, say } from './page.js';
 
 const POLL_MS = 2000;             // seat map polling while the live stream is down
@@ -34,7 +35,7 @@ export function liveFeed(page) {
     source = new EventSource(`/showtimes/${id}/seats/stream`);
     source.onopen = () => {
       streamUp = true;
-      liveState.textContent = 'Live';
+      liveState.textContent = t('live.up');
       liveState.dataset.live = 'up';
       refresh();  // what happened before it opened, or while it was down (a 304 if nothing)
     };
@@ -47,13 +48,13 @@ export function liveFeed(page) {
       map.setStatus(change.seats, status);
       if (status === 'BOOKED' && page.hold && change.seats.some((c) => page.hold.seats.includes(c))) page.holds.checkStoredHold();
       if (lostChoice.length && status !== 'AVAILABLE') {
-        say(`Seat ${seatList(lostChoice)} was just taken by someone else.`, 'info');
+        say(t('live.taken', { seats: seatList(lostChoice), n: lostChoice.length }), 'info');
         page.draw();
       }
     };
     source.onerror = () => {
       streamUp = false;
-      liveState.textContent = 'Reconnecting…';
+      liveState.textContent = t('live.down');
       liveState.dataset.live = 'down';
       if (source.readyState === EventSource.CLOSED) {
         source = null;

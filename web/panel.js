@@ -4,6 +4,7 @@
 // does is the hold controller's (holds.js).
 
 import { SALES_CLOSED, clock, el, fill, money, seatList } from './format.js';
+import { t, tn } from './i18n.js';
 import { left } from './page.js';
 import { MAX_SEATS } from './seatmap.js';
 
@@ -28,7 +29,7 @@ export function drawPanel(page) {
     const remaining = el('strong', { class: 'countdown', 'aria-live': 'off' });
     // "More time" only where it adds some: not in a hold's first minute (an extend ends it
     // a full hold from now, no later than now) and not at its 20-minute cap.
-    const more = page.closed || hold.capped ? null : el('button', { onclick: holds.extend, class: 'more-time' }, 'More time');
+    const more = page.closed || hold.capped ? null : el('button', { onclick: holds.extend, class: 'more-time' }, t('hold.more'));
     const update = () => {
       const ms = new Date(page.hold.expiresAt).getTime() - page.serverNow();
       remaining.textContent = clock(ms);
@@ -41,34 +42,34 @@ export function drawPanel(page) {
     // Once sales have closed only a payment already open goes on (API.md: it is honoured
     // while the hold lives); a hold not yet in checkout can only be released.
     fill(panel,
-      el('h2', { id: 'panel-title' }, 'Your seats are held'),
-      el('p', {}, `Seats ${seatList(hold.seats)} · ${money(total(page, hold.seats))}`),
-      el('p', { class: 'timer' }, 'Time left to pay: ', remaining),
-      paying ? el('p', {}, 'A payment is open for these seats.') : null,
-      page.closed && !paying ? el('p', { class: 'closed-note' }, `${SALES_CLOSED} These seats can no longer be paid for.`) : null,
+      el('h2', { id: 'panel-title' }, t('hold.title')),
+      el('p', {}, t('seats.list', { seats: seatList(hold.seats), price: money(total(page, hold.seats)) })),
+      el('p', { class: 'timer' }, tn('hold.timeLeft', { time: remaining })),
+      paying ? el('p', {}, t('hold.paymentOpen')) : null,
+      page.closed && !paying ? el('p', { class: 'closed-note' }, `${SALES_CLOSED} ${t('hold.closedUnpaid')}`) : null,
       el('div', { class: 'actions' },
-        paying || !page.closed ? el('button', { class: 'primary', onclick: holds.checkout }, paying ? 'Continue to payment' : 'Checkout') : null,
+        paying || !page.closed ? el('button', { class: 'primary', onclick: holds.checkout }, paying ? t('hold.continuePayment') : t('hold.checkout')) : null,
         more,
-        el('button', { onclick: holds.release }, 'Release seats')));
+        el('button', { onclick: holds.release }, t('hold.release'))));
     update();
     if (page.hold && page.tick === null && new Date(page.hold.expiresAt).getTime() > page.serverNow()) page.tick = setInterval(update, 250);
     return;
   }
   if (page.closed) {
     fill(panel,
-      el('h2', { id: 'panel-title' }, 'Sales closed'),
+      el('h2', { id: 'panel-title' }, t('list.salesClosed')),
       el('p', { class: 'closed-note' }, SALES_CLOSED),
-      el('p', {}, el('a', { href: '#/' }, 'Other showtimes')));
+      el('p', {}, el('a', { href: '#/' }, t('panel.otherShowtimes'))));
     return;
   }
   const chosen = [...map.selected];
   const holdButton = el('button', { class: 'primary', onclick: holds.holdSeats, disabled: chosen.length === 0 },
-    chosen.length ? `Hold ${chosen.length} seat${chosen.length > 1 ? 's' : ''}` : 'Hold seats');
+    chosen.length ? t('panel.holdN', { n: chosen.length }) : t('panel.hold'));
   fill(panel,
-    el('h2', { id: 'panel-title' }, 'Your selection'),
-    el('p', {}, chosen.length ? `Seats ${seatList(chosen)} · ${money(total(page, chosen))}` : `Choose up to ${MAX_SEATS} seats on the map.`),
+    el('h2', { id: 'panel-title' }, t('panel.title')),
+    el('p', {}, chosen.length ? t('seats.list', { seats: seatList(chosen), price: money(total(page, chosen)) }) : t('panel.choose', { n: MAX_SEATS })),
     el('div', { class: 'actions' }, holdButton,
-      chosen.length ? el('button', { onclick: () => { map.clearSelection(); map.markAlone([]); page.offers = []; drawPanel(page); } }, 'Clear') : null),
+      chosen.length ? el('button', { onclick: () => { map.clearSelection(); map.markAlone([]); page.offers = []; drawPanel(page); } }, t('panel.clear')) : null),
     offersBox(page),
     bestForm(page));
 }
@@ -77,10 +78,10 @@ export function drawPanel(page) {
 function offersBox(page) {
   if (!page.offers.length) return null;
   return el('div', { class: 'offers' },
-    el('h3', {}, 'Free seats nearby'),
+    el('h3', {}, t('panel.offers')),
     el('ul', { class: 'alternatives' }, ...page.offers.map((seats) => el('li', {},
       el('button', { onclick: () => page.holds.takeOffer(seats), 'data-seats': seats.join(' ') },
-        `Hold ${seatList(seats)} · ${money(total(page, seats))}`)))));
+        t('panel.holdOffer', { seats: seatList(seats), price: money(total(page, seats)) }))))));
 }
 
 // "Best available": the service chooses and holds the best free block in one step. The
@@ -104,8 +105,8 @@ function bestForm(page) {
     page.bestCategory = category.value;
     page.holds.holdBest(page.bestCount, page.bestCategory);
   };
-  return el('div', { class: 'best', role: 'group', 'aria-label': 'Best available' },
-    el('label', {}, 'Seats', count),
-    categories.length > 1 ? el('label', {}, 'Category', category) : null,
-    el('button', { onclick: go, class: 'best-button' }, 'Best available'));
+  return el('div', { class: 'best', role: 'group', 'aria-label': t('best.title') },
+    el('label', {}, t('best.seats'), count),
+    categories.length > 1 ? el('label', {}, t('best.category'), category) : null,
+    el('button', { onclick: go, class: 'best-button' }, t('best.title')));
 }

@@ -2,6 +2,7 @@
 
 import { api } from './api.js';
 import { explain } from './format.js';
+import { t } from './i18n.js';
 import { randomKey, say, store } from './page.js';
 
 // Opens (or finds) the payment of a hold and goes to the gateway's page. handle(e) may take
@@ -9,7 +10,7 @@ import { randomKey, say, store } from './page.js';
 // A replayed answer (the key was used before) whose booking is no longer PENDING belongs to a
 // payment that is over: a new key (rekey(key) keeps it) opens a new one.
 export async function payFor(holdId, key, handle, rekey) {
-  say('Opening the payment…', 'info');
+  say(t('pay.opening'), 'info');
   try {
     let r = await api.checkout(holdId, key);
     if (r.headers.get('Idempotent-Replayed') === 'true') {

@@ -5,6 +5,7 @@
 // shape and pattern as well as by colour.
 
 import { el, fill, money } from './format.js';
+import { t } from './i18n.js';
 
 export const MAX_SEATS = 8;
 
@@ -12,7 +13,8 @@ const STATE_CLASS = {
   AVAILABLE: 'st-available', HELD: 'st-held', BOOKED: 'st-booked', selected: 'st-selected', mine: 'st-mine',
 };
 const STATE_WORDS = {
-  AVAILABLE: 'available', HELD: 'taken', BOOKED: 'sold', selected: 'selected', mine: 'held by you',
+  AVAILABLE: t('seat.state.available'), HELD: t('seat.state.taken'), BOOKED: t('seat.state.sold'),
+  selected: t('seat.state.selected'), mine: t('seat.state.mine'),
 };
 
 // A category's colour (style.css --cat-0 … --cat-7) follows its name, so "premium" looks the
@@ -77,7 +79,7 @@ export class SeatMap {
     // do not tell its colour from the first's.
     const catClass = new Map(categories.map((c, i) => [c, `cat-${this.colours.get(c)}${i === 1 ? ' cat-alt' : ''}`]));
     this.rows = [];
-    const hall = el('div', { class: 'hall', role: 'group', 'aria-label': 'Seats, screen at the top' });
+    const hall = el('div', { class: 'hall', role: 'group', 'aria-label': t('map.hallLabel') });
     hall.addEventListener('keydown', (e) => this.onKey(e));
     hall.addEventListener('click', (e) => {
       const b = e.target.closest('button.seat');
@@ -89,14 +91,14 @@ export class SeatMap {
     });
     // One string for the whole hall, parsed once: a 1,000-seat hall is a few milliseconds of
     // the browser's parser instead of thousands of DOM calls.
-    const html = ['<div class="screen" aria-hidden="true">Screen</div>'];
+    const html = [`<div class="screen" aria-hidden="true">${escape(t('map.screen'))}</div>`];
     const order = [];
     for (const [row, list] of byRow) {
       if (!list.length) continue;
       list.sort((a, b) => a.number - b.number);
       const rowSeats = [];
       const label = `<span class="row-label" aria-hidden="true">${escape(row)}</span>`;
-      html.push(`<div class="row" role="group" aria-label="Row ${escape(row)}">${label}`);
+      html.push(`<div class="row" role="group" aria-label="${escape(t('map.row', { row }))}">${label}`);
       const gaps = aisles.get(row) || new Set();
       for (const s of list) {
         const seat = { ...s, button: null, rowIndex: this.rows.length, index: rowSeats.length };
@@ -104,7 +106,7 @@ export class SeatMap {
         rowSeats.push(seat);
         order.push(seat);
         const state = this.stateOf(seat);
-        html.push(`<button type="button" tabindex="-1" class="seat ${catClass.get(s.category)}${s.accessible ? ' accessible' : ''} ${STATE_CLASS[state] || ''}" data-code="${escape(s.code)}" data-status="${escape(s.status)}" data-state="${escape(state)}" aria-label="${escape(this.label(seat))}" aria-pressed="${state === 'selected'}" aria-disabled="${state === 'HELD' || state === 'BOOKED'}"${s.accessible ? ` title="Row ${escape(s.row)}, seat ${escape(s.number)}">♿` : `>${escape(s.number)}`}</button>`);
+        html.push(`<button type="button" tabindex="-1" class="seat ${catClass.get(s.category)}${s.accessible ? ' accessible' : ''} ${STATE_CLASS[state] || ''}" data-code="${escape(s.code)}" data-status="${escape(s.status)}" data-state="${escape(state)}" aria-label="${escape(this.label(seat))}" aria-pressed="${state === 'selected'}" aria-disabled="${state === 'HELD' || state === 'BOOKED'}"${s.accessible ? ` title="${escape(t('seat.title', { row: s.row, number: s.number }))}">♿` : `>${escape(s.number)}`}</button>`);
         if (gaps.has(s.number)) html.push('<span class="aisle" aria-hidden="true"></span>');
       }
       html.push(`${label}</div>`);
@@ -127,14 +129,14 @@ export class SeatMap {
       el('span', { class: `swatch seat st-available cat-${this.colours.get(c)}${i === 1 ? ' cat-alt' : ''}`, 'aria-hidden': 'true' }),
       `${c}: ${money(this.prices[c])}`));
     const states = [
-      ['available', 'Available'], ['selected', 'Selected by you'], ['mine', 'Held by you'],
-      ['held', 'Taken (held by someone)'], ['booked', 'Sold'],
+      ['available', t('legend.available')], ['selected', t('legend.selected')], ['mine', t('legend.mine')],
+      ['held', t('legend.taken')], ['booked', t('legend.sold')],
     ].map(([cls, text]) => el('li', {}, el('span', { class: `swatch seat st-${cls}`, 'aria-hidden': 'true' }), text));
     const anyAccessible = [...this.seats.values()].some((s) => s.accessible);
-    if (anyAccessible) states.push(el('li', {}, el('span', { class: 'swatch seat accessible st-available', 'aria-hidden': 'true' }, '♿'), 'Wheelchair place'));
+    if (anyAccessible) states.push(el('li', {}, el('span', { class: 'swatch seat accessible st-available', 'aria-hidden': 'true' }, '♿'), t('legend.wheelchair')));
     return el('div', { class: 'legend' },
-      el('h3', {}, 'Prices'), el('ul', {}, items),
-      el('h3', {}, 'Seats'), el('ul', {}, states));
+      el('h3', {}, t('legend.prices')), el('ul', {}, items),
+      el('h3', {}, t('legend.seats')), el('ul', {}, states));
   }
 
   // The most seats of a category best available can hold together (docs/seat-rules.md): side
@@ -211,8 +213,7 @@ export class SeatMap {
       kind = this.prices[s.category] ? `${s.category}, ${money(this.prices[s.category])}` : s.category;
       this.kinds.set(s.category, kind);
     }
-    const wheel = s.accessible ? ', wheelchair place' : '';
-    return `Row ${s.row}, seat ${s.number}, ${kind}${wheel}, ${STATE_WORDS[this.stateOf(s)]}`;
+    return t(s.accessible ? 'seat.labelWheelchair' : 'seat.label', { row: s.row, number: s.number, kind, state: STATE_WORDS[this.stateOf(s)] });
   }
 
   paint(s) {

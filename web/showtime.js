@@ -12,6 +12,7 @@
 
 import { api } from './api.js';
 import { CANCELLED, el, explain, fill, when } from './format.js';
+import { t } from './i18n.js';
 import { MAX_TIMER_MS, later, left, onLeave, salesCloseAt, store, view } from './page.js';
 import { holdController } from './holds.js';
 import { liveFeed } from './live.js';
@@ -21,14 +22,14 @@ import { waitingRoom } from './waitingroom.js';
 
 export async function showtimeView(id, nav) {
   const root = view();
-  fill(root, el('p', {}, 'Loading the seat map…'));
+  fill(root, el('p', {}, t('map.loading')));
   let showtime;
   let first;
   try {
     [showtime, first] = await Promise.all([api.showtime(id), api.seats(id)]);
   } catch (e) {
     if (left(nav)) return;
-    fill(root, el('h1', {}, 'Showtime'), el('p', {}, explain(e)), el('p', {}, el('a', { href: '#/' }, 'All showtimes')));
+    fill(root, el('h1', {}, t('map.showtime')), el('p', {}, explain(e)), el('p', {}, el('a', { href: '#/' }, t('map.allShowtimes'))));
     return;
   }
   if (left(nav)) return;
@@ -44,7 +45,7 @@ export async function showtimeView(id, nav) {
     id, nav, s, serverNow, seatCategories,
     panel: el('section', { class: 'panel', 'aria-labelledby': 'panel-title' }),
     room: el('section', { class: 'room', hidden: true, 'aria-live': 'polite' }),
-    liveState: el('span', { class: 'live', 'data-live': 'connecting' }, 'Connecting…'),
+    liveState: el('span', { class: 'live', 'data-live': 'connecting' }, t('live.connecting')),
     map: null,
     // The hold controller's (holds.js):
     hold: store.get(`hold.${id}`),  // {holdId, seats, expiresAt, checkoutKey?}

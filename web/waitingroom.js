@@ -6,6 +6,7 @@
 
 import { api } from './api.js';
 import { el, explain, fill } from './format.js';
+import { t, tn } from './i18n.js';
 import { announce, every, later, left, say, store } from './page.js';
 
 const QUEUE_POLL_MS = 2000;
@@ -36,12 +37,12 @@ export function waitingRoom(page) {
     }
     if (left(nav)) return;
     const position = el('strong', { class: 'position' }, '…');
-    const eta = el('span', { class: 'eta' }, 'estimating…');
+    const eta = el('span', { class: 'eta' }, t('queue.estimating'));
     room.hidden = false;
     fill(room,
-      el('h2', {}, 'Waiting room'),
-      el('p', {}, 'Many people want this showtime. You will choose your seats when it is your turn; keep this page open.'),
-      el('p', {}, 'Your place in line: ', position, ' · Estimated wait: ', eta));
+      el('h2', {}, t('queue.title')),
+      el('p', {}, t('queue.explain')),
+      el('p', {}, tn('queue.place', { position, eta })));
     say('');
     const seen = [];
     const left_ = el('span', { class: 'seats-left' }, '');
@@ -61,15 +62,15 @@ export function waitingRoom(page) {
         return;
       }
       if (typeof data.seatsLeft === 'number') {
-        left_.textContent = `${data.seatsLeft} ${data.seatsLeft === 1 ? 'seat' : 'seats'} left`;
+        left_.textContent = t('queue.seatsLeft', { n: data.seatsLeft });
       }
       if (data.admitted && data.admissionToken) {
         clearInterval(timer);
         waiting = false;
         store.set(`admission.${id}`, { token: data.admissionToken, expiresAt: data.admissionExpiresAt });
         store.set(`queue.${id}`, null);
-        fill(room, el('h2', {}, 'It is your turn'), el('p', {}, 'You may now choose and hold your seats.'));
-        announce('It is your turn: you may now hold your seats.');
+        fill(room, el('h2', {}, t('queue.yourTurn')), el('p', {}, t('queue.yourTurnText')));
+        announce(t('queue.yourTurnAnnounce'));
         later(4000, () => { room.hidden = true; });
         if (retryHold && page.map.selected.size) page.holds.holdSeats();
         return;
@@ -80,7 +81,7 @@ export function waitingRoom(page) {
       const moved = p0 - data.position;
       if (moved > 0) {
         const perPlace = (Date.now() - t0) / moved;
-        eta.textContent = `about ${Math.max(1, Math.round(perPlace * data.position / 60000))} min`;
+        eta.textContent = t('queue.eta', { n: Math.max(1, Math.round(perPlace * data.position / 60000)) });
       }
     };
     const timer = every(QUEUE_POLL_MS, check);
@@ -92,11 +93,9 @@ export function waitingRoom(page) {
     room.hidden = false;
     const cancelled = code === 'SHOWTIME_CANCELLED';
     fill(room,
-      el('h2', { class: 'sold-out' }, cancelled ? 'This showtime was cancelled' : 'Sold out'),
-      el('p', {}, cancelled
-        ? 'Nothing more is sold for this showtime; anyone who paid gets their money back.'
-        : 'Every seat of this showtime is sold. Nobody else in line will get one either.'));
-    announce(cancelled ? 'This showtime was cancelled.' : 'Sold out: every seat is sold.');
+      el('h2', { class: 'sold-out' }, cancelled ? t('queue.cancelled') : t('queue.soldOut')),
+      el('p', {}, cancelled ? t('queue.cancelledText') : t('queue.soldOutText')));
+    announce(cancelled ? t('queue.cancelledAnnounce') : t('queue.soldOutAnnounce'));
   }
 
   return { enter };

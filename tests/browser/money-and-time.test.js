@@ -341,7 +341,7 @@ describe('money, times and sales close in the seat picker', () => {
     assert.equal(await page.locator('#message').textContent(), 'Sales for this showtime have closed.');
     assert.equal(await page.getByRole('button', { name: /Checkout|Continue to payment/ }).count(), 0);
     await page.getByRole('button', { name: 'Release seats' }).click();
-    await page.getByText('Seats A2 released.').waitFor({ timeout: STEP_MS });
+    await page.getByText('Seat A2 released.').waitFor({ timeout: STEP_MS });
     await done(page);
   });
 });

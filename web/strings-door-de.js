@@ -1,0 +1,31 @@
+// The door page's words in German (i18n.js). {name} is a value put in; a text given as
+// {one, other} depends on the number {n}. Every language has exactly the keys of the
+// English file (tests/browser/i18n.test.js).
+export default {
+  'door.already': "Bereits eingelassen um {time}",
+  'door.wrongShowtime': "Ticket für eine andere Vorstellung: {title}, {time}",
+  'door.void': "Ticket ungültig: die Buchung wurde erstattet oder storniert",
+  'door.unknown': "Kein Ticket dieses Kinos",
+  'door.network': "Keine Antwort vom Dienst: erneut scannen",
+  'door.refused': "Abgewiesen",
+  'door.admitted': "Eingelassen",
+  'door.verdictAdmitted': "EINLASS",
+  'door.verdictRefused': "ABGEWIESEN",
+  'door.announceSeat': "{verdict}, Platz {seat}",
+  'door.firstScan': "Erster Scan, {time}",
+  'door.needsToken': "Diese Seite braucht ein Einlass-Token: öffnen Sie sie über einen Link mit #token=…",
+  'door.count': { one: "{admitted} von {sold} verkauften eingelassen", other: "{admitted} von {sold} verkauften eingelassen" },
+  'door.noCamera': "Die Kamera konnte nicht geöffnet werden: nutzen Sie einen Scanner oder tippen Sie den Code.",
+  'door.code': "Ticketcode",
+  'door.checkIn': "Einlassen",
+  'door.codeHelp': "Scannen Sie das Ticket (der Scanner tippt den Code und Enter), oder tippen Sie ihn.",
+  'door.camera': "Kamera verwenden",
+  'door.another': "Andere Vorstellung",
+  'door.ready': "Bereit",
+  'door.lastScans': "Letzte Scans",
+  'door.choose': "Vorstellung wählen",
+  'door.none': "Keine Vorstellungen ab vor einer Stunde.",
+  'door.staff': "Einlass",
+  'door.notDoorToken': "Kein Einlass-Token",
+  'door.title': "Einlass",
+};

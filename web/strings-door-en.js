@@ -1,0 +1,31 @@
+// The door page's words in English (i18n.js). {name} is a value put in; a text given as
+// {one, other} depends on the number {n}. Every language has exactly the keys of the
+// English file (tests/browser/i18n.test.js).
+export default {
+  'door.already': "Already admitted at {time}",
+  'door.wrongShowtime': "Ticket for another show: {title}, {time}",
+  'door.void': "Ticket void: the booking was refunded or cancelled",
+  'door.unknown': "Not a ticket of this cinema",
+  'door.network': "No answer from the service: scan again",
+  'door.refused': "Refused",
+  'door.admitted': "Admitted",
+  'door.verdictAdmitted': "ADMITTED",
+  'door.verdictRefused': "REFUSED",
+  'door.announceSeat': "{verdict}, seat {seat}",
+  'door.firstScan': "First scan, {time}",
+  'door.needsToken': "This page needs a door token: open it from a link with #token=…",
+  'door.count': { one: "{admitted} admitted of {sold} sold", other: "{admitted} admitted of {sold} sold" },
+  'door.noCamera': "The camera could not be opened: use a scanner or type the code.",
+  'door.code': "Ticket code",
+  'door.checkIn': "Check in",
+  'door.codeHelp': "Scan the ticket (the scanner types the code and Enter), or type it.",
+  'door.camera': "Use the camera",
+  'door.another': "Another showtime",
+  'door.ready': "Ready",
+  'door.lastScans': "Last scans",
+  'door.choose': "Choose a showtime",
+  'door.none': "No showtimes from an hour ago on.",
+  'door.staff': "Door staff",
+  'door.notDoorToken': "Not a door token",
+  'door.title': "Door",
+};

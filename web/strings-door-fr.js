@@ -1,0 +1,31 @@
+// The door page's words in French (i18n.js). {name} is a value put in; a text given as
+// {one, other} depends on the number {n}. Every language has exactly the keys of the
+// English file (tests/browser/i18n.test.js).
+export default {
+  'door.already': "Déjà entré à {time}",
+  'door.wrongShowtime': "Billet d’une autre séance : {title}, {time}",
+  'door.void': "Billet annulé : la commande a été remboursée ou annulée",
+  'door.unknown': "Pas un billet de ce cinéma",
+  'door.network': "Pas de réponse du service : scannez à nouveau",
+  'door.refused': "Refusé",
+  'door.admitted': "Entrée",
+  'door.verdictAdmitted': "ENTRÉE",
+  'door.verdictRefused': "REFUSÉ",
+  'door.announceSeat': "{verdict}, place {seat}",
+  'door.firstScan': "Premier passage, {time}",
+  'door.needsToken': "Cette page a besoin d’un jeton de contrôle : ouvrez-la depuis un lien avec #token=…",
+  'door.count': { one: "{admitted} entrés sur {sold} vendu", other: "{admitted} entrés sur {sold} vendus" },
+  'door.noCamera': "La caméra n’a pas pu être ouverte : utilisez un lecteur ou tapez le code.",
+  'door.code': "Code du billet",
+  'door.checkIn': "Contrôler",
+  'door.codeHelp': "Scannez le billet (le lecteur tape le code puis Entrée), ou tapez-le.",
+  'door.camera': "Utiliser la caméra",
+  'door.another': "Une autre séance",
+  'door.ready': "Prêt",
+  'door.lastScans': "Derniers passages",
+  'door.choose': "Choisissez une séance",
+  'door.none': "Aucune séance à partir d’il y a une heure.",
+  'door.staff': "Contrôle",
+  'door.notDoorToken': "Pas un jeton de contrôle",
+  'door.title': "Contrôle",
+};
