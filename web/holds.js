@@ -48,6 +48,7 @@ export function holdController(page) {
     }
     map.toggle(code);
     page.draw();
+    page.reveal([code]);
     announce(t('pick.selected', { seat: code, n: map.selected.size }));
   }
 
@@ -55,6 +56,7 @@ export function holdController(page) {
     page.map.clearSelection();
     page.map.markAlone([]);
     page.offers = [];
+    page.sheetOpen = false;
     // ttlMs, how long a hold runs from a hold or an extend: "More time" is offered only once
     // it would add something (panel.js).
     keepHold({ holdId: data.holdId, seats: data.seats, expiresAt: data.expiresAt, ttlMs: new Date(data.expiresAt).getTime() - page.serverNow() });
@@ -103,7 +105,9 @@ export function holdController(page) {
         if (e.code === 'SEATS_UNAVAILABLE') page.map.setStatus(e.body.seats || [], 'HELD');
         page.map.markAlone(e.code === 'SINGLE_SEAT_GAP' ? e.body.seats || [] : []);
         page.offers = (e.body.alternatives || []).map((a) => a.seats).filter((a) => Array.isArray(a) && a.length);
+        if (page.offers.length) page.sheetOpen = true;  // the blocks offered are in the sheet
         page.draw();
+        page.reveal(e.body.seats || []);
         if (e.code === 'SEATS_UNAVAILABLE') page.refresh();
         say(page.offers.length ? `${explain(e)} ${t('hold.orTakeOffer')}` : explain(e), 'info');
         return;

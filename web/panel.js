@@ -20,19 +20,38 @@ export function total(page, seats) {
 
 const EXTEND_AFTER_MS = 60000;  // "More time" is offered once a hold has run this long (or a tenth of it)
 
+// On a phone the panel is a bottom sheet (style.css): one line, what is chosen or held and
+// the main action, that opens to the whole panel; opening it keeps the seats in question in
+// sight above it. On a larger screen the line is not shown and the panel is all there.
+function sheet(page, summary, ...children) {
+  const toggle = el('button', {
+    type: 'button', class: 'sheet-toggle', 'aria-expanded': String(page.sheetOpen), 'aria-controls': 'panel-body',
+    onclick: () => {
+      page.sheetOpen = !page.sheetOpen;
+      page.panel.dataset.sheet = page.sheetOpen ? 'open' : 'closed';
+      toggle.setAttribute('aria-expanded', String(page.sheetOpen));
+      page.reveal(page.hold ? page.hold.seats : [...page.map.selected]);
+    },
+  }, el('span', { class: 'sheet-summary' }, summary), el('span', { class: 'visually-hidden' }, ` ${t('sheet.details')}`));
+  page.panel.dataset.sheet = page.sheetOpen ? 'open' : 'closed';
+  fill(page.panel, toggle, el('div', { class: 'panel-body', id: 'panel-body' }, ...children));
+}
+
 export function drawPanel(page) {
-  const { panel, map, holds } = page;
+  const { map, holds } = page;
   if (page.tick) { clearInterval(page.tick); page.tick = null; }
   if (left(page.nav)) return;  // an answer that came after the customer left this view
   const hold = page.hold;
   if (hold) {
     const remaining = el('strong', { class: 'countdown', 'aria-live': 'off' });
+    const sheetTime = el('span', { class: 'sheet-countdown' });
     // "More time" only where it adds some: not in a hold's first minute (an extend ends it
     // a full hold from now, no later than now) and not at its 20-minute cap.
     const more = page.closed || hold.capped ? null : el('button', { onclick: holds.extend, class: 'more-time' }, t('hold.more'));
     const update = () => {
       const ms = new Date(page.hold.expiresAt).getTime() - page.serverNow();
       remaining.textContent = clock(ms);
+      sheetTime.textContent = remaining.textContent;
       remaining.classList.toggle('soon', ms < 60000);
       const ttl = page.hold.ttlMs;
       if (more) more.hidden = Boolean(ttl) && ms > ttl - Math.min(EXTEND_AFTER_MS, ttl / 10);
@@ -41,7 +60,7 @@ export function drawPanel(page) {
     const paying = Boolean(hold.checkoutKey);
     // Once sales have closed only a payment already open goes on (API.md: it is honoured
     // while the hold lives); a hold not yet in checkout can only be released.
-    fill(panel,
+    sheet(page, tn('sheet.held', { time: sheetTime }, { n: hold.seats.length }),
       el('h2', { id: 'panel-title' }, t('hold.title')),
       el('p', {}, t('seats.list', { seats: seatList(hold.seats), price: money(total(page, hold.seats)) })),
       el('p', { class: 'timer' }, tn('hold.timeLeft', { time: remaining })),
@@ -56,7 +75,7 @@ export function drawPanel(page) {
     return;
   }
   if (page.closed) {
-    fill(panel,
+    sheet(page, t('list.salesClosed'),
       el('h2', { id: 'panel-title' }, t('list.salesClosed')),
       el('p', { class: 'closed-note' }, SALES_CLOSED),
       el('p', {}, el('a', { href: '#/' }, t('panel.otherShowtimes'))));
@@ -65,7 +84,7 @@ export function drawPanel(page) {
   const chosen = [...map.selected];
   const holdButton = el('button', { class: 'primary', onclick: holds.holdSeats, disabled: chosen.length === 0 },
     chosen.length ? t('panel.holdN', { n: chosen.length }) : t('panel.hold'));
-  fill(panel,
+  sheet(page, chosen.length ? t('sheet.selected', { n: chosen.length, price: money(total(page, chosen)) }) : t('panel.choose', { n: MAX_SEATS }),
     el('h2', { id: 'panel-title' }, t('panel.title')),
     el('p', {}, chosen.length ? t('seats.list', { seats: seatList(chosen), price: money(total(page, chosen)) }) : t('panel.choose', { n: MAX_SEATS })),
     el('div', { class: 'actions' }, holdButton,

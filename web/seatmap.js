@@ -8,6 +8,9 @@ import { el, fill, money } from './format.js';
 import { t } from './i18n.js';
 
 export const MAX_SEATS = 8;
+const ZOOM_STEP = 1.4;
+const MIN_SEAT_PX = 20;
+const MAX_SEAT_PX = 56;  // zoomed in, a seat is larger than the 44 px a finger needs
 
 const STATE_CLASS = {
   AVAILABLE: 'st-available', HELD: 'st-held', BOOKED: 'st-booked', selected: 'st-selected', mine: 'st-mine',
@@ -115,10 +118,19 @@ export class SeatMap {
     hall.innerHTML = html.join('');
     const buttons = hall.querySelectorAll('button.seat');
     for (let i = 0; i < order.length; i++) order[i].button = buttons[i];
-    const scroll = el('div', { class: 'hall-scroll' }, hall);
-    fill(this.container, scroll, this.legend());
+    const scroll = el('div', { class: 'hall-scroll', 'data-left': 'false', 'data-right': 'false' }, hall);
+    this.scroll = scroll;
+    this.hint = el('span', { class: 'map-hint', hidden: true }, t('map.scrollHint'));
+    const tools = el('div', { class: 'map-tools', role: 'group', 'aria-label': t('map.zoom') },
+      el('button', { type: 'button', class: 'zoom-out', 'aria-label': t('map.zoomOut'), onclick: () => this.zoomBy(1 / ZOOM_STEP) }, '−'),
+      el('button', { type: 'button', class: 'zoom-in', 'aria-label': t('map.zoomIn'), onclick: () => this.zoomBy(ZOOM_STEP) }, '+'),
+      this.hint);
+    fill(this.container, tools, el('div', { class: 'hall-frame' }, scroll), this.legend());
+    scroll.addEventListener('scroll', () => this.edges(), { passive: true });
+    this.pinch(scroll);
     // A hall wider than the screen (a phone) opens on its middle, where the best seats are.
     scroll.scrollLeft = (scroll.scrollWidth - scroll.clientWidth) / 2;
+    this.edges();
     const first = this.focusCode && this.seats.has(this.focusCode) ? this.focusCode
       : (this.rows[0] && this.rows[0].seats[0] && this.rows[0].seats[0].code);
     if (first) this.moveTabStop(first);
@@ -137,6 +149,67 @@ export class SeatMap {
     return el('div', { class: 'legend' },
       el('h3', {}, t('legend.prices')), el('ul', {}, items),
       el('h3', {}, t('legend.seats')), el('ul', {}, states));
+  }
+
+  // The seats' size in CSS pixels as drawn now (the stylesheet's --seat until a zoom).
+  seatSize() {
+    const b = this.rows[0]?.seats[0]?.button;
+    return b ? b.getBoundingClientRect().width : 0;
+  }
+
+  // Zooms the hall by a factor, its seats between MIN_SEAT_PX and MAX_SEAT_PX, keeping the
+  // point at (x, y) of the map's box where it is (the middle without one).
+  zoomBy(factor, x, y) {
+    const scroll = this.scroll;
+    const before = this.seatSize();
+    if (!before) return;
+    const size = Math.min(MAX_SEAT_PX, Math.max(MIN_SEAT_PX, before * factor));
+    const box = scroll.getBoundingClientRect();
+    const px = x ?? box.width / 2;
+    const py = y ?? box.height / 2;
+    const at = [(scroll.scrollLeft + px) / scroll.scrollWidth, (scroll.scrollTop + py) / scroll.scrollHeight];
+    this.container.style.setProperty('--seat', `${size}px`);
+    scroll.scrollLeft = at[0] * scroll.scrollWidth - px;
+    scroll.scrollTop = at[1] * scroll.scrollHeight - py;
+    this.container.dataset.zoom = size >= MAX_SEAT_PX ? 'max' : size <= MIN_SEAT_PX ? 'min' : '';
+    this.edges();
+  }
+
+  // Two fingers zoom the hall (one pans it, as any scrolling box); the page itself does not
+  // zoom there (style.css: touch-action).
+  pinch(scroll) {
+    let start = null;  // {distance, size} while two fingers are down
+    const distance = (ts) => Math.hypot(ts[0].clientX - ts[1].clientX, ts[0].clientY - ts[1].clientY);
+    scroll.addEventListener('touchstart', (e) => {
+      if (e.touches.length === 2) start = { distance: distance(e.touches), size: this.seatSize() };
+    }, { passive: true });
+    scroll.addEventListener('touchmove', (e) => {
+      if (!start || e.touches.length !== 2) return;
+      e.preventDefault();
+      const box = scroll.getBoundingClientRect();
+      const mid = [(e.touches[0].clientX + e.touches[1].clientX) / 2 - box.left, (e.touches[0].clientY + e.touches[1].clientY) / 2 - box.top];
+      const want = start.size * (distance(e.touches) / start.distance);
+      this.zoomBy(want / this.seatSize(), mid[0], mid[1]);
+    }, { passive: false });
+    scroll.addEventListener('touchend', (e) => { if (e.touches.length < 2) start = null; }, { passive: true });
+  }
+
+  // Shows where the hall goes on beyond its box: a shade at that edge and a hint.
+  edges() {
+    const s = this.scroll;
+    if (!s) return;
+    const left = s.scrollLeft > 1;
+    const right = s.scrollLeft + s.clientWidth < s.scrollWidth - 1;
+    s.dataset.left = String(left);
+    s.dataset.right = String(right);
+    this.hint.hidden = !(left || right || s.scrollTop > 1 || s.scrollTop + s.clientHeight < s.scrollHeight - 1);
+  }
+
+  // Scrolls the hall (and the page) so these seats are in sight, clear of the bottom sheet
+  // (style.css: the seats' scroll margin is the sheet's height).
+  reveal(codes) {
+    const seat = codes.map((c) => this.seats.get(c)).find(Boolean);
+    if (seat) seat.button.scrollIntoView({ block: 'nearest', inline: 'nearest' });
   }
 
   // The most seats of a category best available can hold together (docs/seat-rules.md): side

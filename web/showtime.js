@@ -57,6 +57,7 @@ export async function showtimeView(id, nav) {
     offers: [],          // blocks offered with the last refusal
     // The panel's (panel.js):
     tick: null,          // the hold's countdown
+    sheetOpen: false,    // on a phone, the bottom sheet is open (else one line)
     bestCount: 2,        // the best-available form's last choice
     bestCategory: seatCategories[0],
     // The live feed's (live.js):
@@ -84,6 +85,14 @@ export async function showtimeView(id, nav) {
   if (page.hold) page.map.setMine(page.hold.seats);
   page.refresh = liveFeed(page).refresh;
   onLeave(() => { if (page.tick) clearInterval(page.tick); });
+  // The bottom sheet's height, which the page keeps free below the seats (style.css), and
+  // seats brought into sight above it: the height is taken at once, as the sheet may just
+  // have opened.
+  const keepSheetHeight = () => document.documentElement.style.setProperty('--sheet-height', `${page.panel.offsetHeight}px`);
+  const sheetHeight = new ResizeObserver(keepSheetHeight);
+  sheetHeight.observe(page.panel);
+  page.reveal = (codes) => { keepSheetHeight(); page.map.reveal(codes); };
+  onLeave(() => { sheetHeight.disconnect(); document.documentElement.style.removeProperty('--sheet-height'); });
   // A hold kept from before (a reload, back from the gateway) is asked for first: checkout
   // moved its end, and it may have ended.
   if (page.hold) page.holds.checkStoredHold(); else page.draw();

@@ -171,4 +171,11 @@ export default {
   'queue.soldOutText': "Alle Plätze dieser Vorstellung sind verkauft. Auch sonst niemand in der Warteschlange bekommt einen.",
   'queue.cancelledAnnounce': "Diese Vorstellung wurde abgesagt.",
   'queue.soldOutAnnounce': "Ausverkauft: alle Plätze sind verkauft.",
+  'map.scrollHint': "Ziehen, um den ganzen Saal zu sehen",
+  'map.zoom': "Zoom",
+  'map.zoomOut': "Verkleinern",
+  'map.zoomIn': "Vergrößern",
+  'sheet.details': "Details",
+  'sheet.held': { one: "{n} Platz reserviert · {time}", other: "{n} Plätze reserviert · {time}" },
+  'sheet.selected': { one: "{n} Platz · {price}", other: "{n} Plätze · {price}" },
 };

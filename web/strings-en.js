@@ -171,4 +171,11 @@ export default {
   'queue.soldOutText': "Every seat of this showtime is sold. Nobody else in line will get one either.",
   'queue.cancelledAnnounce': "This showtime was cancelled.",
   'queue.soldOutAnnounce': "Sold out: every seat is sold.",
+  'map.scrollHint': "Drag to see the whole hall",
+  'map.zoom': "Zoom",
+  'map.zoomOut': "Zoom out",
+  'map.zoomIn': "Zoom in",
+  'sheet.details': "Details",
+  'sheet.held': { one: "{n} seat held · {time}", other: "{n} seats held · {time}" },
+  'sheet.selected': { one: "{n} seat · {price}", other: "{n} seats · {price}" },
 };

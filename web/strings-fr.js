@@ -171,4 +171,11 @@ export default {
   'queue.soldOutText': "Toutes les places de cette séance sont vendues. Personne d’autre dans la file n’en aura.",
   'queue.cancelledAnnounce': "Cette séance est annulée.",
   'queue.soldOutAnnounce': "Complet : toutes les places sont vendues.",
+  'map.scrollHint': "Faites glisser pour voir toute la salle",
+  'map.zoom': "Zoom",
+  'map.zoomOut': "Dézoomer",
+  'map.zoomIn': "Zoomer",
+  'sheet.details': "Détails",
+  'sheet.held': { one: "{n} place retenue · {time}", other: "{n} places retenues · {time}" },
+  'sheet.selected': { one: "{n} place · {price}", other: "{n} places · {price}" },
 };
