@@ -82,7 +82,8 @@ export const api = {
   getHold: (holdId) => call('GET', `/holds/${holdId}`),
   release: (holdId) => call('DELETE', `/holds/${holdId}`),
   extend: (holdId) => call('POST', `/holds/${holdId}/extend`),
-  checkout: (holdId, key) => call('POST', `/holds/${holdId}/checkout`, { body: {}, headers: { 'Idempotency-Key': key } }),
+  // email: where the tickets go (API.md "Checkout"); without it, the token's.
+  checkout: (holdId, key, email) => call('POST', `/holds/${holdId}/checkout`, { body: email ? { email } : {}, headers: { 'Idempotency-Key': key } }),
   booking: (id) => call('GET', `/bookings/${id}`),
   myBookings: (cursor) => call('GET', `/me/bookings?${new URLSearchParams(cursor ? { cursor } : {})}`),
   tickets: (id) => call('GET', `/bookings/${id}/tickets`),

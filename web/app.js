@@ -195,7 +195,7 @@ async function bookingView(id, nav) {
             if (e.code !== 'HOLD_NOT_ACTIVE') return false;
             say(t('booking.heldTooShort'), 'info');
             return true;
-          }, (k) => { key = k; });
+          }, (k) => { key = k; }, kept && kept.email);
           paying = false;
           again.disabled = over;
         });

@@ -28,6 +28,7 @@ export function holdController(page) {
   };
 
   function keepHold(h) {
+    if (!h || h.holdId !== page.hold?.holdId) page.summary = false;  // a new hold starts at the hold
     page.hold = h;
     store.set(`hold.${id}`, h);
     page.map.setMine(h ? h.seats : []);
@@ -242,10 +243,26 @@ export function holdController(page) {
     }
   }
 
+  // The order's summary before payment (panel.js): the seats and prices, the total, the
+  // e-mail for the tickets; Back returns to the hold.
+  function openSummary() {
+    page.summary = true;
+    page.sheetOpen = true;
+    page.draw();
+    page.panel.querySelector('input[name="email"]')?.focus({ preventScroll: true });
+    page.reveal(page.hold.seats);
+  }
+  function closeSummary() {
+    page.summary = false;
+    page.draw();
+  }
+
   // The checkout's key is kept with the hold before it is sent: a retry, a double click or a
-  // return from the gateway replays the same checkout, never opens a second one.
-  async function checkout() {
+  // return from the gateway replays the same checkout, never opens a second one. The e-mail
+  // is kept with it, so a replay carries the same one.
+  async function checkout(email) {
     if (page.busy) return;
+    if (email) keepHold({ ...page.hold, email });
     if (!page.hold.checkoutKey) keepHold({ ...page.hold, checkoutKey: randomKey() });
     page.busy = true;
     try {
@@ -268,11 +285,11 @@ export function holdController(page) {
           say(t('hold.endsTooSoon'), 'info');
         }, () => { if (!gone()) checkStoredHold(); });
         return true;
-      }, (key) => { if (page.hold && page.hold.holdId === holdId) keepHold({ ...page.hold, checkoutKey: key }); });
+      }, (key) => { if (page.hold && page.hold.holdId === holdId) keepHold({ ...page.hold, checkoutKey: key }); }, page.hold.email);
     } finally {
       page.busy = false;
     }
   }
 
-  return { pick, holdSeats, holdBest, takeOffer, checkStoredHold, ended, extend, release, checkout, salesClosed };
+  return { pick, holdSeats, holdBest, takeOffer, checkStoredHold, ended, extend, release, openSummary, closeSummary, checkout, salesClosed };
 }

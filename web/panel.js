@@ -3,9 +3,10 @@
 // and the best-available form, or that sales have closed. It only draws; what a button
 // does is the hold controller's (holds.js).
 
-import { SALES_CLOSED, clock, el, fill, money, seatList } from './format.js';
+import { claims } from './api.js';
+import { SALES_CLOSED, clock, el, fill, money, seatList, when } from './format.js';
 import { t, tn } from './i18n.js';
-import { left } from './page.js';
+import { left, say } from './page.js';
 import { MAX_SEATS } from './seatmap.js';
 
 // The price of these seats by their categories.
@@ -60,14 +61,18 @@ export function drawPanel(page) {
     const paying = Boolean(hold.checkoutKey);
     // Once sales have closed only a payment already open goes on (API.md: it is honoured
     // while the hold lives); a hold not yet in checkout can only be released.
-    sheet(page, tn('sheet.held', { time: sheetTime }, { n: hold.seats.length }),
+    const summary = tn('sheet.held', { time: sheetTime }, { n: hold.seats.length });
+    if (page.summary && !paying && !page.closed) {
+      sheet(page, summary, ...orderSummary(page, remaining));
+    } else sheet(page, summary,
       el('h2', { id: 'panel-title' }, t('hold.title')),
       el('p', {}, t('seats.list', { seats: seatList(hold.seats), price: money(total(page, hold.seats)) })),
       el('p', { class: 'timer' }, tn('hold.timeLeft', { time: remaining })),
       paying ? el('p', {}, t('hold.paymentOpen')) : null,
       page.closed && !paying ? el('p', { class: 'closed-note' }, `${SALES_CLOSED} ${t('hold.closedUnpaid')}`) : null,
       el('div', { class: 'actions' },
-        paying || !page.closed ? el('button', { class: 'primary', onclick: holds.checkout }, paying ? t('hold.continuePayment') : t('hold.checkout')) : null,
+        paying ? el('button', { class: 'primary', onclick: () => holds.checkout() }, t('hold.continuePayment'))
+          : page.closed ? null : el('button', { class: 'primary', onclick: holds.openSummary }, t('hold.checkout')),
         more,
         el('button', { onclick: holds.release }, t('hold.release'))));
     update();
@@ -91,6 +96,39 @@ export function drawPanel(page) {
       chosen.length ? el('button', { onclick: () => { map.clearSelection(); map.markAlone([]); page.offers = []; drawPanel(page); } }, t('panel.clear')) : null),
     offersBox(page),
     bestForm(page));
+}
+
+// The order before payment: each seat with its category and price, the total, the e-mail the
+// tickets go to (the token's, when it has one, to start with), what the customer may do
+// after paying, and the time the seats stay held. "Pay" opens the payment (holds.checkout).
+function orderSummary(page, remaining) {
+  const { hold, s } = page;
+  const lines = seatList(hold.seats).split(', ').map((code) => {
+    const seat = page.map.seats.get(code);
+    const price = s.prices[seat?.category];
+    return el('li', {}, el('span', {}, t('order.seat', { row: seat?.row ?? '', number: seat?.number ?? code, category: seat?.category ?? '' })),
+      el('span', { class: 'order-price' }, money(price)));
+  });
+  const sum = money(total(page, hold.seats));
+  const email = el('input', { id: 'order-email', name: 'email', type: 'email', required: true, autocomplete: 'email', inputmode: 'email', value: hold.email || claims()?.email || '', oninput: () => say('') });
+  const refundable = Number.isInteger(s.refundUntilMinutesBefore);
+  const form = el('form', { class: 'order', novalidate: true, onsubmit: (e) => {
+    e.preventDefault();
+    const address = email.value.trim();
+    if (!email.checkValidity() || !address) { say(t('order.emailInvalid'), 'info'); email.focus(); return; }
+    page.holds.checkout(address);
+  } },
+  el('h2', { id: 'panel-title' }, t('order.title')),
+  el('p', { class: 'sub' }, `${s.title} · ${when(s.startsAt, s.timeZone)}`),
+  el('ul', { class: 'order-lines' }, ...lines),
+  el('p', { class: 'order-total' }, el('span', {}, t('order.total')), el('strong', {}, sum)),
+  el('div', { class: 'field' }, el('label', { for: 'order-email' }, t('order.email')), email, el('small', {}, t('order.emailHint'))),
+  el('p', { class: 'muted' }, refundable ? t('order.refundable', { n: s.refundUntilMinutesBefore }) : t('order.final')),
+  el('p', { class: 'timer' }, tn('hold.timeLeft', { time: remaining })),
+  el('div', { class: 'actions' },
+    el('button', { class: 'primary', type: 'submit' }, t('order.pay', { price: sum })),
+    el('button', { type: 'button', onclick: page.holds.closeSummary }, t('order.back'))));
+  return [form];
 }
 
 // Free blocks the service offered with a refusal: one click holds one.

@@ -143,3 +143,15 @@ export async function done(...pages) {
 }
 
 export const axeSource = () => readFileSync(resolve(here, 'node_modules/axe-core/axe.min.js'), 'utf8');
+
+// Checkout as a customer does it: "Checkout" on the held seats, then the order's summary
+// (the e-mail for the tickets, typed when the token carries none) and "Pay €…". With tap,
+// by touch.
+export async function checkout(page, { tap = false, email = 'ana@example.com' } = {}) {
+  const press = (locator) => (tap ? locator.tap() : locator.click());
+  await press(page.getByRole('button', { name: 'Checkout' }));
+  const field = page.getByLabel('E-mail for your tickets');
+  await field.waitFor({ timeout: 15000 });
+  if (!(await field.inputValue())) await field.fill(email);
+  await press(page.locator('.order button[type="submit"]'));
+}

@@ -154,7 +154,10 @@ describe('every page in each language', () => {
       await page.locator('.panel button.primary').click();
       await page.locator('.countdown').waitFor({ timeout: STEP_MS });
       await check(page, lang, 'hold', problems);
-      await page.locator('.panel button.primary').click();  // checkout
+      await page.locator('.panel button.primary').click();  // checkout: the order's summary
+      await page.locator('#order-email').fill('ana@example.com');
+      await check(page, lang, 'order summary', problems);
+      await page.locator('.order button[type="submit"]').click();
       await page.waitForURL((u) => u.href.startsWith(`${svc.gatewayUrl}/pay/`), { timeout: STEP_MS });
       await page.getByRole('button', { name: 'Pay' }).click();  // the gateway's page
       await page.waitForURL((u) => u.href.startsWith(`${svc.url}/#/bookings/`), { timeout: STEP_MS });

@@ -14,7 +14,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { customerPage, done, launch, startService, watch } from './harness.js';
+import { customerPage, done, launch, startService, watch, checkout } from './harness.js';
 
 const STEP_MS = 15000;
 const smallHall = [
@@ -91,7 +91,7 @@ describe('money, times and sales close in the seat picker', () => {
     await page.getByRole('button', { name: 'Hold 1 seat' }).click();
     await heldPanel(page).waitFor({ timeout: STEP_MS });
     assert.deepEqual(await strays(page), [], 'a hold');
-    await page.getByRole('button', { name: 'Checkout' }).click();
+    await checkout(page);
     await page.waitForURL((u) => u.href.startsWith(`${svc.gatewayUrl}/pay/`), { timeout: STEP_MS });
     await page.goto(`${svc.url}/#/showtimes/${id}`);
     await page.getByRole('button', { name: 'Continue to payment' }).waitFor({ timeout: STEP_MS });
@@ -192,7 +192,7 @@ describe('money, times and sales close in the seat picker', () => {
     assert.doesNotMatch(await text(page.locator('.sub time')), /05:30/);
     await hold(page, ['A2']);
     await heldPanel(page).waitFor({ timeout: STEP_MS });
-    await page.getByRole('button', { name: 'Checkout' }).click();
+    await checkout(page);
     await page.waitForURL((u) => u.href.startsWith(`${svc.gatewayUrl}/pay/`), { timeout: STEP_MS });
     await page.getByRole('button', { name: 'Pay 12.50 EUR' }).click();
     await page.waitForURL((u) => u.href.startsWith(`${svc.url}/#/bookings/`), { timeout: STEP_MS });
@@ -336,7 +336,7 @@ describe('money, times and sales close in the seat picker', () => {
     await page.reload();
     await hold(page, ['A2']);
     await heldPanel(page).waitFor({ timeout: STEP_MS });
-    await page.getByRole('button', { name: 'Checkout' }).click();
+    await checkout(page);
     await page.getByText('These seats can no longer be paid for.').waitFor({ timeout: STEP_MS });
     assert.equal(await page.locator('#message').textContent(), 'Sales for this showtime have closed.');
     assert.equal(await page.getByRole('button', { name: /Checkout|Continue to payment/ }).count(), 0);

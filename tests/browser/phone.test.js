@@ -128,7 +128,21 @@ describe('the seat picker on a phone', () => {
     assert.equal(await seat(page, 'L10').getAttribute('data-state'), 'mine');
     assert.deepEqual(await serious(page), [], 'axe: seats held');
     await shot('hold');
+    // The order before payment: each seat and its price, the total, the e-mail.
     await page.getByRole('button', { name: 'Checkout' }).tap();
+    const order = (await page.locator('.order').innerText()).replace(/\s+/g, ' ');
+    assert.match(order, /Row L, seat 10 · standard €12\.50 Row L, seat 11 · standard €12\.50 Total €25\.00/);
+    await page.getByLabel('E-mail for your tickets').fill('not an address');
+    await page.getByRole('button', { name: 'Pay €25.00' }).tap();
+    await page.locator('#message').getByText(/Write the e-mail address your tickets go to/).waitFor({ timeout: STEP_MS });
+    assert.equal(await page.evaluate(() => location.hash.startsWith('#/showtimes/')), true, 'nothing was paid');
+    await page.getByLabel('E-mail for your tickets').fill('ana@example.com');
+    await inSight(page, 'L11', 'the order before payment');
+    assert.deepEqual(await serious(page), [], 'axe: the order before payment');
+    await shot('order');
+    const sent = page.waitForRequest((r) => r.method() === 'POST' && /\/holds\/[^/]+\/checkout$/.test(new URL(r.url()).pathname));
+    await page.getByRole('button', { name: 'Pay €25.00' }).tap();
+    assert.deepEqual((await sent).postDataJSON(), { email: 'ana@example.com' }, 'the e-mail goes in the checkout body');
     await page.waitForURL((u) => u.href.startsWith(`${svc.gatewayUrl}/pay/`), { timeout: STEP_MS });
     await page.getByRole('button', { name: /^Pay / }).tap();
     await page.waitForURL((u) => u.href.startsWith(`${svc.url}/#/bookings/`), { timeout: STEP_MS });

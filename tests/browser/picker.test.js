@@ -4,7 +4,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { axeSource, customerPage, done, launch, startService, watch } from './harness.js';
+import { axeSource, customerPage, done, launch, startService, watch, checkout } from './harness.js';
 
 const LIVE_MS = 2000;          // API.md: another customer's hold shows within 2 s
 const STEP_MS = 15000;         // any other step of a page
@@ -64,7 +64,7 @@ describe('the seat picker', () => {
     assert.match(await page.locator('.countdown').textContent(), /^\d+:\d\d$/);
     assert.equal(await seat(page, 'A3').getAttribute('data-state'), 'mine');
     assert.match(await page.locator('.panel').textContent(), /A3, A4 · €25\.00/);
-    await page.getByRole('button', { name: 'Checkout' }).click();
+    await checkout(page);
     await page.waitForURL((u) => u.href.startsWith(`${svc.gatewayUrl}/pay/`), { timeout: STEP_MS });
     assert.equal(await page.locator('#amount').textContent(), '25.00 EUR');
     await payAtGateway(page, svc, 'Pay 25.00 EUR');
@@ -129,7 +129,7 @@ describe('the seat picker', () => {
     assert.ok(Number(await b.locator('.room .position').textContent()) >= 1);
     assert.deepEqual(await seriousViolations(b), [], 'waiting room');
     assert.equal(await b.locator('.panel h2').textContent(), 'Your selection');
-    await a.getByRole('button', { name: 'Checkout' }).click();
+    await checkout(a);
     await payAtGateway(a, svc, 'Pay 12.50 EUR');
     await bookingStatus(a, 'CONFIRMED');
     await heldPanel(b).waitFor({ timeout: 30000 });
@@ -156,16 +156,16 @@ describe('the seat picker', () => {
       method: 'POST', headers: as(510, { 'X-Admission-Token': joined.admissionToken }), body: '{"seats": ["A2"]}',
     });
     assert.equal(held.status, 201);
-    const checkout = await fetch(`${svc.url}/holds/${(await held.json()).holdId}/checkout`, {
+    const opened = await fetch(`${svc.url}/holds/${(await held.json()).holdId}/checkout`, {
       method: 'POST', headers: as(510, { 'Idempotency-Key': 'sold-out' }), body: '{}',
     });
-    assert.equal(checkout.status, 201);
-    const session = (await checkout.json()).payment.sessionId;
+    assert.equal(opened.status, 201);
+    const session = (await opened.json()).payment.sessionId;
     const paid = await fetch(`${svc.gatewayUrl}/v1/sessions/${session}/pay`, {
       method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"outcome": "SUCCEEDED", "delivery": "normal"}',
     });
     assert.equal(paid.status, 200);
-    await a.getByRole('button', { name: 'Checkout' }).click();
+    await checkout(a);
     await payAtGateway(a, svc, 'Pay 12.50 EUR');
     await bookingStatus(a, 'CONFIRMED');
     await b.getByRole('heading', { name: 'Sold out' }).waitFor({ timeout: 30000 });
@@ -211,7 +211,7 @@ describe('the seat picker', () => {
     await heldPanel(page).waitFor({ timeout: STEP_MS });
     assert.equal(await seat(page, 'B3').getAttribute('data-state'), 'mine');
     assert.deepEqual(await seriousViolations(page), [], 'seat map with a hold');
-    await page.getByRole('button', { name: 'Checkout' }).click();
+    await checkout(page);
     await page.waitForURL((u) => u.href.startsWith(`${svc.gatewayUrl}/pay/`), { timeout: STEP_MS });
     assert.deepEqual(await seriousViolations(page), [], 'gateway pay page');
     await page.getByRole('button', { name: /^Pay / }).click();
@@ -229,7 +229,7 @@ describe('the seat picker', () => {
     const page = await customerPage(browser, svc, 701, `/showtimes/${id}`);
     await hold(page, ['C1', 'C2']);
     await heldPanel(page).waitFor({ timeout: STEP_MS });
-    await page.getByRole('button', { name: 'Checkout' }).click();
+    await checkout(page);
     await payAtGateway(page, svc, 'Fail');
     await bookingStatus(page, 'FAILED');
     await page.getByRole('button', { name: 'Pay again' }).waitFor({ timeout: STEP_MS });
@@ -241,7 +241,7 @@ describe('the seat picker', () => {
     // failed one again).
     await page.getByRole('link', { name: 'Seat map' }).click();
     await heldPanel(page).waitFor({ timeout: STEP_MS });
-    await page.getByRole('button', { name: 'Checkout' }).click();
+    await checkout(page);
     await page.waitForURL((u) => u.href.startsWith(`${svc.gatewayUrl}/pay/`), { timeout: STEP_MS });
     assert.equal(await page.locator('#status').textContent(), 'OPEN');
     await payAtGateway(page, svc, 'Pay 36.00 EUR');
@@ -339,7 +339,7 @@ describe('the seat picker', () => {
     const a = await customerPage(browser, svc, 1201, `/showtimes/${id}`);
     await hold(a, ['A1', 'A2']);
     await heldPanel(a).waitFor({ timeout: STEP_MS });
-    await a.getByRole('button', { name: 'Checkout' }).click();
+    await checkout(a);
     await payAtGateway(a, svc, 'Pay 25.00 EUR');
     await bookingStatus(a, 'CONFIRMED');
 
@@ -380,7 +380,7 @@ describe('the seat picker', () => {
     const a = await customerPage(browser, svc, 1301, `/showtimes/${id}`);
     await hold(a, ['A3']);
     await heldPanel(a).waitFor({ timeout: STEP_MS });
-    await a.getByRole('button', { name: 'Checkout' }).click();
+    await checkout(a);
     await payAtGateway(a, svc, 'Pay 12.50 EUR');
     await bookingStatus(a, 'CONFIRMED');
     await a.getByRole('button', { name: 'Cancel booking…' }).click();

@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { customerPage, launch, startService } from './harness.js';
+import { customerPage, launch, startService, checkout } from './harness.js';
 
 const out = resolve(dirname(fileURLToPath(import.meta.url)), '../../docs/screenshots');
 mkdirSync(out, { recursive: true });
@@ -58,7 +58,7 @@ try {
   await page.getByRole('button', { name: 'Hold 3 seats' }).click();
   await page.getByRole('heading', { name: 'Your seats are held' }).waitFor();
   await shot(page, 'hold');
-  await page.getByRole('button', { name: 'Checkout' }).click();
+  await checkout(page);
   await page.waitForURL((u) => u.href.startsWith(svc.gatewayUrl));
   await shot(page, 'gateway');
   await page.getByRole('button', { name: /^Pay/ }).click();

@@ -5,7 +5,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { customerPage, done, launch, startService, watch } from './harness.js';
+import { customerPage, done, launch, startService, watch, checkout } from './harness.js';
 
 const STEP_MS = 15000;
 const hall = [{ row: 'A', seats: 8, category: 'standard' }];
@@ -21,7 +21,7 @@ describe('tickets and the door', () => {
     const page = await customerPage(browser, svc, 301, `/showtimes/${id}`);
     for (const code of ['A3', 'A4']) await page.locator(`button.seat[data-code="${code}"]`).click();
     await page.getByRole('button', { name: /^Hold 2 seats$/ }).click();
-    await page.getByRole('button', { name: 'Checkout' }).click();
+    await checkout(page);
     await page.waitForURL((u) => u.href.startsWith(`${svc.gatewayUrl}/pay/`), { timeout: STEP_MS });
     await page.getByRole('button', { name: /^Pay / }).click();
     await page.waitForURL((u) => u.href.startsWith(`${svc.url}/#/bookings/`), { timeout: STEP_MS });
