@@ -6,7 +6,7 @@
 // its parts, what every view shares is page.js.
 
 import { api, adoptTokenFromFragment, claims, setToken } from './api.js';
-import { CANCELLED, bookingWords, add, clock, el, explain, fill, money, orderRef, seatList, statusBadge, when } from './format.js';
+import { CANCELLED, add, bookingWords, clock, dayKey, dayOf, el, explain, fill, money, orderRef, seatList, statusBadge, timeOf, when } from './format.js';
 import { LANG, LANGUAGES, switchLanguage, t, tn, translateStatic } from './i18n.js';
 import { announce, beginRoute, every, left, randomKey, salesCloseAt, say, store, view } from './page.js';
 import { payFor } from './pay.js';
@@ -34,7 +34,7 @@ async function listView(params, nav) {
   el('label', {}, t('list.cinema'), el('input', { name: 'cinema', value: cinema, autocomplete: 'off' })),
   el('label', {}, t('list.date'), el('input', { name: 'date', type: 'date', value: date })),
   el('button', { type: 'submit' }, t('list.show')));
-  const list = el('ul', { class: 'showtimes', 'aria-busy': 'true' });
+  const list = el('div', { class: 'days', 'aria-busy': 'true' });
   fill(view(), el('h1', {}, t('list.title')), form, list);
   const q = { limit: PAGE_SIZE };
   if (cinema) q.cinema = cinema;
@@ -48,20 +48,8 @@ async function listView(params, nav) {
     const { data } = await api.showtimes(q);
     if (left(nav)) return;
     list.removeAttribute('aria-busy');
-    if (!data.showtimes.length) add(list, el('li', {}, t('list.none')));
-    // A showtime whose sales have closed (a date's earlier showtimes, or the minutes before
-    // a start) is shown without a link to its seats. This browser's clock decides here; the
-    // service decides a hold, and the seat map says so if the clock was off.
-    const now = Date.now();
-    for (const s of data.showtimes) {
-      const prices = Object.entries(s.prices).map(([c, p]) => `${c} ${money(p)}`).join(' · ');
-      const closed = salesCloseAt(s) <= now;
-      add(list, el('li', { class: closed ? 'card closed' : 'card', 'data-showtime': s.showtimeId },
-        el('h2', {}, closed ? s.title : el('a', { href: `#/showtimes/${s.showtimeId}` }, s.title)),
-        el('p', {}, `${s.cinema} · ${s.hall}`),
-        el('p', {}, el('time', { datetime: s.startsAt }, when(s.startsAt, s.timeZone)), ` · ${t('list.seats', { n: s.seatCount })}`),
-        closed ? el('p', { class: 'closed-note' }, t('list.salesClosed')) : el('p', { class: 'muted' }, prices)));
-    }
+    if (!data.showtimes.length) add(list, el('p', {}, t('list.none')));
+    drawDays(list, data.showtimes);
     const pager = el('nav', { class: 'pager', 'aria-label': t('pager.label') });
     const base = new URLSearchParams();
     if (cinema) base.set('cinema', cinema);
@@ -84,6 +72,40 @@ async function listView(params, nav) {
     if (left(nav)) return;
     list.removeAttribute('aria-busy');
     say(explain(e));
+  }
+}
+
+// The page's showtimes by day (on each cinema's clock) and, within a day, by film, in the
+// order they start: a film's times side by side, as cinemas list them. A showtime whose
+// sales have closed (a date's earlier showtimes, or the minutes before a start) is shown
+// without a link to its seats. This browser's clock decides here; the service decides a
+// hold, and the seat map says so if the clock was off.
+function drawDays(list, showtimes) {
+  const days = new Map();  // day → film title → showtimes
+  for (const s of showtimes) {
+    const day = dayKey(s.startsAt, s.timeZone);
+    if (!days.has(day)) days.set(day, new Map());
+    const films = days.get(day);
+    if (!films.has(s.title)) films.set(s.title, []);
+    films.get(s.title).push(s);
+  }
+  const now = Date.now();
+  for (const films of days.values()) {
+    const first = films.values().next().value[0];
+    add(list, el('section', { class: 'day' },
+      el('h2', {}, dayOf(first.startsAt, first.timeZone)),
+      el('ul', { class: 'films' }, ...[...films].map(([title, shows]) => el('li', { class: 'film' },
+        el('h3', {}, title),
+        el('ul', { class: 'showtimes' }, ...shows.map((s) => {
+          const closed = s.status === 'CANCELLED' || salesCloseAt(s) <= now;
+          const from = Object.values(s.prices).reduce((low, p) => (!low || p.amount < low.amount ? p : low), null);
+          const start = el('time', { datetime: s.startsAt }, timeOf(s.startsAt, s.timeZone));
+          return el('li', { class: closed ? 'card closed' : 'card', 'data-showtime': s.showtimeId },
+            closed ? el('span', { class: 'slot-time' }, start) : el('a', { class: 'slot-time', href: `#/showtimes/${s.showtimeId}` }, start),
+            el('span', { class: 'slot-where' }, `${s.cinema} · ${s.hall}`),
+            closed ? el('span', { class: 'closed-note' }, s.status === 'CANCELLED' ? t('list.cancelled') : t('list.salesClosed'))
+              : from ? el('span', { class: 'muted' }, t('list.from', { price: money(from) })) : null);
+        })))))));
   }
 }
 

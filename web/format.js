@@ -59,19 +59,30 @@ export function money(m) {
 // An instant of a showtime as the cinema's clock shows it, with the zone's short name:
 // when(s.startsAt, s.timeZone) is "Fri, Dec 18, 07:30 PM GMT+9" for a cinema in Tokyo,
 // whatever the browser's own zone. A missing or unknown zone is UTC (API.md).
-const dateFormats = new Map();  // zone → Intl.DateTimeFormat, made once per zone
-export function when(iso, zone) {
+// dayOf says the day ("Friday 18 December"), timeOf the time ("19:30 GMT+9"), dayKey the
+// date ("2026-12-18"), each on the cinema's clock.
+const FORMATS = {
+  when: { weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' },
+  day: { weekday: 'long', day: 'numeric', month: 'long' },
+  time: { hour: '2-digit', minute: '2-digit', timeZoneName: 'short' },
+  key: { year: 'numeric', month: '2-digit', day: '2-digit' },
+};
+const dateFormats = new Map();  // kind and zone → Intl.DateTimeFormat, made once each
+function onClock(kind, iso, zone) {
   const timeZone = zoneOf({ timeZone: zone });
-  let f = dateFormats.get(timeZone);
+  let f = dateFormats.get(`${kind} ${timeZone}`);
   if (!f) {
-    f = new Intl.DateTimeFormat(LOCALE, {
-      weekday: 'short', day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit', timeZone, timeZoneName: 'short',
-    });
-    dateFormats.set(timeZone, f);
+    // The key is ISO's order whatever the language: Canadian English writes 2026-12-18.
+    f = new Intl.DateTimeFormat(kind === 'key' ? 'en-CA' : LOCALE, { ...FORMATS[kind], timeZone });
+    dateFormats.set(`${kind} ${timeZone}`, f);
   }
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? '' : f.format(d);
 }
+export const when = (iso, zone) => onClock('when', iso, zone);
+export const dayOf = (iso, zone) => onClock('day', iso, zone);
+export const timeOf = (iso, zone) => onClock('time', iso, zone);
+export const dayKey = (iso, zone) => onClock('key', iso, zone);
 
 // A booking's order reference (the same as the e-mail's, src/domain/booking.h): the id in
 // Crockford's base 32, at least six characters in groups of three; booking 15 is "000-00F".

@@ -40,7 +40,6 @@ export default {
   'list.show': "Anzeigen",
   'list.title': "Vorstellungen",
   'list.none': "Keine passenden Vorstellungen.",
-  'list.seats': { one: "{n} Platz", other: "{n} Plätze" },
   'list.salesClosed': "Verkauf beendet",
   'pager.label': "Seiten",
   'pager.previous': "← Zurück",
@@ -188,4 +187,6 @@ export default {
   'order.title': "Ihre Bestellung",
   'order.pay': "{price} bezahlen",
   'order.back': "Zurück",
+  'list.from': "ab {price}",
+  'list.cancelled': "Abgesagt",
 };

@@ -40,7 +40,6 @@ export default {
   'list.show': "Show",
   'list.title': "Showtimes",
   'list.none': "No showtimes match.",
-  'list.seats': { one: "{n} seat", other: "{n} seats" },
   'list.salesClosed': "Sales closed",
   'pager.label': "Pages",
   'pager.previous': "← Previous",
@@ -188,4 +187,6 @@ export default {
   'order.title': "Your order",
   'order.pay': "Pay {price}",
   'order.back': "Back",
+  'list.from': "from {price}",
+  'list.cancelled': "Cancelled",
 };

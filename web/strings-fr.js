@@ -40,7 +40,6 @@ export default {
   'list.show': "Afficher",
   'list.title': "Séances",
   'list.none': "Aucune séance ne correspond.",
-  'list.seats': { one: "{n} place", other: "{n} places" },
   'list.salesClosed': "Vente close",
   'pager.label': "Pages",
   'pager.previous': "← Précédentes",
@@ -188,4 +187,6 @@ export default {
   'order.title': "Votre commande",
   'order.pay': "Payer {price}",
   'order.back': "Retour",
+  'list.from': "à partir de {price}",
+  'list.cancelled': "Annulée",
 };

@@ -67,7 +67,7 @@ describe('the seat picker on a phone', () => {
     const shot = (name) => page.screenshot({ path: `${SHOTS}/${name}.png` });
     await page.locator('.card a').first().waitFor({ timeout: STEP_MS });
     await shot('showtimes');
-    await page.locator('.card a', { hasText: 'Dune: Part Three' }).tap();
+    await page.locator('.film', { hasText: 'Dune: Part Three' }).locator('.card a').first().tap();
     await seat(page, 'L10').waitFor({ timeout: STEP_MS });
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), 'the page never scrolls sideways');
 

@@ -1,6 +1,8 @@
-// Takes the screenshots of docs/screenshots/ (the seat picker's main steps on a desktop and a
-// phone) from a real `boxoffice serve`: `node tests/browser/screenshots.js` after `make build`
-// and `scripts/deps.sh browser`.
+// Takes the screenshots of docs/screenshots/ from a real `boxoffice serve`: the customer's
+// steps on a desktop (1440 × 900, NAME.png) and on a phone (390 × 844, phone-NAME.png), the
+// seat map in French and German on a phone, the door and the admin pages:
+// `node tests/browser/screenshots.js` after `make build` and `scripts/deps.sh browser`.
+// (phone.test.js writes each phone state of its purchase to build/screenshots/phone/ too.)
 
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -26,9 +28,16 @@ const prices = {
 const svc = await startService();
 const browser = await launch();
 try {
-  const id = await svc.createShowtime(rows, prices, { title: 'Dune: Part Three', cinema: 'Odeon Leicester Square' });
-  await svc.createShowtime(rows.slice(0, 6), prices, { title: 'Paddington in Peru', cinema: 'Odeon Leicester Square' });
-  await svc.createShowtime(rows.slice(0, 8), prices, { title: 'Wicked: Part Two', cinema: 'Cineworld Glasgow' });
+  // Tomorrow at 14:00, 17:30 and 20:45 London time, and the day after.
+  const day = new Date(Date.now() + 86400000).toISOString().slice(0, 10);
+  const at = (hhmm, days = 0) => new Date(Date.parse(`${day}T${hhmm}:00Z`) + days * 86400000).toISOString().replace(/\.\d+Z$/, '.000Z');
+  const london = { cinema: 'Odeon Leicester Square', timeZone: 'Europe/London' };
+  const id = await svc.createShowtime(rows, prices, { title: 'Dune: Part Three', startsAt: at('20:45'), ...london });
+  await svc.createShowtime(rows, prices, { title: 'Dune: Part Three', startsAt: at('17:30'), ...london, hall: 'Screen 2' });
+  await svc.createShowtime(rows.slice(0, 6), prices, { title: 'Paddington in Peru', startsAt: at('14:00'), ...london });
+  await svc.createShowtime(rows.slice(0, 6), prices, { title: 'Paddington in Peru', startsAt: at('16:15'), ...london });
+  await svc.createShowtime(rows.slice(0, 8), prices, { title: 'Wicked: Part Two', startsAt: at('19:00'), cinema: 'Cineworld Glasgow', timeZone: 'Europe/London' });
+  await svc.createShowtime(rows, prices, { title: 'Dune: Part Three', startsAt: at('20:45', 1), ...london });
   // Other customers' holds and a sale, so the map shows every state.
   const holdAs = async (customer, seats) => {
     const r = await fetch(`${svc.url}/showtimes/${id}/holds`, {
@@ -43,12 +52,14 @@ try {
   await holdAs(903, ['H15', 'H16', 'H17', 'H18']);
 
   const desktop = { viewport: { width: 1440, height: 900 } };
-  const phone = { viewport: { width: 360, height: 760 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
+  const phone = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
   const shot = async (page, name) => page.screenshot({ path: `${out}/${name}.png` });
 
-  const list = await customerPage(browser, svc, 42, '/', desktop);
-  await list.locator('.card').first().waitFor();
-  await shot(list, 'showtimes');
+  for (const [size, prefix] of [[desktop, ''], [phone, 'phone-']]) {
+    const list = await customerPage(browser, svc, 42, '/', size);
+    await list.locator('.card').first().waitFor();
+    await shot(list, `${prefix}showtimes`);
+  }
 
   const page = await customerPage(browser, svc, 42, `/showtimes/${id}`, desktop);
   await page.locator('.live[data-live="up"]').waitFor();
@@ -57,6 +68,10 @@ try {
   await shot(page, 'seat-map');
   await page.getByRole('button', { name: 'Hold 3 seats' }).click();
   await page.getByRole('heading', { name: 'Your seats are held' }).waitFor();
+  await page.getByRole('button', { name: 'Checkout' }).click();
+  await page.getByLabel('E-mail for your tickets').fill('ana@example.com');
+  await shot(page, 'order');
+  await page.getByRole('button', { name: 'Back' }).click();
   await shot(page, 'hold');
   await checkout(page);
   await page.waitForURL((u) => u.href.startsWith(svc.gatewayUrl));
@@ -73,7 +88,7 @@ try {
   // The door: the first ticket admitted, then scanned again and refused.
   const door = await browser.newPage(desktop);
   await door.goto(`${svc.url}/door#token=${svc.token(900, false, true)}`);
-  await door.getByRole('link', { name: 'Dune: Part Three' }).click();
+  await door.locator(`a[href="#${id}"]`).click();
   const field = door.getByLabel('Ticket code');
   await field.waitFor();
   for (const c of [codes[1], codes[0], codes[0]]) {
@@ -88,11 +103,39 @@ try {
   await door.waitForFunction(() => document.querySelectorAll('#recent li').length === 4);
   await shot(door, 'door-admitted');
 
+  // The phone: two seats chosen (the sheet one line), the sheet open, zoomed in, the order,
+  // held, the booking; the seat map in French and German.
   const mobile = await customerPage(browser, svc, 43, `/showtimes/${id}`, phone);
-  await mobile.locator('button.seat[data-code="D5"]').click();
-  await mobile.locator('button.seat[data-code="D6"]').click();
+  await mobile.locator('.live[data-live="up"]').waitFor();
+  await mobile.locator('button.seat[data-code="H10"]').tap();
+  await mobile.locator('button.seat[data-code="H11"]').tap();
   await shot(mobile, 'phone-seat-map');
-  await mobile.screenshot({ path: `${out}/phone-seat-map-full.png`, fullPage: true });
+  await mobile.locator('.sheet-toggle').tap();
+  await shot(mobile, 'phone-sheet-open');
+  await mobile.locator('.sheet-toggle').tap();
+  await mobile.getByRole('button', { name: 'Zoom in' }).tap();
+  await mobile.getByRole('button', { name: 'Zoom in' }).tap();
+  await shot(mobile, 'phone-zoomed');
+  await mobile.getByRole('button', { name: 'Hold 2 seats' }).tap();
+  await mobile.locator('.sheet-countdown').waitFor();
+  await shot(mobile, 'phone-hold');
+  await mobile.getByRole('button', { name: 'Checkout' }).tap();
+  await mobile.getByLabel('E-mail for your tickets').fill('ana@example.com');
+  await shot(mobile, 'phone-order');
+  await mobile.locator('.order button[type="submit"]').tap();
+  await mobile.waitForURL((u) => u.href.startsWith(svc.gatewayUrl));
+  await mobile.getByRole('button', { name: /^Pay/ }).tap();
+  await mobile.waitForFunction(() => document.querySelector('.booking-status .status')?.dataset.status === 'CONFIRMED');
+  await mobile.waitForFunction(() => [...document.querySelectorAll('.ticket img')].some((i) => i.complete && i.naturalWidth > 0));
+  await shot(mobile, 'phone-booking');
+  for (const [locale, name] of [['fr-FR', 'phone-seat-map-fr'], ['de-DE', 'phone-seat-map-de']]) {
+    const other = await customerPage(browser, svc, 44, `/showtimes/${id}`, { ...phone, locale });
+    await other.locator('.live[data-live="up"]').waitFor();
+    await other.locator('button.seat[data-code="J10"]').tap();
+    await other.locator('button.seat[data-code="J11"]').tap();
+    await other.locator('.sheet-toggle').tap();
+    await shot(other, name);
+  }
 
   const admin = await browser.newPage(desktop);
   await admin.goto(`${svc.url}/#/admin?token=${svc.token(1, true)}`);
