@@ -129,8 +129,7 @@ export class SeatMap {
     scroll.addEventListener('scroll', () => this.edges(), { passive: true });
     this.pinch(scroll);
     // A hall wider than the screen (a phone) opens on its middle, where the best seats are.
-    scroll.scrollLeft = (scroll.scrollWidth - scroll.clientWidth) / 2;
-    this.edges();
+    this.center();
     const first = this.focusCode && this.seats.has(this.focusCode) ? this.focusCode
       : (this.rows[0] && this.rows[0].seats[0] && this.rows[0].seats[0].code);
     if (first) this.moveTabStop(first);
@@ -192,6 +191,15 @@ export class SeatMap {
       this.zoomBy(want / this.seatSize(), mid[0], mid[1]);
     }, { passive: false });
     scroll.addEventListener('touchend', (e) => { if (e.touches.length < 2) start = null; }, { passive: true });
+  }
+
+  // The hall's middle in its box (where the best seats are), as when it was drawn: after the
+  // map was hidden (the waiting room), it is drawn again without a size.
+  center() {
+    const s = this.scroll;
+    if (!s) return;
+    s.scrollLeft = (s.scrollWidth - s.clientWidth) / 2;
+    this.edges();
   }
 
   // Shows where the hall goes on beyond its box: a shade at that edge and a hint.

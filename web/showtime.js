@@ -67,12 +67,13 @@ export async function showtimeView(id, nav) {
   page.holds = holdController(page);
   const room = waitingRoom(page);
   page.waitingRoom = room.enter;
+  const seatpage = el('div', { class: 'seatpage' }, mapBox, page.panel);
   fill(root,
     el('h1', {}, s.title),
     el('p', { class: 'sub' }, `${s.cinema} · ${s.hall} · `, el('time', { datetime: s.startsAt }, when(s.startsAt, s.timeZone)), ' · ', page.liveState),
     s.status === 'CANCELLED' ? el('p', { class: 'cancelled-note', role: 'status' }, CANCELLED) : null,
     page.room,
-    el('div', { class: 'seatpage' }, mapBox, page.panel));
+    seatpage);
 
   page.map = new SeatMap(mapBox, { prices: s.prices, onPick: (code) => page.holds.pick(code) });
   // The map's render time, which the browser tests read: data-render-ms from the seat map's
@@ -96,6 +97,20 @@ export async function showtimeView(id, nav) {
   // A hold kept from before (a reload, back from the gateway) is asked for first: checkout
   // moved its end, and it may have ended.
   if (page.hold) page.holds.checkStoredHold(); else page.draw();
+  // A showtime with a waiting room on puts the customer in line before the map, unless they
+  // hold seats or were let in already (the admission kept in this tab); once admitted (or
+  // sold out, or no line after all) the map is shown.
+  page.showMap = () => {
+    if (!seatpage.hidden) return;
+    seatpage.hidden = false;
+    page.map.center();
+  };
+  const admission = store.get(`admission.${id}`);
+  const admitted = admission && Date.parse(admission.expiresAt) > serverNow();
+  if (s.waitingRoom && !page.hold && !admitted && !page.closed) {
+    seatpage.hidden = true;
+    room.enter(false);
+  }
   const closesIn = salesCloseAt(s) - serverNow();
   if (!page.closed && closesIn < MAX_TIMER_MS) later(closesIn, page.holds.salesClosed);
 }

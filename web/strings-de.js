@@ -189,4 +189,6 @@ export default {
   'order.back': "Zurück",
   'list.from': "ab {price}",
   'list.cancelled': "Abgesagt",
+  'queue.progress': "Ihr Fortschritt in der Warteschlange",
+  'queue.etaSoon': "weniger als eine Minute",
 };

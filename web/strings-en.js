@@ -189,4 +189,6 @@ export default {
   'order.back': "Back",
   'list.from': "from {price}",
   'list.cancelled': "Cancelled",
+  'queue.progress': "Your way through the line",
+  'queue.etaSoon': "less than a minute",
 };

@@ -189,4 +189,6 @@ export default {
   'order.back': "Retour",
   'list.from': "à partir de {price}",
   'list.cancelled': "Annulée",
+  'queue.progress': "Votre avancée dans la file",
+  'queue.etaSoon': "moins d’une minute",
 };

@@ -30,6 +30,7 @@ export function waitingRoom(page) {
     } catch (e) {
       waiting = false;
       if (left(nav)) return;
+      page.showMap();  // no line to wait in: the map, and what the service said
       if (e.code === 'SALES_CLOSED') page.holds.salesClosed();
       else if (e.code === 'SOLD_OUT' || e.code === 'SHOWTIME_CANCELLED') soldOut(e.code);
       else say(explain(e));
@@ -38,13 +39,15 @@ export function waitingRoom(page) {
     if (left(nav)) return;
     const position = el('strong', { class: 'position' }, '…');
     const eta = el('span', { class: 'eta' }, t('queue.estimating'));
+    // How far the line has moved since this customer joined.
+    const progress = el('progress', { class: 'queue-progress', max: 1, value: 0, 'aria-label': t('queue.progress') });
     room.hidden = false;
     fill(room,
       el('h2', {}, t('queue.title')),
       el('p', {}, t('queue.explain')),
-      el('p', {}, tn('queue.place', { position, eta })));
+      el('p', {}, tn('queue.place', { position, eta })),
+      progress);
     say('');
-    const seen = [];
     const left_ = el('span', { class: 'seats-left' }, '');
     room.append(el('p', {}, left_));
     const check = async () => {
@@ -72,17 +75,19 @@ export function waitingRoom(page) {
         fill(room, el('h2', {}, t('queue.yourTurn')), el('p', {}, t('queue.yourTurnText')));
         announce(t('queue.yourTurnAnnounce'));
         later(4000, () => { room.hidden = true; });
+        page.showMap();
         if (retryHold && page.map.selected.size) page.holds.holdSeats();
         return;
       }
       position.textContent = String(data.position);
-      seen.push([Date.now(), data.position]);
-      const [t0, p0] = seen[0];
-      const moved = p0 - data.position;
-      if (moved > 0) {
-        const perPlace = (Date.now() - t0) / moved;
-        eta.textContent = t('queue.eta', { n: Math.max(1, Math.round(perPlace * data.position / 60000)) });
+      // The service's estimate (from how fast its line moves, API.md).
+      const wait = Number(data.estimatedWaitSeconds);
+      if (Number.isFinite(wait) && wait >= 0) {
+        eta.textContent = wait < 60 ? t('queue.etaSoon') : t('queue.eta', { n: Math.round(wait / 60) });
       }
+      const first = Math.max(place.firstPosition || 0, data.position, 1);
+      progress.max = first;
+      progress.value = first - data.position;
     };
     const timer = every(QUEUE_POLL_MS, check);
     check();
@@ -90,6 +95,7 @@ export function waitingRoom(page) {
 
   // Every seat is sold (or the showtime cancelled): said instead of a wait that can never end.
   function soldOut(code) {
+    page.showMap();  // every seat is to be seen, none to be held
     room.hidden = false;
     const cancelled = code === 'SHOWTIME_CANCELLED';
     fill(room,

@@ -241,7 +241,9 @@ class Api {
     if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
     auto s = co_await d_.store->GetShowtimeAsync(*id);
     if (!s.ok()) co_return StatusResponse(s.status());
-    co_return Json(200, ShowtimeJson(s.value()));
+    // Whether a waiting room is on: the seat picker puts the customer in line before the map.
+    const bool room = d_.admission && d_.admission->RoomOf(*id).has_value();
+    co_return Json(200, ShowtimeJson(s.value(), room));
   }
 
   // A map not fresh in the cache: loaded (or another reader's load shared) on the loop.

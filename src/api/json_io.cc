@@ -134,7 +134,11 @@ std::optional<ParseError> RequireText(const json& body, const char* field, std::
 
 }  // namespace
 
-std::string ShowtimeJson(const Showtime& s) { return Dump(ShowtimeObject(s)); }
+std::string ShowtimeJson(const Showtime& s, bool waiting_room) {
+  json o = ShowtimeObject(s);
+  if (waiting_room) o["waitingRoom"] = true;
+  return Dump(o);
+}
 
 std::string ShowtimeListJson(const std::vector<Showtime>& list, const std::string& next_cursor) {
   json items = json::array();

@@ -23,7 +23,8 @@ inline constexpr size_t kMaxCategoryLength = 32;
 // API.md: prices from 0 to 10,000,000 minor units, so 8 seats' sum always fits exactly.
 inline constexpr int64_t kMaxPriceAmount = 10'000'000;
 
-std::string ShowtimeJson(const Showtime& s);
+// waiting_room: the showtime's waiting room is on ("waitingRoom": true; absent when off).
+std::string ShowtimeJson(const Showtime& s, bool waiting_room = false);
 std::string ShowtimeListJson(const std::vector<Showtime>& list, const std::string& next_cursor);
 // The seat map body and its ETag (which depends on the seats' states only, not on asOf).
 std::string SeatMapJson(const SeatMap& map);

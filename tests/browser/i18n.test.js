@@ -3,15 +3,15 @@
 // needs; every key the code names exists, and every key is used. In Chromium, every page and
 // state in each language: no key missing, no English text left where the language has its
 // own, no {value} left unfilled, no "null", "undefined" or "NaN"; dates and money in the
-// language's own forms, in the cinema's zone; the switch in the header changes the language
-// and keeps it.
+// language's own forms, in the cinema's zone; axe finds nothing serious; the switch in the
+// header changes the language and keeps it.
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { customerPage, done, launch, startService, watch } from './harness.js';
+import { axeSource, customerPage, done, launch, startService, watch } from './harness.js';
 
 const WEB = resolve(dirname(fileURLToPath(import.meta.url)), '../../web');
 const LANGUAGES = ['en', 'fr', 'de'];
@@ -116,6 +116,12 @@ describe('every page in each language', () => {
   after(async () => { await browser?.close(); await svc?.stop(); });
 
   async function check(page, lang, where, problems) {
+    // axe on every page and state, in every language (a longer word may break a layout).
+    await page.evaluate(axeSource());
+    const axe = await page.evaluate(() => window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }));
+    for (const v of axe.violations) {
+      if (v.impact === 'serious' || v.impact === 'critical') problems.push(`${lang} ${where}: axe ${v.id} (${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')})`);
+    }
     const { text, missing, lang: htmlLang } = await shown(page);
     if (htmlLang !== lang) problems.push(`${lang} ${where}: <html lang="${htmlLang}">`);
     if (missing) problems.push(`${lang} ${where}: missing ${missing}`);

@@ -122,17 +122,23 @@ describe('the seat picker', () => {
     const a = await customerPage(browser, svc, 501, `/showtimes/${id}`);
     await hold(a, ['A1']);
     await heldPanel(a).waitFor({ timeout: STEP_MS });
+    // The second customer is put in line before the map: their place, the service's
+    // estimate of the wait, how far the line has moved; no seat to pick yet.
     const b = await customerPage(browser, svc, 502, `/showtimes/${id}`);
-    await hold(b, ['A2']);
     await b.getByRole('heading', { name: 'Waiting room' }).waitFor({ timeout: STEP_MS });
     await b.waitForFunction(() => /^\d+$/.test(document.querySelector('.room .position')?.textContent || ''), null, { timeout: STEP_MS });
     assert.ok(Number(await b.locator('.room .position').textContent()) >= 1);
+    await b.waitForFunction(() => /min|minute/.test(document.querySelector('.room .eta')?.textContent || ''), null, { timeout: STEP_MS });
+    assert.equal(await b.locator('.room progress').count(), 1);
+    assert.equal(await b.locator('.seatpage').isVisible(), false, 'the map waits for the turn');
     assert.deepEqual(await seriousViolations(b), [], 'waiting room');
-    assert.equal(await b.locator('.panel h2').textContent(), 'Your selection');
     await checkout(a);
     await payAtGateway(a, svc, 'Pay 12.50 EUR');
     await bookingStatus(a, 'CONFIRMED');
-    await heldPanel(b).waitFor({ timeout: 30000 });
+    // Let in: the map appears and the customer holds.
+    await b.getByRole('heading', { name: 'It is your turn' }).waitFor({ timeout: 30000 });
+    await hold(b, ['A2']);
+    await heldPanel(b).waitFor({ timeout: STEP_MS });
     assert.equal(await seat(b, 'A2').getAttribute('data-state'), 'mine');
     await done(a, b);
   });
@@ -149,7 +155,6 @@ describe('the seat picker', () => {
     await hold(a, ['A1']);
     await heldPanel(a).waitFor({ timeout: STEP_MS });
     const b = await customerPage(browser, svc, 512, `/showtimes/${id}`);
-    await hold(b, ['A2']);
     await b.getByRole('heading', { name: 'Waiting room' }).waitFor({ timeout: STEP_MS });
     await b.getByText(/^1 seat left$/).waitFor({ timeout: STEP_MS });
     const held = await fetch(`${svc.url}/showtimes/${id}/holds`, {

@@ -30,8 +30,12 @@ TEST_P(WaitingRoomApi, OnlyAdmittedCustomersHoldSeats) {
               "VALIDATION_FAILED");
   ExpectError(Call("PUT", "/admin/showtimes/999999/waiting-room", on, {admin}), 404, "NOT_FOUND");
   ExpectError(Join(5), 404, "NOT_FOUND");  // no room yet
+  const std::string path = "/showtimes/" + std::to_string(showtime_);
+  EXPECT_FALSE(json::parse(Call("GET", path).body).contains("waitingRoom"));
   auto set = Call("PUT", Room(), on, {admin});
   ASSERT_EQ(set.status, 200) << set.body;
+  // The showtime says so, for the seat picker to put customers in line before the map.
+  EXPECT_EQ(json::parse(Call("GET", path).body).value("waitingRoom", false), true);
   EXPECT_EQ(json::parse(set.body),
             json::parse(R"({"showtimeId": )" + std::to_string(showtime_) +
                         R"(, "enabled": true, "activeLimit": 1, "admissionTtlSeconds": 60})"));
