@@ -104,9 +104,19 @@ function drawDays(list, showtimes) {
             closed ? el('span', { class: 'slot-time' }, start) : el('a', { class: 'slot-time', href: `#/showtimes/${s.showtimeId}` }, start),
             el('span', { class: 'slot-where' }, `${s.cinema} · ${s.hall}`),
             closed ? el('span', { class: 'closed-note' }, s.status === 'CANCELLED' ? t('list.cancelled') : t('list.salesClosed'))
-              : from ? el('span', { class: 'muted' }, t('list.from', { price: money(from) })) : null);
+              : from ? el('span', { class: 'muted' }, t('list.from', { price: money(from) })) : null,
+            closed ? null : seatsLeft(s));
         })))))));
   }
+}
+
+// The seats still free (the list's seatsLeft, as the seat map counts them): "Sold out", or
+// the number, marked when few are left (a tenth of the hall, at most 20).
+function seatsLeft(s) {
+  if (!Number.isInteger(s.seatsLeft)) return null;
+  if (s.seatsLeft === 0) return el('span', { class: 'seats-left sold-out' }, t('list.soldOut'));
+  const few = s.seatsLeft <= Math.min(20, Math.ceil(s.seatCount / 10));
+  return el('span', { class: few ? 'seats-left few' : 'seats-left' }, t('list.seatsLeft', { n: s.seatsLeft }));
 }
 
 // ---- a booking's outcome ---------------------------------------------------------------

@@ -142,7 +142,11 @@ std::string ShowtimeJson(const Showtime& s, bool waiting_room) {
 
 std::string ShowtimeListJson(const std::vector<Showtime>& list, const std::string& next_cursor) {
   json items = json::array();
-  for (const auto& s : list) items.push_back(ShowtimeObject(s));
+  for (const auto& s : list) {
+    json o = ShowtimeObject(s);
+    if (s.seats_left) o["seatsLeft"] = *s.seats_left;
+    items.push_back(std::move(o));
+  }
   return Dump(
       {{"showtimes", items}, {"nextCursor", next_cursor.empty() ? json() : json(next_cursor)}});
 }

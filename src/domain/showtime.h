@@ -64,6 +64,9 @@ struct Showtime {
   // API.md "status": a cancelled showtime sells nothing more and its bookings are refunded.
   bool cancelled = false;
   std::string cancel_reason;  // the operator's words, when cancelled
+  // Lists only (ShowtimeStore::ListShowtimes): the seats AVAILABLE now, as the seat map
+  // counts them (a hold past its expiry is free); absent where a showtime is read alone.
+  std::optional<int> seats_left;
   // API.md "refundUntilMinutesBefore": customers may cancel their booking until this many
   // minutes before the start; nullopt: not at all.
   std::optional<int> refund_until_minutes;

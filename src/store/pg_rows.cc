@@ -59,13 +59,23 @@ Status LoadPrices(PgConnection& c, std::vector<Showtime>* list) {
   return Status::Ok();
 }
 
-std::vector<Param> ListParams(const ShowtimeQuery& q) {
+std::vector<Param> ListParams(const ShowtimeQuery& q, Param now) {
   return {OptMs(q.from),
           OptMs(q.to),
           q.cinema ? P(*q.cinema) : Param(),
           q.after ? P(ToEpochMs(q.after->first)) : Param(),
           q.after ? P(q.after->second) : Param(),
-          P(int64_t{q.limit})};
+          P(int64_t{q.limit}),
+          std::move(now)};
+}
+
+std::vector<Showtime> ReadListedShowtimes(const PGresult* r) {
+  std::vector<Showtime> out = ReadShowtimes(r);
+  BOX_ASSERT(PQnfields(r) == 13);  // kListShowtimes: the showtime's columns and seats left
+  for (int row = 0; row < PQntuples(r); ++row) {
+    out[static_cast<size_t>(row)].seats_left = static_cast<int>(Int(r, row, 12));
+  }
+  return out;
 }
 
 Booking ReadBooking(const PGresult* r, int row, int first) {

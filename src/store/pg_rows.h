@@ -24,7 +24,10 @@ Status LoadPrices(PgConnection& c, std::vector<Showtime>* list);
 Param PriceIds(const std::vector<Showtime>& list);
 void ApplyPrices(const PGresult* r, std::vector<Showtime>* list);
 // kListShowtimes's parameters.
-std::vector<Param> ListParams(const ShowtimeQuery& q);
+// kListShowtimes's parameters; now: the store's clock (NULL: the database's).
+std::vector<Param> ListParams(const ShowtimeQuery& q, Param now);
+// kListShowtimes's rows: ReadShowtimes's, with seats_left.
+std::vector<Showtime> ReadListedShowtimes(const PGresult* r);
 inline Status Done(const Result<PgResultPtr>& r) { return r.ok() ? Status::Ok() : r.status(); }
 inline Param OptMs(const std::optional<Instant>& t) { return t ? P(ToEpochMs(*t)) : Param(); }
 

@@ -99,9 +99,9 @@ Result<Showtime> PgStore::GetShowtime(int64_t showtime_id) {
 Result<std::vector<Showtime>> PgStore::ListShowtimes(const ShowtimeQuery& q) {
   return impl_->Run<std::vector<Showtime>>(
       &retried_, [&](PgConnection& c) -> Result<std::vector<Showtime>> {
-        auto res = c.Exec(kListShowtimes, ListParams(q));
+        auto res = c.Exec(kListShowtimes, ListParams(q, impl_->Now()));
         if (!res.ok()) return res.status();
-        std::vector<Showtime> out = ReadShowtimes(res.value().get());
+        std::vector<Showtime> out = ReadListedShowtimes(res.value().get());
         if (Status s = LoadPrices(c, &out); !s.ok()) return s;
         return out;
       });
@@ -132,10 +132,10 @@ io::asio::awaitable<Result<std::vector<Showtime>>> PgStore::ListShowtimesAsync(
   Impl::LoopState* loop = impl_->Loop();
   if (!loop) co_return ListShowtimes(query);  // off the loops
   impl_->showtime_reads.statements.fetch_add(1, std::memory_order_relaxed);
-  std::vector<Param> params = ListParams(query);
+  std::vector<Param> params = ListParams(query, impl_->Now());
   auto listed = co_await loop->pipelines.Exec(kListShowtimes, std::move(params));
   if (!listed.ok()) co_return listed.status();
-  std::vector<Showtime> out = ReadShowtimes(listed->get());
+  std::vector<Showtime> out = ReadListedShowtimes(listed->get());
   if (out.empty()) co_return out;
   impl_->showtime_reads.statements.fetch_add(1, std::memory_order_relaxed);
   std::vector<Param> ids{PriceIds(out)};

@@ -164,8 +164,12 @@ Result<std::vector<Showtime>> SqliteStore::ListShowtimes(const ShowtimeQuery& qu
         *conn.value(), kListShowtimes,
         {opt_ms(query.from), opt_ms(query.to), query.cinema ? Value(*query.cinema) : Value(nullptr),
          query.after ? Value(ToEpochMs(query.after->first)) : Value(nullptr),
-         query.after ? Value(query.after->second) : Value(nullptr), int64_t{query.limit}});
-    while (q.Next()) out.push_back(ReadShowtime(q));
+         query.after ? Value(query.after->second) : Value(nullptr), int64_t{query.limit},
+         ToEpochMs(clock_->Now())});
+    while (q.Next()) {
+      out.push_back(ReadShowtime(q));
+      out.back().seats_left = static_cast<int>(q.Int(12));
+    }
     if (!q.status().ok()) return q.status();
   }
   for (auto& s : out) {

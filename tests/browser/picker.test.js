@@ -400,6 +400,30 @@ describe('the seat picker', () => {
     await done(a);
   });
 
+  test('the list: a film\'s times side by side under their day, with the seats left, few left marked, and sold out', async () => {
+    const cinema = 'Seats Left Cinema';
+    const start = Date.parse(`${new Date(Date.now() + 2 * 86400000).toISOString().slice(0, 10)}T12:00:00Z`);  // one day, UTC
+    const at = (h) => new Date(start + h * 3600000).toISOString().replace(/\.\d+Z$/, '.000Z');
+    const early = await svc.createShowtime([{ row: 'A', seats: 10, category: 'standard' }], prices, { cinema, startsAt: at(0) });
+    const late = await svc.createShowtime([{ row: 'A', seats: 10, category: 'standard' }], prices, { cinema, startsAt: at(1) });
+    await svc.holdAs(1701, early, ['A1', 'A2', 'A3']);
+    await svc.holdAs(1702, late, ['A1', 'A2', 'A3', 'A4', 'A5', 'A6', 'A7', 'A8']);
+    await svc.holdAs(1703, late, ['A9']);
+    const page = await customerPage(browser, svc, 1700, `/?cinema=${encodeURIComponent(cinema)}`);
+    const slot = (id) => page.locator(`.card[data-showtime="${id}"]`);
+    await slot(early).waitFor({ timeout: STEP_MS });
+    assert.equal(await page.locator('.film').count(), 1, 'one film, its two times side by side');
+    assert.equal(await page.locator('.film .card').count(), 2);
+    assert.equal(await slot(early).locator('.seats-left').textContent(), '7 seats left');
+    assert.equal(await slot(late).locator('.seats-left').textContent(), '1 seat left');
+    assert.match(await slot(late).locator('.seats-left').getAttribute('class'), /\bfew\b/);
+    await svc.holdAs(1704, late, ['A10']);
+    await page.reload();
+    await slot(late).locator('.seats-left').waitFor({ timeout: STEP_MS });
+    assert.equal(await slot(late).locator('.seats-left').textContent(), 'Sold out');
+    await done(page);
+  });
+
   test('a phone (360 px) and a 4K screen: the page never scrolls sideways; a wide hall scrolls within its map', async () => {
     const rows = [];
     for (const r of 'ABCDEFGHIJ') rows.push({ row: r, seats: 24, category: 'standard', aisles: [6, 18] });

@@ -394,6 +394,35 @@ TEST_P(StoreContract, ShowtimesListFilterAndPage) {
   EXPECT_EQ(store_->CountShowtimes().value(), 5);
 }
 
+// A list says how many seats are free, as the seat map would: held seats are not, until
+// their hold expires (sweeper or not); booked ones never.
+TEST_P(StoreContract, ShowtimesListSaysTheSeatsLeftAsTheSeatMapCountsThem) {
+  const int64_t st = MakeShowtime({{"A", 6}});
+  const int64_t other = MakeShowtime({{"B", 4}});
+  auto left = [&]() {
+    std::map<int64_t, int> out;
+    for (const Showtime& s : store_->ListShowtimes(ShowtimeQuery{}).value()) {
+      EXPECT_TRUE(s.seats_left.has_value());
+      out[s.id] = s.seats_left.value_or(-1);
+    }
+    auto map = store_->GetSeatMap(st);
+    EXPECT_TRUE(map.ok());
+    int free = 0;
+    for (const SeatView& seat : map->seats) free += seat.status == SeatStatus::kAvailable;
+    EXPECT_EQ(out[st], free) << "as the seat map counts";
+    return out;
+  };
+  EXPECT_EQ(left()[st], 6);
+  EXPECT_EQ(left()[other], 4);
+  auto held = TryHold(st, 1, {"A1", "A2"});
+  ASSERT_TRUE(held.ok());
+  EXPECT_EQ(left()[st], 4);
+  EXPECT_EQ(left()[other], 4);
+  clock_.Advance(kTtl + Millis(1));
+  EXPECT_EQ(left()[st], 6) << "an expired hold frees its seats at once";
+  EXPECT_FALSE(store_->GetShowtime(st)->seats_left.has_value()) << "lists only";
+}
+
 TEST_P(StoreContract, SeatMapIsInHallOrderWithCategoriesAislesAndWheelchairPlaces) {
   NewShowtime s;
   s.title = "t";
