@@ -4,11 +4,12 @@
 // state in each language: no key missing, no English text left where the language has its
 // own, no {value} left unfilled, no "null", "undefined" or "NaN"; dates and money in the
 // language's own forms, in the cinema's zone; axe finds nothing serious; the switch in the
-// header changes the language and keeps it.
+// header changes the language and keeps it. Each state's screenshot is written to
+// build/screenshots/desktop/ (BOXOFFICE_SCREENSHOTS elsewhere).
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { axeSource, customerPage, done, launch, startService, watch } from './harness.js';
@@ -17,6 +18,8 @@ const WEB = resolve(dirname(fileURLToPath(import.meta.url)), '../../web');
 const LANGUAGES = ['en', 'fr', 'de'];
 const PARTS = ['', 'admin-', 'door-'];
 const STEP_MS = 15000;
+// Each page and state is written here as the test sees it (1280 × 720, each language).
+const SHOTS = process.env.BOXOFFICE_SCREENSHOTS || resolve(dirname(fileURLToPath(import.meta.url)), '../../build/screenshots/desktop');
 // Words of English that neither French nor German use, and the test's data that has them.
 const ENGLISH_WORDS = /\b(the|your|you|seats?|and|choose|hold|with|this|from|to|of|is|are|was|not)\b/gi;
 const DATA = ['The Browser Test', 'Test Cinema', 'Screen 1', 'Dune: Part Three', 'Odeon Leicester Square'];
@@ -92,6 +95,7 @@ describe('every page in each language', () => {
   before(async () => {
     svc = await startService();
     browser = await launch();
+    mkdirSync(SHOTS, { recursive: true });
     english = {};
     for (const lang of LANGUAGES) {
       const fragments = new Set();
@@ -116,6 +120,7 @@ describe('every page in each language', () => {
   after(async () => { await browser?.close(); await svc?.stop(); });
 
   async function check(page, lang, where, problems) {
+    await page.screenshot({ path: `${SHOTS}/${lang}-${where.replace(/\s+/g, '-')}.png` });
     // axe on every page and state, in every language (a longer word may break a layout).
     await page.evaluate(axeSource());
     const axe = await page.evaluate(() => window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }));
