@@ -110,11 +110,12 @@ function drawDays(list, showtimes) {
   }
 }
 
-// The seats still free (the list's seatsLeft, as the seat map counts them): "Sold out", or
-// the number, marked when few are left (a tenth of the hall, at most 20).
+// The seats still free (the list's seatsLeft, as the seat map counts them): none now (held
+// seats may come back, so not "sold out"), or the number, marked when few are left (a tenth
+// of the hall, at most 20).
 function seatsLeft(s) {
   if (!Number.isInteger(s.seatsLeft)) return null;
-  if (s.seatsLeft === 0) return el('span', { class: 'seats-left sold-out' }, t('list.soldOut'));
+  if (s.seatsLeft === 0) return el('span', { class: 'seats-left none' }, t('list.noneFree'));
   const few = s.seatsLeft <= Math.min(20, Math.ceil(s.seatCount / 10));
   return el('span', { class: few ? 'seats-left few' : 'seats-left' }, t('list.seatsLeft', { n: s.seatsLeft }));
 }

@@ -71,6 +71,8 @@ export function holdController(page) {
   function salesClosed() {
     if (gone()) return;
     page.closed = true;
+    page.showMap?.();      // nobody waits in line for a closed sale: the map, to look at
+    page.stopWaiting?.();
     if (!page.hold) { page.map.clearSelection(); page.map.markAlone([]); page.offers = []; }
     page.draw();
     say(SALES_CLOSED, 'info');
@@ -262,8 +264,12 @@ export function holdController(page) {
   // is kept with it, so a replay carries the same one.
   async function checkout(email) {
     if (page.busy) return;
-    if (email) keepHold({ ...page.hold, email });
-    if (!page.hold.checkoutKey) keepHold({ ...page.hold, checkoutKey: randomKey() });
+    if (!page.hold.checkoutKey) {
+      // The first attempt's e-mail stays with its key: a retry (the first may have been
+      // applied) sends the same body, and the panel now offers "Continue to payment".
+      keepHold({ ...page.hold, ...(email ? { email } : {}), checkoutKey: randomKey() });
+      page.draw();
+    }
     page.busy = true;
     try {
       const holdId = page.hold.holdId;

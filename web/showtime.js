@@ -67,6 +67,7 @@ export async function showtimeView(id, nav) {
   page.holds = holdController(page);
   const room = waitingRoom(page);
   page.waitingRoom = room.enter;
+  page.stopWaiting = room.stop;
   const seatpage = el('div', { class: 'seatpage' }, mapBox, page.panel);
   fill(root,
     el('h1', {}, s.title),

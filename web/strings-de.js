@@ -191,6 +191,6 @@ export default {
   'list.cancelled': "Abgesagt",
   'queue.progress': "Ihr Fortschritt in der Warteschlange",
   'queue.etaSoon': "weniger als eine Minute",
-  'list.soldOut': "Ausverkauft",
+  'list.noneFree': "Gerade kein Platz frei",
   'list.seatsLeft': { one: "noch {n} Platz frei", other: "noch {n} Plätze frei" },
 };

@@ -191,6 +191,6 @@ export default {
   'list.cancelled': "Cancelled",
   'queue.progress': "Your way through the line",
   'queue.etaSoon': "less than a minute",
-  'list.soldOut': "Sold out",
+  'list.noneFree': "No seats free now",
   'list.seatsLeft': { one: "{n} seat left", other: "{n} seats left" },
 };

@@ -191,6 +191,6 @@ export default {
   'list.cancelled': "Annulée",
   'queue.progress': "Votre avancée dans la file",
   'queue.etaSoon': "moins d’une minute",
-  'list.soldOut': "Complet",
+  'list.noneFree': "Aucune place libre pour l’instant",
   'list.seatsLeft': { one: "{n} place restante", other: "{n} places restantes" },
 };

@@ -16,6 +16,8 @@ const QUEUE_POLL_MS = 2000;
 export function waitingRoom(page) {
   const { id, nav, room } = page;
   let waiting = false;
+  let poller = null;  // the line's poll while waiting
+  const stop = () => { if (poller !== null) clearInterval(poller); poller = null; waiting = false; };
 
   async function enter(retryHold) {
     if (waiting) return;
@@ -50,16 +52,29 @@ export function waitingRoom(page) {
     say('');
     const left_ = el('span', { class: 'seats-left' }, '');
     room.append(el('p', {}, left_));
+    let asking = false;  // one question at a time: two answers of NOT_FOUND would join twice
     const check = async () => {
+      if (asking || poller === null) return;
+      asking = true;
       let data;
       try { ({ data } = await api.queue(id, place.queueToken)); } catch (e) {
-        if (e.code === 'NOT_FOUND' && !left(nav)) { store.set(`queue.${id}`, null); clearInterval(timer); waiting = false; enter(retryHold); }
+        if (left(nav) || poller === null) return;
+        if (e.code === 'NOT_FOUND') { store.set(`queue.${id}`, null); stop(); enter(retryHold); }
+        if (e.code === 'SALES_CLOSED') { store.set(`queue.${id}`, null); stop(); page.holds.salesClosed(); }
+        if (e.code === 'SHOWTIME_CANCELLED') {
+          store.set(`queue.${id}`, null);
+          stop();
+          page.holds.salesClosed();
+          soldOut(e.code);
+          say(explain(e), 'info');
+        }
         return;
+      } finally {
+        asking = false;
       }
       if (left(nav)) return;
       if (data.soldOut) {
-        clearInterval(timer);
-        waiting = false;
+        stop();
         store.set(`queue.${id}`, null);
         soldOut('SOLD_OUT');
         return;
@@ -68,8 +83,7 @@ export function waitingRoom(page) {
         left_.textContent = t('queue.seatsLeft', { n: data.seatsLeft });
       }
       if (data.admitted && data.admissionToken) {
-        clearInterval(timer);
-        waiting = false;
+        stop();
         store.set(`admission.${id}`, { token: data.admissionToken, expiresAt: data.admissionExpiresAt });
         store.set(`queue.${id}`, null);
         fill(room, el('h2', {}, t('queue.yourTurn')), el('p', {}, t('queue.yourTurnText')));
@@ -89,7 +103,7 @@ export function waitingRoom(page) {
       progress.max = first;
       progress.value = first - data.position;
     };
-    const timer = every(QUEUE_POLL_MS, check);
+    poller = every(QUEUE_POLL_MS, check);
     check();
   }
 
@@ -104,5 +118,5 @@ export function waitingRoom(page) {
     announce(cancelled ? t('queue.cancelledAnnounce') : t('queue.soldOutAnnounce'));
   }
 
-  return { enter };
+  return { enter, stop };
 }

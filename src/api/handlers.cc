@@ -654,6 +654,12 @@ class Api {
   io::asio::awaitable<Response> QueueStatus(Request& req) {
     auto id = ParseId(req.params["showtimeId"]);
     if (!id) co_return ErrorResponse(404, "NOT_FOUND", "showtime not found");
+    // Those waiting are told at their next poll that the showtime was cancelled or its sales
+    // closed, as a join would be (the terms are cached: no read per poll).
+    auto terms = co_await SaleTermsOf(*id);
+    if (!terms.ok()) co_return StatusResponse(terms.status());
+    if (terms->cancelled) co_return StatusResponse(ShowtimeCancelled(*id));
+    if (d_.clock->Now() >= terms->closes) co_return StatusResponse(SalesClosed(*id));
     auto view = co_await d_.admission->FindAsync(*id, req.params["queueToken"]);
     if (!view.ok()) co_return StatusResponse(view.status());
     // Everyone waiting is told once the last seat is booked (their next poll), instead of

@@ -144,6 +144,16 @@ export async function done(...pages) {
 
 export const axeSource = () => readFileSync(resolve(here, 'node_modules/axe-core/axe.min.js'), 'utf8');
 
+// axe-core's serious and critical findings on the page as it is now (WCAG 2.1 A and AA, and
+// best practice), one line each.
+export async function seriousViolations(page) {
+  await page.evaluate(axeSource());
+  const result = await page.evaluate(() => window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }));
+  if (result.passes.length <= 10) throw new Error('axe checked almost nothing on the page');
+  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')})`);
+}
+
 // Checkout as a customer does it: "Checkout" on the held seats, then the order's summary
 // (the e-mail for the tickets, typed when the token carries none) and "Pay €…". With tap,
 // by touch.

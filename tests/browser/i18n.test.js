@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { axeSource, customerPage, done, launch, startService, watch } from './harness.js';
+import { customerPage, done, launch, seriousViolations, startService, watch } from './harness.js';
 
 const WEB = resolve(dirname(fileURLToPath(import.meta.url)), '../../web');
 const LANGUAGES = ['en', 'fr', 'de'];
@@ -122,11 +122,7 @@ describe('every page in each language', () => {
   async function check(page, lang, where, problems) {
     await page.screenshot({ path: `${SHOTS}/${lang}-${where.replace(/\s+/g, '-')}.png` });
     // axe on every page and state, in every language (a longer word may break a layout).
-    await page.evaluate(axeSource());
-    const axe = await page.evaluate(() => window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }));
-    for (const v of axe.violations) {
-      if (v.impact === 'serious' || v.impact === 'critical') problems.push(`${lang} ${where}: axe ${v.id} (${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')})`);
-    }
+    for (const v of await seriousViolations(page)) problems.push(`${lang} ${where}: axe ${v}`);
     const { text, missing, lang: htmlLang } = await shown(page);
     if (htmlLang !== lang) problems.push(`${lang} ${where}: <html lang="${htmlLang}">`);
     if (missing) problems.push(`${lang} ${where}: missing ${missing}`);

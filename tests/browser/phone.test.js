@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { axeSource, customerPage, done, launch, startService } from './harness.js';
+import { customerPage, done, launch, seriousViolations, startService } from './harness.js';
 
 const STEP_MS = 15000;
 const TOUCH_PX = 44;  // the smallest target a finger hits reliably (WCAG 2.5.5, platform guides)
@@ -30,12 +30,6 @@ function placeOf(page, code) {
 async function inSight(page, code, what) {
   const p = await placeOf(page, code);
   assert.ok(p.top >= 0 && p.bottom <= p.sheetTop && p.left >= 0 && p.right <= 390, `${what}: ${code} at ${JSON.stringify(p)}`);
-}
-async function serious(page) {
-  await page.evaluate(axeSource());
-  const result = await page.evaluate(() => window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }));
-  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')})`);
 }
 const seatWidth = (page) => page.evaluate(() => document.querySelector('button.seat').getBoundingClientRect().width);
 
@@ -87,7 +81,7 @@ describe('the seat picker on a phone', () => {
     assert.ok(line.sheet <= 2 * TOUCH_PX, `the closed sheet is ${line.sheet} px high`);
     assert.ok(Math.abs(line.toggle - line.action) < line.actionHeight, 'summary and action on one line');
     assert.match(await page.locator('.sheet-toggle').textContent(), /2 seats · €25\.00/);
-    assert.deepEqual(await serious(page), [], 'axe: two seats chosen');
+    assert.deepEqual(await seriousViolations(page), [], 'axe: two seats chosen');
     await shot('seat-map');
 
     // Opened, the sheet shows the whole panel and the chosen seats stay in sight above it.
@@ -126,7 +120,7 @@ describe('the seat picker on a phone', () => {
     await page.locator('.sheet-countdown').waitFor({ timeout: STEP_MS });
     assert.match(await page.locator('.sheet-toggle').textContent(), /2 seats held · \d+:\d\d/);
     assert.equal(await seat(page, 'L10').getAttribute('data-state'), 'mine');
-    assert.deepEqual(await serious(page), [], 'axe: seats held');
+    assert.deepEqual(await seriousViolations(page), [], 'axe: seats held');
     await shot('hold');
     // The order before payment: each seat and its price, the total, the e-mail.
     await page.getByRole('button', { name: 'Checkout' }).tap();
@@ -138,7 +132,7 @@ describe('the seat picker on a phone', () => {
     assert.equal(await page.evaluate(() => location.hash.startsWith('#/showtimes/')), true, 'nothing was paid');
     await page.getByLabel('E-mail for your tickets').fill('ana@example.com');
     await inSight(page, 'L11', 'the order before payment');
-    assert.deepEqual(await serious(page), [], 'axe: the order before payment');
+    assert.deepEqual(await seriousViolations(page), [], 'axe: the order before payment');
     await shot('order');
     const sent = page.waitForRequest((r) => r.method() === 'POST' && /\/holds\/[^/]+\/checkout$/.test(new URL(r.url()).pathname));
     await page.getByRole('button', { name: 'Pay €25.00' }).tap();
@@ -149,7 +143,7 @@ describe('the seat picker on a phone', () => {
     await page.waitForFunction(() => document.querySelector('.booking-status .status')?.dataset.status === 'CONFIRMED', null, { timeout: STEP_MS });
     await page.locator('.ticket').first().waitFor({ timeout: STEP_MS });
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= innerWidth), 'the booking page never scrolls sideways');
-    assert.deepEqual(await serious(page), [], 'axe: the booking');
+    assert.deepEqual(await seriousViolations(page), [], 'axe: the booking');
     await shot('booking');
     await done(page);
   });

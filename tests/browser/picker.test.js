@@ -4,7 +4,7 @@
 
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { axeSource, customerPage, done, launch, startService, watch, checkout } from './harness.js';
+import { checkout, customerPage, done, launch, seriousViolations, startService, watch } from './harness.js';
 
 const LIVE_MS = 2000;          // API.md: another customer's hold shows within 2 s
 const STEP_MS = 15000;         // any other step of a page
@@ -37,13 +37,6 @@ async function payAtGateway(page, svc, button) {
 async function bookingStatus(page, status) {
   await page.waitForFunction((s) => document.querySelector('.booking-status .status')?.dataset.status === s,
     status, { timeout: STEP_MS });
-}
-async function seriousViolations(page) {
-  await page.evaluate(axeSource());
-  const result = await page.evaluate(() => window.axe.run(document, { runOnly: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] }));
-  assert.ok(result.passes.length > 10, 'axe checked the page');
-  return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).slice(0, 3).join(', ')})`);
 }
 
 describe('the seat picker', () => {
@@ -400,7 +393,33 @@ describe('the seat picker', () => {
     await done(a);
   });
 
-  test('the list: a film\'s times side by side under their day, with the seats left, few left marked, and sold out', async () => {
+  test('a checkout whose answer was lost is asked again with the same key and the same e-mail', async () => {
+    const id = await svc.createShowtime(smallHall, prices);
+    const page = await customerPage(browser, svc, 1801, `/showtimes/${id}`);
+    await hold(page, ['A7']);
+    await heldPanel(page).waitFor({ timeout: STEP_MS });
+    const sent = [];
+    await page.route('**/holds/*/checkout', async (route) => {
+      sent.push({ key: route.request().headers()['idempotency-key'], body: route.request().postDataJSON() });
+      if (sent.length === 1) {
+        await route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ error: 'busy', code: 'UNAVAILABLE' }) });
+      } else await route.continue();
+    });
+    await page.getByRole('button', { name: 'Checkout' }).click();
+    await page.getByLabel('E-mail for your tickets').fill('first@example.com');
+    await page.locator('.order button[type="submit"]').click();
+    // The first attempt may have been applied: the address no longer changes under its key.
+    await page.getByRole('button', { name: 'Continue to payment' }).waitFor({ timeout: STEP_MS });
+    assert.equal(await page.getByLabel('E-mail for your tickets').count(), 0);
+    await page.getByRole('button', { name: 'Continue to payment' }).click();
+    await page.waitForURL((u) => u.href.startsWith(`${svc.gatewayUrl}/pay/`), { timeout: STEP_MS });
+    assert.equal(sent.length, 2);
+    assert.equal(sent[1].key, sent[0].key, 'the same Idempotency-Key');
+    assert.deepEqual(sent[1].body, { email: 'first@example.com' });
+    await done(page);
+  });
+
+  test('the list: a film\'s times side by side under their day, with the seats left, few left marked, and none free', async () => {
     const cinema = 'Seats Left Cinema';
     const start = Date.parse(`${new Date(Date.now() + 2 * 86400000).toISOString().slice(0, 10)}T12:00:00Z`);  // one day, UTC
     const at = (h) => new Date(start + h * 3600000).toISOString().replace(/\.\d+Z$/, '.000Z');
@@ -420,7 +439,7 @@ describe('the seat picker', () => {
     await svc.holdAs(1704, late, ['A10']);
     await page.reload();
     await slot(late).locator('.seats-left').waitFor({ timeout: STEP_MS });
-    assert.equal(await slot(late).locator('.seats-left').textContent(), 'Sold out');
+    assert.equal(await slot(late).locator('.seats-left').textContent(), 'No seats free now');
     await done(page);
   });
 

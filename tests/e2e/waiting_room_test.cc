@@ -87,6 +87,26 @@ TEST_P(WaitingRoomApi, OnlyAdmittedCustomersHoldSeats) {
   ExpectError(Hold(7, R"(["E4"])"), 403, "NOT_ADMITTED");
 }
 
+// Those waiting learn at their next poll that the showtime was cancelled, as a join would.
+TEST_P(WaitingRoomApi, TheLineOfACancelledShowtimeSaysSo) {
+  const auto admin = Bearer(Token(1, true));
+  ASSERT_EQ(Call("PUT", Room(), R"({"enabled": true, "activeLimit": 1, "admissionTtlSeconds": 60})",
+                 {admin})
+                .status,
+            200);
+  ASSERT_EQ(Join(5).status, 201);
+  auto waiting = Join(6);
+  ASSERT_EQ(waiting.status, 201);
+  const std::string status =
+      Queue() + "/" + json::parse(waiting.body)["queueToken"].get<std::string>();
+  ASSERT_EQ(Call("GET", status).status, 200);
+  ASSERT_EQ(Call("POST", "/admin/showtimes/" + std::to_string(showtime_) + "/cancel", "{}", {admin})
+                .status,
+            202);
+  ExpectError(Call("GET", status), 410, "SHOWTIME_CANCELLED");
+  ExpectError(Join(7), 410, "SHOWTIME_CANCELLED");
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, WaitingRoomApi, AllEngines(), EngineName);
 
 }  // namespace
