@@ -65,6 +65,17 @@ export function t(key, params = {}) {
   return text.replace(/\{(\w+)\}/g, (whole, name) => (Object.hasOwn(params, name) ? String(params[name]) : whole));
 }
 
+// A text said many times with other values (a seat's label, a thousand times in a hall):
+// split once at its {names}, then joined per call without a search.
+export function template(key) {
+  const parts = t(key).split(/\{(\w+)\}/);  // text, name, text, name, …, text
+  return (params) => {
+    let out = parts[0];
+    for (let i = 1; i < parts.length; i += 2) out += (Object.hasOwn(params, parts[i]) ? params[parts[i]] : `{${parts[i]}}`) + parts[i + 1];
+    return out;
+  };
+}
+
 // The static texts of a page (index.html, door.html): data-i18n="key" sets an element's
 // text, data-i18n-label its aria-label.
 export function translateStatic(root = document) {

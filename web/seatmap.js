@@ -5,7 +5,7 @@
 // shape and pattern as well as by colour.
 
 import { el, fill, money } from './format.js';
-import { t } from './i18n.js';
+import { t, template } from './i18n.js';
 
 export const MAX_SEATS = 8;
 const ZOOM_STEP = 1.4;
@@ -40,6 +40,9 @@ export function categoryColours(names) {
   }
   return colours;
 }
+
+const LABEL = template('seat.label');
+const LABEL_WHEELCHAIR = template('seat.labelWheelchair');
 
 function escape(text) {
   return String(text).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -210,6 +213,8 @@ export class SeatMap {
     const right = s.scrollLeft + s.clientWidth < s.scrollWidth - 1;
     s.dataset.left = String(left);
     s.dataset.right = String(right);
+    s.parentElement.dataset.left = String(left);   // the frame draws the shades
+    s.parentElement.dataset.right = String(right);
     this.hint.hidden = !(left || right || s.scrollTop > 1 || s.scrollTop + s.clientHeight < s.scrollHeight - 1);
   }
 
@@ -294,7 +299,7 @@ export class SeatMap {
       kind = this.prices[s.category] ? `${s.category}, ${money(this.prices[s.category])}` : s.category;
       this.kinds.set(s.category, kind);
     }
-    return t(s.accessible ? 'seat.labelWheelchair' : 'seat.label', { row: s.row, number: s.number, kind, state: STATE_WORDS[this.stateOf(s)] });
+    return (s.accessible ? LABEL_WHEELCHAIR : LABEL)({ row: s.row, number: s.number, kind, state: STATE_WORDS[this.stateOf(s)] });
   }
 
   paint(s) {
