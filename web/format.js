@@ -3,8 +3,6 @@
 import { LOCALE, t } from './i18n.js';
 import { zoneOf } from './timezone.js';
 
-export { LOCALE };
-
 // Amounts are integers in the currency's minor unit (API.md): 1250 EUR is 12.50 EUR, 1800
 // JPY is 1800 JPY, 12345 KWD is 12.345 KWD. How many digits a currency's minor unit has is
 // what Intl says (JPY 0, EUR 2, KWD 3), the same rule where the admin page reads a price.

@@ -23,7 +23,6 @@ Status LoadPrices(PgConnection& c, std::vector<Showtime>* list);
 // LoadPrices in two halves, for a statement sent on a loop's pipeline.
 Param PriceIds(const std::vector<Showtime>& list);
 void ApplyPrices(const PGresult* r, std::vector<Showtime>* list);
-// kListShowtimes's parameters.
 // kListShowtimes's parameters; now: the store's clock (NULL: the database's).
 std::vector<Param> ListParams(const ShowtimeQuery& q, Param now);
 // kListShowtimes's rows: ReadShowtimes's, with seats_left.
