@@ -6,6 +6,8 @@
 # gate) runs on 40 random 320-seat showtimes of it and of a small data set (one cinema,
 # a week: 350 showtimes). Seat-map and hold latencies are compared:
 #   ratio chain_vs_small_{seatmap,hold}_{p50,p99}, and ratio chain_vs_small, the worst.
+# Then the showtimes list's pages (result chain_*_list*): 100 showtimes, the same counted
+# (`seatsLeft=true`), 20 counted; ratio chain_list100_seats_vs_plain.
 #   bench/chain.sh [CINEMAS] [DAYS] [CONNECTIONS]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,6 +41,14 @@ run() {
   out=$(build/boxoffice-bench holdstorm --port "${api##*:}" --showtime-ids "$ids" \
     --connections "$connections" --threads "$threads" --secret "$bench_secret" --seconds 120 \
     --name "$name")
+  # The showtimes list: a page of 100 as it is, with its seats counted (`seatsLeft=true`,
+  # every seat of every listed showtime visited), and the picker's page of 20 counted.
+  for page in "list100 limit=100" "list100_seats limit=100&seatsLeft=true" \
+    "list20_seats limit=20&seatsLeft=true"; do
+    read -r label query <<<"$page"
+    out+=$'\n'$(build/boxoffice-bench get --port "${api##*:}" --path "/showtimes?$query" \
+      --connections 4 --threads "$threads" --seconds 5 --name "${name}_$label")
+  done
   stop_serve
   echo "$out"
   audit=$(build/boxoffice audit --db "$db" 2>/dev/null) || failed=1
@@ -64,4 +74,7 @@ for route in hold seatmap; do
   done
 done
 echo "ratio chain_vs_small $worst"
+awk -v a="$(field rps "$(line chain_full_list100_seats "$chain_out")")" \
+  -v b="$(field rps "$(line chain_full_list100 "$chain_out")")" \
+  'BEGIN { printf "ratio chain_list100_seats_vs_plain %.2f\n", (b > 0 ? a / b : 0) }'
 exit "$failed"

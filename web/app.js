@@ -36,7 +36,7 @@ async function listView(params, nav) {
   el('button', { type: 'submit' }, t('list.show')));
   const list = el('div', { class: 'days', 'aria-busy': 'true' });
   fill(view(), el('h1', {}, t('list.title')), form, list);
-  const q = { limit: PAGE_SIZE };
+  const q = { limit: PAGE_SIZE, seatsLeft: 'true' };
   if (cinema) q.cinema = cinema;
   const day = date ? new Date(`${date}T00:00:00`) : null;
   if (day && !Number.isNaN(day.getTime())) {

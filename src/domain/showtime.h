@@ -83,6 +83,9 @@ struct ShowtimeQuery {
   std::optional<std::string> cinema;
   std::optional<std::pair<Instant, int64_t>> after;  // (starts_at, id) of the last row seen
   int limit = 100;
+  // Count each listed showtime's free seats (Showtime::seats_left): a visit of every one of
+  // its seats, so only when asked for (`?seatsLeft=true`, at most kMaxSeatsLeftListLimit).
+  bool seats_left = false;
 };
 
 enum class SeatStatus { kAvailable, kHeld, kBooked };

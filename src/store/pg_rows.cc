@@ -66,13 +66,15 @@ std::vector<Param> ListParams(const ShowtimeQuery& q, Param now) {
           q.after ? P(ToEpochMs(q.after->first)) : Param(),
           q.after ? P(q.after->second) : Param(),
           P(int64_t{q.limit}),
-          std::move(now)};
+          std::move(now),
+          P(std::string(q.seats_left ? "true" : "false"))};
 }
 
 std::vector<Showtime> ReadListedShowtimes(const PGresult* r) {
   std::vector<Showtime> out = ReadShowtimes(r);
   BOX_ASSERT(PQnfields(r) == 13);  // kListShowtimes: the showtime's columns and seats left
   for (int row = 0; row < PQntuples(r); ++row) {
+    if (PQgetisnull(r, row, 12)) continue;  // not asked for
     out[static_cast<size_t>(row)].seats_left = static_cast<int>(Int(r, row, 12));
   }
   return out;

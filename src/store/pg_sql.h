@@ -59,11 +59,14 @@ constexpr Sql kListShowtimes{
     "SELECT showtime_id, title, cinema, hall, " BOX_MS("starts_at") ", seat_count,"
     "       single_seat_gaps, time_zone, sales_close_minutes, status, refund_until_minutes,"
     "       cancel_reason,"
-    // The seats AVAILABLE now, as kSelectSeatMap says (a hold past its expiry is free):
-    // the showtime's own rows of show_seat through its primary key.
+    // When asked for ($8), the seats AVAILABLE now, as kSelectSeatMap says (a hold past its
+    // expiry is free): the showtime's own rows of show_seat through its primary key, a
+    // subplan run only when the CASE asks for it; else NULL.
+    "       CASE WHEN $8::boolean THEN"
     "       (SELECT count(*) FROM show_seat ss WHERE ss.showtime_id = showtime.showtime_id"
     "           AND (ss.status = 'AVAILABLE' OR (ss.status = 'HELD' AND ss.hold_expires_at <"
     "                COALESCE(to_timestamp($7::bigint / 1000.0), statement_timestamp()))))"
+    "       END"
     "  FROM showtime"
     " WHERE ($1::bigint IS NULL OR starts_at >= " BOX_TS("$1") ")"
     "   AND ($2::bigint IS NULL OR starts_at < " BOX_TS("$2") ")"

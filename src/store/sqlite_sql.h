@@ -28,12 +28,15 @@ constexpr const char* kSelectShowtime =
     "  FROM showtime WHERE showtime_id = ?";
 constexpr const char* kSelectPrices =
     "SELECT category, amount, currency FROM price WHERE showtime_id = ?";
-// With the seats AVAILABLE at ?7 (now), as kSelectSeatMap counts them.
+// When asked for (?8), with the seats AVAILABLE at ?7 (now), as kSelectSeatMap counts them;
+// else NULL.
 constexpr const char* kListShowtimes =
     "SELECT showtime_id, title, cinema, hall, starts_at, seat_count, single_seat_gaps,"
     "       time_zone, sales_close_minutes, status, refund_until_minutes, cancel_reason,"
+    "       CASE WHEN ?8 THEN"
     "       (SELECT count(*) FROM show_seat ss WHERE ss.showtime_id = showtime.showtime_id"
     "           AND (ss.status = 'AVAILABLE' OR (ss.status = 'HELD' AND ss.hold_expires_at < ?7)))"
+    "       END"
     "  FROM showtime"
     " WHERE (?1 IS NULL OR starts_at >= ?1) AND (?2 IS NULL OR starts_at < ?2)"
     "   AND (?3 IS NULL OR cinema = ?3)"

@@ -165,10 +165,10 @@ Result<std::vector<Showtime>> SqliteStore::ListShowtimes(const ShowtimeQuery& qu
         {opt_ms(query.from), opt_ms(query.to), query.cinema ? Value(*query.cinema) : Value(nullptr),
          query.after ? Value(ToEpochMs(query.after->first)) : Value(nullptr),
          query.after ? Value(query.after->second) : Value(nullptr), int64_t{query.limit},
-         ToEpochMs(clock_->Now())});
+         ToEpochMs(clock_->Now()), int64_t{query.seats_left}});
     while (q.Next()) {
       out.push_back(ReadShowtime(q));
-      out.back().seats_left = static_cast<int>(q.Int(12));
+      if (query.seats_left) out.back().seats_left = static_cast<int>(q.Int(12));
     }
     if (!q.status().ok()) return q.status();
   }

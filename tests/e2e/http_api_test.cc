@@ -187,6 +187,12 @@ TEST_P(HttpApi, ListingShowtimesPagesWithACursor) {
   EXPECT_EQ(filtered["showtimes"].size(), 1u);  // from <= startsAt < to
   EXPECT_EQ(json::parse(Call("GET", "/showtimes?cinema=Rex").body)["showtimes"].size(), 0u);
   ExpectError(Call("GET", "/showtimes?limit=501"), 400, "VALIDATION_FAILED");
+  ExpectError(Call("GET", "/showtimes?seatsLeft=yes"), 400, "VALIDATION_FAILED");
+  ExpectError(Call("GET", "/showtimes?seatsLeft=true&limit=101"), 400, "VALIDATION_FAILED");
+  auto counted = json::parse(Call("GET", "/showtimes?seatsLeft=true").body);  // default 100
+  ASSERT_FALSE(counted["showtimes"].empty());
+  for (const auto& s : counted["showtimes"]) EXPECT_EQ(s["seatsLeft"], s["seatCount"]);
+  for (const auto& s : page["showtimes"]) EXPECT_FALSE(s.contains("seatsLeft")) << "not asked";
   ExpectError(Call("GET", "/showtimes?limit=0"), 400, "VALIDATION_FAILED");
   ExpectError(Call("GET", "/showtimes?from=yesterday"), 400, "VALIDATION_FAILED");
   ExpectError(Call("GET", "/showtimes?cursor=!!"), 400, "VALIDATION_FAILED");
