@@ -2,7 +2,7 @@
 //
 //   boxoffice-bench get --port 8080 --path /showtimes/1/seats --connections 64 --seconds 10
 //                       [--rate N] [--host 127.0.0.1] [--threads 2] [--name seatmap]
-//                       [--header 'K: V']...
+//                       [--header 'K: V']... [--accept-encoding 'gzip, br'|none]
 //   boxoffice-bench holdstorm --port 8080 --showtime 1 --secret JWT_SECRET --connections 64
 //                       [--showtimes 1] [--seconds 60] [--max-seats 8] [--min-seats 1]
 //                       [--best N] [--take-alternatives 1] [--threads 2]
@@ -30,6 +30,10 @@
 // `premiere` sells --showtimes whole: each connection is a customer who reads the map,
 // holds, checks out, pays at the gateway and polls the booking until CONFIRMED, then the
 // next customer. With --rate, customers are due at that total rate (open loop).
+//
+// Every GET says `Accept-Encoding: gzip, br` as browsers do (--accept-encoding: another
+// list, or none), and a coded body that is read (a map a hold is picked from) is decoded;
+// each route's result line says its bytes per response (head and body as received).
 //
 // Latency goes into a log-linear histogram (about 1.5% precision) per thread and route,
 // merged at the end. Output is machine-readable lines:
@@ -69,6 +73,7 @@
 #include "bench/report.h"
 #include "core/clock.h"
 #include "core/jwt.h"
+#include "http/encoding.h"
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
@@ -85,6 +90,7 @@ struct Options {
   unsigned short port = 8080;
   std::string path = "/";
   std::vector<std::string> headers;
+  std::string accept_encoding = "gzip, br";  // sent with every GET; empty: not sent
   int connections = 64;
   int threads = 2;
   double seconds = 10;
@@ -125,6 +131,7 @@ struct Worker {
   asio::io_context io{1};
   std::map<std::string, Histogram> latency;
   std::map<std::string, std::map<int, uint64_t>> statuses;
+  std::map<std::string, uint64_t> bytes;  // per route, head and body as received
   uint64_t errors = 0;
   // holdstorm
   uint64_t seats_won = 0;
@@ -141,6 +148,7 @@ struct Head {
   size_t header_bytes = 0;
   size_t content_length = 0;
   bool close = false;
+  boxoffice::http::Encoding coding = boxoffice::http::Encoding::kIdentity;
 };
 
 // Parses the head once "\r\n\r\n" is in [data, data + n); nullopt while incomplete, and
@@ -166,6 +174,13 @@ std::optional<Head> ParseHead(const char* data, size_t n) {
       has_length = true;
     } else if (starts(line, "connection:") && line.find("close") != std::string_view::npos) {
       h.close = true;
+    } else if (starts(line, "content-encoding:")) {
+      const std::string_view value = line.substr(17);
+      if (value.find("br") != std::string_view::npos) {
+        h.coding = boxoffice::http::Encoding::kBrotli;
+      } else if (value.find("gzip") != std::string_view::npos) {
+        h.coding = boxoffice::http::Encoding::kGzip;
+      }
     }
     pos = eol + 2;
   }
@@ -180,8 +195,9 @@ class Conn {
       : socket_(executor), endpoint_(endpoint), buffer_(256 * 1024) {}
 
   // Sends `request` and reads the response; its status, or 0 on failure (the connection is
-  // then closed, and the next call opens a new one). The body is kept in *body when given,
-  // else skipped without a copy.
+  // then closed, and the next call opens a new one). The body is kept in *body when given
+  // (decoded if it came coded; one that does not decode is a failure), else skipped without
+  // a copy.
   asio::awaitable<int> Exchange(const std::string& request, std::string* body) {
     beast::error_code ec;
     if (!socket_.is_open()) {
@@ -219,8 +235,17 @@ class Conn {
       body_left -= n;
     }
     if (head->close) Close();
+    last_bytes_ = head->header_bytes + head->content_length;
+    if (body && head->coding != boxoffice::http::Encoding::kIdentity) {
+      auto decoded = boxoffice::http::Decompress(head->coding, *body);
+      if (!decoded) co_return Fail();
+      *body = std::move(*decoded);
+    }
     co_return head->status;
   }
+
+  // The bytes of the last response (head and body, as received).
+  size_t last_bytes() const { return last_bytes_; }
 
   void Close() {
     beast::error_code ignored;
@@ -237,6 +262,7 @@ class Conn {
   tcp::endpoint endpoint_;
   std::vector<char> buffer_;
   size_t have_ = 0;
+  size_t last_bytes_ = 0;
 };
 
 uint64_t Micros(Clock::duration d) {
@@ -253,6 +279,7 @@ asio::awaitable<void> GetLoop(Worker& w, const Options& o, const std::string& re
   Clock::time_point due = first_due;
   Histogram& latency = w.latency[o.name];
   auto& statuses = w.statuses[o.name];
+  uint64_t& bytes = w.bytes[o.name];
   while (Clock::now() < end) {
     if (interval.count() > 0) {
       if (due > Clock::now()) {
@@ -272,6 +299,7 @@ asio::awaitable<void> GetLoop(Worker& w, const Options& o, const std::string& re
     }
     latency.Record(Micros(Clock::now() - t0));
     ++statuses[status];
+    bytes += conn.last_bytes();
   }
   conn.Close();
 }
@@ -352,6 +380,14 @@ std::vector<std::string> PickSeats(const std::map<std::string, std::vector<int>>
   return seats;
 }
 
+// A GET as a browser sends it: with Accept-Encoding (Options::accept_encoding), and the
+// customer's token if any.
+std::string Get(const Options& o, const std::string& path, const std::string& token) {
+  return "GET " + path + " HTTP/1.1\r\nHost: " + o.host + "\r\n" +
+         (o.accept_encoding.empty() ? "" : "Accept-Encoding: " + o.accept_encoding + "\r\n") +
+         (token.empty() ? "" : "Authorization: Bearer " + token + "\r\n") + "\r\n";
+}
+
 std::string Post(const Options& o, const std::string& path, const std::string& token,
                  const std::string& body) {
   return "POST " + path + " HTTP/1.1\r\nHost: " + o.host + "\r\nAuthorization: Bearer " + token +
@@ -394,8 +430,7 @@ asio::awaitable<void> HoldLoop(Worker& w, const Options& o, int connection, Cloc
     }
     const auto attempt_due = due - interval;
     const std::string showtime = ShowtimeAt(o, index);
-    const std::string map_request =
-        "GET /showtimes/" + showtime + "/seats HTTP/1.1\r\nHost: " + o.host + "\r\n\r\n";
+    const std::string map_request = Get(o, "/showtimes/" + showtime + "/seats", "");
     const std::string hold_path = "/showtimes/" + showtime + "/holds";
     auto t0 = Clock::now();
     const int map_status = co_await conn.Exchange(map_request, &body);
@@ -405,6 +440,7 @@ asio::awaitable<void> HoldLoop(Worker& w, const Options& o, int connection, Cloc
     }
     w.latency["seatmap"].Record(Micros(Clock::now() - t0));
     ++w.statuses["seatmap"][map_status];
+    w.bytes["seatmap"] += conn.last_bytes();
     if (map_status == 503) co_await RetryAfter(executor);
     if (map_status != 200) continue;
     const auto free = FreeSeats(body);
@@ -508,14 +544,12 @@ asio::awaitable<void> PremiereLoop(Worker& w, const Options& o, int connection,
       }
       w.latency[route].Record(Micros(Clock::now() - t0));
       ++w.statuses[route][status];
+      w.bytes[route] += c.last_bytes();
       if (status != 503 || Clock::now() >= end) co_return status;
       co_await RetryAfter(executor);
     }
   };
-  auto get = [&](const std::string& path, const std::string& token) {
-    return "GET " + path + " HTTP/1.1\r\nHost: " + o.host + "\r\n" +
-           (token.empty() ? "" : "Authorization: Bearer " + token + "\r\n") + "\r\n";
-  };
+  auto get = [&](const std::string& path, const std::string& token) { return Get(o, path, token); };
   std::string token =
       boxoffice::SignJwt(boxoffice::Principal{++customer, false},
                          boxoffice::SystemClock().Now() + std::chrono::hours(1), o.secret);
@@ -634,12 +668,19 @@ void PrintResult(const std::string& name, const Histogram& h, double seconds,
   std::printf("\n");
 }
 
+// " bytes_per_response=N" (head and body as received), or nothing when none were counted.
+std::string BytesPer(uint64_t bytes, uint64_t responses) {
+  if (responses == 0) return "";
+  return " bytes_per_response=" + std::to_string(bytes / responses);
+}
+
 int Usage() {
   std::fprintf(
       stderr,
       "usage: boxoffice-bench get --port PORT --path PATH [--host H] [--connections N]\n"
       "                           [--threads N] [--seconds S] [--rate RPS]\n"
       "                           [--name NAME] [--header 'Name: value']...\n"
+      "                           [--accept-encoding 'gzip, br'|none]\n"
       "       boxoffice-bench holdstorm --port PORT --showtime ID --secret JWT_SECRET\n"
       "                           [--connections N] [--threads N] [--seconds S]\n"
       "                           [--showtimes N] [--max-seats N] [--min-seats N]\n"
@@ -708,6 +749,8 @@ int main(int argc, char** argv) {
       o.path = value;
     } else if (flag == "--header") {
       o.headers.push_back(value);
+    } else if (flag == "--accept-encoding") {
+      o.accept_encoding = value == "none" ? "" : value;
     } else if (flag == "--connections") {
       o.connections = std::max(1, std::atoi(value.c_str()));
     } else if (flag == "--threads") {
@@ -770,7 +813,8 @@ int main(int argc, char** argv) {
   const auto launched = Clock::now();
   const auto start = mode == "get" ? launched + std::chrono::milliseconds(500) : launched;
   const auto end = start + std::chrono::microseconds(static_cast<int64_t>(o.seconds * 1e6));
-  std::string request = "GET " + o.path + " HTTP/1.1\r\nHost: " + o.host + "\r\n";
+  std::string request = Get(o, o.path, "");
+  request.resize(request.size() - 2);  // the head's end, after the headers asked for
   for (const auto& h : o.headers) request += h + "\r\n";
   request += "\r\n";
   const auto interval = o.rate > 0 ? std::chrono::duration_cast<Clock::duration>(
@@ -798,12 +842,14 @@ int main(int argc, char** argv) {
 
   std::map<std::string, Histogram> latency;
   std::map<std::string, std::map<int, uint64_t>> statuses;
+  std::map<std::string, uint64_t> bytes;
   uint64_t errors = 0, seats_won = 0, customers = 0, purchases = 0, alternatives_taken = 0;
   for (auto& w : workers) {
     alternatives_taken += w->alternatives_taken;
     customers += w->customers;
     purchases += w->purchases;
     for (auto& [route, h] : w->latency) latency[route].Merge(h);
+    for (auto& [route, n] : w->bytes) bytes[route] += n;
     for (auto& [route, by] : w->statuses)
       for (auto [status, n] : by) statuses[route][status] += n;
     errors += w->errors;
@@ -812,7 +858,8 @@ int main(int argc, char** argv) {
   const int sold_out = std::min(g_current.load(), o.showtimes);
   if (mode == "get") {
     const std::string extra = " connections=" + std::to_string(o.connections) +
-                              (o.rate > 0 ? " target_rps=" + std::to_string(int64_t(o.rate)) : "");
+                              (o.rate > 0 ? " target_rps=" + std::to_string(int64_t(o.rate)) : "") +
+                              BytesPer(bytes[o.name], latency[o.name].total());
     PrintResult(o.name, latency[o.name], o.seconds, statuses[o.name], errors, extra);
     return errors > 0 && latency[o.name].total() == 0 ? 1 : 0;
   }
@@ -840,7 +887,8 @@ int main(int argc, char** argv) {
         static_cast<unsigned long long>(purchases), static_cast<double>(purchases) / seconds,
         o.rate > 0 ? (" target_customers_per_s=" + std::to_string(int64_t(o.rate))).c_str() : "");
     for (auto& [route, h] : latency)
-      PrintResult(o.name + "_" + route, h, seconds, statuses[route], 0, "");
+      PrintResult(o.name + "_" + route, h, seconds, statuses[route], 0,
+                  BytesPer(bytes[route], h.total()));
     return done ? 0 : 1;
   }
   const auto& holds = statuses["hold"];
@@ -871,7 +919,8 @@ int main(int argc, char** argv) {
       seats_won ? static_cast<double>(count(409)) / static_cast<double>(seats_won) : 0.0,
       static_cast<unsigned long long>(alternatives_taken));
   PrintResult(o.name, latency["hold"], seconds, holds, errors, extra);
-  PrintResult(o.name + "_seatmap", latency["seatmap"], seconds, statuses["seatmap"], 0, "");
+  PrintResult(o.name + "_seatmap", latency["seatmap"], seconds, statuses["seatmap"], 0,
+              BytesPer(bytes["seatmap"], latency["seatmap"].total()));
   if (o.rate > 0) {
     PrintResult(o.name + "_attempt", latency["attempt"], seconds, {}, 0,
                 " target_attempts_per_s=" + std::to_string(int64_t(o.rate)));

@@ -114,12 +114,29 @@ make_showtimes() {
   echo "${ids%%,*}"
 }
 
+# The seat map at path $1 as boxoffice at $api serves it, in each coding, saved for nginx:
+# $tmp/www$1, and beside it $1.gz and $1.br (the very bytes boxoffice sends for gzip and
+# br), so nginx's gzip_static and brotli_static serve the same files.
+save_map_for_nginx() {
+  local file="$tmp/www$1"
+  mkdir -p "$(dirname "$file")"
+  curl -sf "$api$1" -o "$file"
+  curl -sf -H 'Accept-Encoding: gzip' "$api$1" -o "$file.gz"
+  curl -sf -H 'Accept-Encoding: br' "$api$1" -o "$file.br"
+  echo "# seat map for nginx: $(stat -c %s "$file") bytes, gzip $(stat -c %s "$file.gz"), br $(stat -c %s "$file.br")" >&2
+}
+
 # Serves the file $tmp/www$1 with nginx (one worker per core, keep-alive, no access log) on
-# a free port; sets $nginx_port.
+# a free port, and its precompressed forms ($1.gz, $1.br beside it, if any) to the clients
+# that accept them (gzip_static, and brotli_static from libnginx-mod-http-brotli-static);
+# sets $nginx_port.
+nginx_brotli=/usr/lib/nginx/modules/ngx_http_brotli_static_module.so
 start_nginx() {
   nginx_port=$(free_port)
   chmod -R a+rX "$tmp"  # nginx's workers run as an unprivileged user
+  [ -f "$nginx_brotli" ] || { echo "bench: $nginx_brotli is missing (scripts/deps.sh bench)" >&2; return 1; }
   cat >"$tmp/nginx.conf" <<CONF
+load_module $nginx_brotli;
 worker_processes $(nproc);
 pid $tmp/nginx.pid;
 error_log $tmp/nginx.error.log;
@@ -132,7 +149,10 @@ http {
   server {
     listen 127.0.0.1:$nginx_port backlog=4096;
     root $tmp/www;
-    location / { add_header Cache-Control "public, max-age=1"; etag on; }
+    location / {
+      add_header Cache-Control "public, max-age=1"; etag on;
+      gzip_static on; gzip_vary on; brotli_static on;
+    }
   }
 }
 CONF
@@ -237,7 +257,7 @@ statements_total() {
 # against nginx does not rest on our own load generator alone.
 wrk_result() {
   local name=$1 url=$2 connections=$3 threads=$4 seconds=$5 out
-  out=$(wrk -t"$threads" -c"$connections" -d"${seconds}s" --latency "$url")
+  out=$(wrk -t"$threads" -c"$connections" -d"${seconds}s" --latency -H 'Accept-Encoding: gzip, br' "$url")
   awk -v name="$name" '
     /Requests\/sec:/ { rps = $2 }
     $1 == "99%" { v = $2; unit = v; sub(/[0-9.]+/, "", unit); sub(/[a-z]+$/, "", v)

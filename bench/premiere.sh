@@ -78,8 +78,7 @@ echo "$open"
 echo "# premiere_open: worst p99 of any route $(grep '^result premiere_open_' <<<"$open" | sed -E 's/.* p99_ms=([0-9.]+).*/\1/' | sort -g | tail -1) ms at $open_rate customers/s"
 fi
 path="/showtimes/$first/seats"
-mkdir -p "$tmp/www$(dirname "$path")"
-curl -sf "$api$path" -o "$tmp/www$path"
+save_map_for_nginx "$path"
 stop_serve
 audit=$(build/boxoffice audit --db "$db" 2>/dev/null) && audited=0 || audited=1
 echo "${audit/result audit/result ${name}_audit}"

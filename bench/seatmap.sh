@@ -25,8 +25,7 @@ for c in $(seq 2 31); do
     -d "{\"seats\": [\"$row$((c / 15 * 2 + 1))\", \"$row$((c / 15 * 2 + 2))\"]}"
 done
 path="/showtimes/$showtime/seats"
-mkdir -p "$tmp/www$(dirname "$path")"
-curl -sf "$api$path" -o "$tmp/www$path"
+save_map_for_nginx "$path"
 bytes=$(stat -c %s "$tmp/www$path")
 start_nginx "$path"
 

@@ -11,6 +11,7 @@ packages=(
   libboost-dev libpq-dev libsqlite3-dev nlohmann-json3-dev libssl-dev libcli11-dev
   libgtest-dev libhiredis-dev librdkafka-dev tzdata
   libqrencode-dev libpng-dev libcurl4-openssl-dev libhowardhinnant-date-dev
+  zlib1g-dev libbrotli-dev
   redis-server
   postgresql-15 postgresql-contrib
   # The tickets' end-to-end test reads the QR codes back (zbarimg) from the PNG and from the
@@ -18,7 +19,7 @@ packages=(
   zbar-tools librsvg2-bin python3-aiosmtpd
 )
 if [ "${1:-}" = bench ]; then
-  packages+=(nginx-light curl wrk)
+  packages+=(nginx-light libnginx-mod-http-brotli-static curl wrk)
 fi
 # libFuzzer ships with clang's runtime libraries (make fuzz).
 if [ "${1:-}" = fuzz ]; then

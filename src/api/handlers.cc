@@ -278,15 +278,32 @@ class Api {
     return SeatMapResponse(req, *entry);
   }
 
+  // The map in the coding the client prefers (gzip or br, compressed once per version),
+  // else as it is; its tag names the coding. A tag of the same version in any coding is a
+  // hit: the seats are the same.
   static Response SeatMapResponse(const Request& req, const SeatMapCache::Entry& map) {
+    http::Encoding coding = http::PreferredEncoding(req.headers.Find("Accept-Encoding"));
+    std::shared_ptr<const std::string> body = map.body;
+    if (coding != http::Encoding::kIdentity) {
+      if (auto coded = map.Coded(coding)) {
+        body = std::move(coded);
+      } else {
+        coding = http::Encoding::kIdentity;
+      }
+    }
     Response r;
-    r.Header("ETag", map.etag).Header("Cache-Control", "public, max-age=1");
+    r.Header("ETag", map.CodedTag(coding))
+        .Header("Cache-Control", "public, max-age=1")
+        .Header("Vary", "Accept-Encoding");
     if (const std::string* inm = req.headers.Find("If-None-Match");
-        inm && http::IfNoneMatchHits(*inm, map.etag)) {
+        inm && (http::IfNoneMatchHits(*inm, map.etag) ||
+                http::IfNoneMatchHits(*inm, map.CodedTag(http::Encoding::kGzip)) ||
+                http::IfNoneMatchHits(*inm, map.CodedTag(http::Encoding::kBrotli)))) {
       r.status = 304;
       return r;
     }
-    r.shared_body = map.body;
+    if (coding != http::Encoding::kIdentity) r.Header("Content-Encoding", http::EncodingName(coding));
+    r.shared_body = std::move(body);
     return r;
   }
 

@@ -142,9 +142,11 @@ size_t SeatMapCache::EntryBytes(const std::string& body, const std::string& etag
   // Three shared allocations (the entry with its tag, the body, the map) and what they
   // point to: the body's text, the tag's, the seats and their strings. The allocator's own
   // overhead (a few allocations per map) is not counted.
+  // The coded bodies (Entry::Coded) are counted in advance, each at its bound.
   size_t bytes = kSharedBlockBytes + sizeof(Entry) + StringHeapBytes(etag) + kSharedBlockBytes +
                  sizeof(std::string) + StringHeapBytes(body) + kSharedBlockBytes + sizeof(SeatMap) +
-                 map.seats.capacity() * sizeof(SeatView);
+                 map.seats.capacity() * sizeof(SeatView) +
+                 2 * (kSharedBlockBytes + sizeof(std::string) + body.size() / kMaxCodedShare);
   for (const SeatView& seat : map.seats) {
     bytes +=
         StringHeapBytes(seat.code) + StringHeapBytes(seat.row) + StringHeapBytes(seat.category);
@@ -346,8 +348,33 @@ std::shared_ptr<const SeatMapCache::Entry> SeatMapCache::MakeEntry(SeatMap map, 
   auto body = std::make_shared<const std::string>(SeatMapJson(*shared));
   std::string etag = SeatMapEtag(*shared);
   const size_t bytes = EntryBytes(*body, etag, *shared);
-  return std::make_shared<const Entry>(
-      Entry{std::move(body), std::move(etag), loaded_at, std::move(shared), bytes});
+  auto entry = std::make_shared<Entry>();  // its coded bodies' once flags neither copy nor move
+  entry->body = std::move(body);
+  entry->etag = std::move(etag);
+  entry->loaded_at = loaded_at;
+  entry->map = std::move(shared);
+  entry->bytes = bytes;
+  return entry;
+}
+
+std::shared_ptr<const std::string> SeatMapCache::Entry::Coded(http::Encoding e) const {
+  BOX_ASSERT(e != http::Encoding::kIdentity);
+  CodedBody& coded = coded_[static_cast<size_t>(e)];
+  std::call_once(coded.once, [&] {
+    auto out = http::Compress(e, *body);
+    // What the coding pays for is counted in advance at most (EntryBytes).
+    if (out && out->size() <= body->size() / kMaxCodedShare) {
+      out->shrink_to_fit();
+      coded.body = std::make_shared<const std::string>(std::move(*out));
+    }
+  });
+  return coded.body;
+}
+
+std::string SeatMapCache::Entry::CodedTag(http::Encoding e) const {
+  BOX_ASSERT(etag.size() >= 2 && etag.back() == '"');
+  if (e == http::Encoding::kIdentity) return etag;
+  return etag.substr(0, etag.size() - 1) + (e == http::Encoding::kGzip ? "-gz\"" : "-br\"");
 }
 
 void SeatMapCache::Hear(const SeatChange& change) {

@@ -33,6 +33,7 @@
 //   An evicted showtime is loaded afresh by its next reader.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
@@ -51,6 +52,7 @@
 #include "domain/showtime.h"
 #include "gate/seat_events.h"
 #include "holds/seat_map_view.h"
+#include "http/encoding.h"
 #include "io/loop.h"
 
 namespace boxoffice::api {
@@ -67,12 +69,35 @@ class SeatMapCache {
   // load well before), then is answered kUnavailable.
   static constexpr Millis kMaxLoadWait{15'000};
 
+  // A coded body is kept only when at most this share of the body (a 300-seat map: gzip
+  // 8.5 %, brotli 7 %), so the two together never pass the quarter counted for them in
+  // advance (EntryBytes); a map that compresses worse is sent as it is.
+  static constexpr size_t kMaxCodedShare = 8;  // 1/8 of the body each
+
   struct Entry {
     std::shared_ptr<const std::string> body;
     std::string etag;
     Instant loaded_at;
     std::shared_ptr<const SeatMap> map;  // what body says, for Apply
-    size_t bytes = 0;  // the memory the entry holds (body, tag, map), as the cache counts it
+    // the memory the entry holds (body, tag, map, a quarter of the body for its coded
+    // forms), as the cache counts it
+    size_t bytes = 0;
+
+    // The body in a content coding (gzip or br), compressed by the first reader that asks
+    // for it, once per version and coding whatever the number of readers (the others wait
+    // for it, a tenth of a millisecond); null when the coding does not pay (kMaxCodedShare)
+    // or the compressor failed: then the body is sent as it is.
+    std::shared_ptr<const std::string> Coded(http::Encoding e) const;
+    // The entity tag of the body in coding e: etag with "-gz" or "-br" inside its quotes,
+    // so a cache never takes one coding's bytes for another's (RFC 9110 8.8.3.3).
+    std::string CodedTag(http::Encoding e) const;
+
+   private:
+    struct CodedBody {
+      std::once_flag once;
+      std::shared_ptr<const std::string> body;
+    };
+    mutable std::array<CodedBody, http::kEncodings> coded_;
   };
 
   // async_loader: the same load, awaited on a loop; by default loader on the loop's

@@ -3,6 +3,7 @@
 #include <strings.h>
 
 #include "core/text.h"
+#include "http/header_lists.h"
 
 namespace boxoffice::http {
 namespace {
@@ -76,27 +77,6 @@ size_t Headers::Count(std::string_view name) const {
   return n;
 }
 
-namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-// Calls f on each element of a comma-separated header list, trimmed, empty ones skipped.
-template <class F>
-void ForEachListItem(std::string_view list, F f) {
-  while (!list.empty()) {
-    const size_t comma = list.find(',');
-    const std::string_view item = Trim(list.substr(0, comma));
-    if (!item.empty()) f(item);
-    if (comma == std::string_view::npos) break;
-    list.remove_prefix(comma + 1);
-  }
-}
-
-}  // namespace
 
 std::string NonconformingHead(const Headers& headers, bool http_1_0) {
   const size_t hosts = headers.Count("Host");

@@ -85,6 +85,43 @@ TEST_P(SeatMapCacheTest, AtMostOneQueryPerMaxAgeAndOwnChangesShowAtOnce) {
 }
 
 // The seat map is written by hand for speed; it must be the bytes nlohmann writes.
+// A version's coded body is made once however many readers ask at the same moment, is the
+// body in that coding, and is counted in the entry's bytes in advance; a change makes a new
+// version with its own. A map too small to pay for a coding has none (sent as it is).
+TEST_P(SeatMapCacheTest, EachVersionIsCompressedOnceWhateverTheReaders) {
+  const int64_t st = MakeShowtime({{"A", 20}, {"B", 20}, {"C", 20}, {"D", 20}, {"E", 20}});
+  auto cache = MakeCache();
+  auto entry = cache.Get(st).value();
+  for (http::Encoding e : {http::Encoding::kGzip, http::Encoding::kBrotli}) {
+    constexpr int kReaders = 16;
+    std::barrier start(kReaders);
+    std::vector<std::shared_ptr<const std::string>> seen(kReaders);
+    std::vector<std::thread> readers;
+    for (int i = 0; i < kReaders; ++i) {
+      readers.emplace_back([&, i] {
+        start.arrive_and_wait();
+        seen[static_cast<size_t>(i)] = entry->Coded(e);
+      });
+    }
+    for (auto& t : readers) t.join();
+    ASSERT_NE(seen[0], nullptr);
+    for (const auto& s : seen) EXPECT_EQ(s.get(), seen[0].get()) << "one compression";
+    EXPECT_EQ(http::Decompress(e, *seen[0]), *entry->body);
+    EXPECT_LE(seen[0]->size(), entry->body->size() / api::SeatMapCache::kMaxCodedShare);
+  }
+  EXPECT_GE(entry->bytes, entry->body->size() + 2 * (entry->body->size() / 8));
+  cache.Apply(st, {"A1"}, SeatStatus::kHeld);
+  auto changed = cache.Get(st).value();
+  ASSERT_NE(changed.get(), entry.get());
+  auto coded = changed->Coded(http::Encoding::kGzip);
+  ASSERT_NE(coded, nullptr);
+  EXPECT_NE(coded.get(), entry->Coded(http::Encoding::kGzip).get());
+  EXPECT_EQ(http::Decompress(http::Encoding::kGzip, *coded), *changed->body);
+  const int64_t tiny = MakeShowtime({{"A", 2}});
+  EXPECT_EQ(cache.Get(tiny).value()->Coded(http::Encoding::kBrotli), nullptr)
+      << "a 2-seat map does not compress to an eighth";
+}
+
 TEST(SeatMapJson, IsWhatAJsonLibraryWouldWrite) {
   SeatMap map{42, FromEpochMs(1'900'000'000'123), {}};
   map.seats.push_back({"A1", "A", 1, "standard", SeatStatus::kAvailable, true, false});

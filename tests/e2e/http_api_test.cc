@@ -9,6 +9,7 @@
 #include "core/crypto.h"
 #include "core/metrics.h"
 #include "e2e/e2e_fixture.h"
+#include "http/encoding.h"
 #include "http/server.h"
 
 namespace boxoffice::e2e {
@@ -358,6 +359,82 @@ TEST_P(HttpApi, HeadAndConditionalRequestsOnTheSeatMap) {
   EXPECT_EQ(Call("GET", Seats(), "", {{"If-None-Match", "\"nope\""}}).status, 200);
   ASSERT_EQ(Hold(3, R"(["E1"])").status, 201);
   EXPECT_EQ(Call("GET", Seats(), "", {{"If-None-Match", etag}}).status, 200) << "the map changed";
+}
+
+// A hall's map goes out in the coding the client prefers (br, else gzip), compressed once per
+// version, with Vary and a tag per coding; the seats are the same in every coding, so any
+// coding's tag of the current version is a hit, and a change shows in every coding.
+TEST_P(HttpApi, SeatMapsGoOutCompressedInTheCodingAsked) {
+  std::string rows;
+  for (char row = 'A'; row <= 'O'; ++row) {
+    rows += std::string(rows.empty() ? "" : ", ") + R"({"row": ")" + row +
+            R"(", "seats": 20, "category": "standard"})";
+  }
+  auto created = Call("POST", "/admin/showtimes",
+                      R"({"title": "Big", "cinema": "Rex", "hall": "1",)"
+                      R"( "startsAt": "2099-12-18T19:30:00.000Z", "rows": [)" +
+                          rows + R"(], "prices": {"standard": {"amount": 900, "currency": "EUR"}}})",
+                      {Bearer(Token(1, true))});
+  ASSERT_EQ(created.status, 201) << created.body;
+  const std::string path =
+      "/showtimes/" + std::to_string(json::parse(created.body)["showtimeId"].get<int64_t>()) +
+      "/seats";
+  auto plain = Call("GET", path);
+  ASSERT_EQ(plain.status, 200);
+  EXPECT_EQ(plain.Header("content-encoding"), "");
+  EXPECT_EQ(plain.Header("vary"), "Accept-Encoding");
+  const std::string tag = plain.Header("etag");
+  const json seats = json::parse(plain.body)["seats"];
+  ASSERT_EQ(seats.size(), 300u);
+
+  auto fetch = [&](const std::string& accept, const std::string& coding, http::Encoding e) {
+    auto r = Call("GET", path, "", {{"Accept-Encoding", accept}});
+    EXPECT_EQ(r.status, 200) << accept;
+    EXPECT_EQ(r.Header("content-encoding"), coding) << accept;
+    EXPECT_EQ(r.Header("vary"), "Accept-Encoding") << accept;
+    auto decoded = http::Decompress(e, r.body);
+    EXPECT_TRUE(decoded.has_value()) << accept;
+    EXPECT_LT(r.body.size(), e == http::Encoding::kIdentity ? SIZE_MAX : plain.body.size() / 8)
+        << accept;
+    if (decoded) {
+      EXPECT_EQ(json::parse(*decoded)["seats"], seats) << accept;
+    }
+    return r;
+  };
+  auto gz = fetch("gzip", "gzip", http::Encoding::kGzip);
+  auto br = fetch("gzip, deflate, br", "br", http::Encoding::kBrotli);
+  fetch("br;q=0, gzip", "gzip", http::Encoding::kGzip);
+  fetch("gzip;q=0.5, br;q=0.4", "gzip", http::Encoding::kGzip);
+  fetch("*", "br", http::Encoding::kBrotli);
+  fetch("gzip;q=0, br;q=0", "", http::Encoding::kIdentity);
+  fetch("deflate, identity", "", http::Encoding::kIdentity);
+  fetch("gzip;q=2", "", http::Encoding::kIdentity);  // a weight past 1 is no weight
+  const std::string gz_tag = gz.Header("etag");
+  EXPECT_EQ(gz_tag, tag.substr(0, tag.size() - 1) + "-gz\"");
+  EXPECT_EQ(br.Header("etag"), tag.substr(0, tag.size() - 1) + "-br\"");
+  // Any coding's tag of this version is a hit, and says the tag of the coding asked.
+  for (const std::string& inm : {tag, gz_tag, br.Header("etag")}) {
+    auto again = Call("GET", path, "", {{"Accept-Encoding", "gzip"}, {"If-None-Match", inm}});
+    EXPECT_EQ(again.status, 304) << inm;
+    EXPECT_EQ(again.Header("etag"), gz_tag) << inm;
+  }
+  auto head = Call("HEAD", path, "", {{"Accept-Encoding", "br"}});
+  EXPECT_EQ(head.Header("content-encoding"), "br");
+  EXPECT_EQ(head.Header("content-length"), br.Header("content-length"));
+
+  // A hold shows at once in every coding, under new tags.
+  auto held = Call("POST", path.substr(0, path.size() - 5) + "holds", R"({"seats": ["A1"]})",
+                   {Bearer(Token(4))});
+  ASSERT_EQ(held.status, 201) << held.body;
+  for (auto [accept, e] : {std::pair{"gzip", http::Encoding::kGzip},
+                           std::pair{"br", http::Encoding::kBrotli}}) {
+    auto after = Call("GET", path, "", {{"Accept-Encoding", accept}, {"If-None-Match", gz_tag}});
+    ASSERT_EQ(after.status, 200) << accept;
+    EXPECT_NE(after.Header("etag"), gz_tag);
+    auto decoded = http::Decompress(e, after.body);
+    ASSERT_TRUE(decoded.has_value());
+    EXPECT_EQ(json::parse(*decoded)["seats"][0]["status"], "HELD") << accept;
+  }
 }
 
 TEST_P(HttpApi, TokensAreCheckedStrictly) {
