@@ -12,14 +12,16 @@ case "$mode" in
   quick) report=docs/benchmarks.md plots=docs/bench
     # (60 showtimes: a storm of about 3 s. With 20 it lasted 1 s, and its p99 was mostly the
     # first moments of a fresh `serve`: 22–38 ms, against 13–14 ms over 80 showtimes.)
-    scenarios=("seatmap bench/seatmap.sh 64 5" "holdstorm bench/holdstorm.sh 64 60"
+    scenarios=("seatmap bench/seatmap.sh 64 5" "allocations bench/allocations.sh 3"
+      "holdstorm bench/holdstorm.sh 64 60"
       "holdstorm_best bench/holdstorm_best.sh 64 20"
       "premiere bench/premiere.sh 500 10 30" "premiere bench/premiere.sh 500 10 30 sqlite"
       "premiere_cluster bench/premiere_cluster.sh 500 10 30"
       "chain bench/chain.sh 100 7 64"
       "slowgateway bench/slowgateway.sh 64 10") ;;
   full) report=docs/benchmarks-full.md plots=docs/bench-full
-    scenarios=("seatmap bench/seatmap.sh 256 30" "holdstorm bench/holdstorm.sh 10000 20"
+    scenarios=("seatmap bench/seatmap.sh 256 30" "allocations bench/allocations.sh 10"
+      "holdstorm bench/holdstorm.sh 10000 20"
       "holdstorm_best bench/holdstorm_best.sh 1000 20"
       "premiere bench/premiere.sh 5000 10 30" "premiere bench/premiere.sh 5000 10 30 sqlite"
       "premiere_cluster bench/premiere_cluster.sh 5000 10 30"

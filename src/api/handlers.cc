@@ -292,6 +292,7 @@ class Api {
       }
     }
     Response r;
+    r.headers.reserve(4);
     r.Header("ETag", map.CodedTag(coding))
         .Header("Cache-Control", "public, max-age=1")
         .Header("Vary", "Accept-Encoding");

@@ -18,6 +18,7 @@ class Headers {
   void Add(std::string name, std::string value) {
     items_.emplace_back(std::move(name), std::move(value));
   }
+  void Reserve(size_t n) { items_.reserve(n); }
   // The first value of the header, or nullptr.
   const std::string* Find(std::string_view name) const;
   // How many times the header was sent.

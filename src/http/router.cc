@@ -2,6 +2,8 @@
 
 #include <strings.h>
 
+#include <boost/container/small_vector.hpp>
+
 #include "core/text.h"
 #include "http/header_lists.h"
 
@@ -10,8 +12,11 @@ namespace {
 
 const std::string kGet = "GET";
 
-std::vector<std::string> Split(std::string_view path) {
-  std::vector<std::string> out;
+// A path's segments, as views into it; no allocation for up to 8 (every route has fewer).
+using Segments = boost::container::small_vector<std::string_view, 8>;
+
+Segments Split(std::string_view path) {
+  Segments out;
   size_t pos = 1;  // paths start with '/'
   while (pos <= path.size()) {
     size_t end = path.find('/', pos);
@@ -22,14 +27,14 @@ std::vector<std::string> Split(std::string_view path) {
   return out;
 }
 
-bool MatchSegments(const Route& route, const std::vector<std::string>& parts,
+bool MatchSegments(const Route& route, const Segments& parts,
                    std::map<std::string, std::string>* params) {
   if (route.segments.size() != parts.size()) return false;
   for (size_t i = 0; i < parts.size(); ++i) {
     const std::string& seg = route.segments[i];
     if (seg.size() > 2 && seg.front() == '{' && seg.back() == '}') {
       if (parts[i].empty()) return false;
-      if (params) (*params)[seg.substr(1, seg.size() - 2)] = parts[i];
+      if (params) (*params)[seg.substr(1, seg.size() - 2)] = std::string(parts[i]);
     } else if (seg != parts[i]) {
       return false;
     }
@@ -252,7 +257,9 @@ std::optional<std::string> Request::QueryParam(std::string_view name) const {
 }
 
 void Router::Add(std::string method, std::string pattern, Handler handler, bool blocking) {
-  Route r{std::move(method), pattern, blocking, std::move(handler), Split(pattern), nullptr,
+  const Segments segments = Split(pattern);
+  Route r{std::move(method), pattern, blocking, std::move(handler),
+          std::vector<std::string>(segments.begin(), segments.end()), nullptr,
           nullptr};
   routes_.push_back(std::move(r));
 }

@@ -188,6 +188,45 @@ class RequestInFlight {
 // Whether a head the parser refused as too large was too large in its request line: 414
 // rather than 431 when its target alone passes kMaxTargetBytes. The parser takes the
 // request line first: a head refused before it was taken is a line longer than the limit.
+// An answer's head into *out (cleared; its capacity kept for the connection's next answer):
+// the status line; Content-Type; the response's headers (a name given twice: its last
+// value); X-Request-Id; X-Content-Type-Options; Connection: close when the connection ends
+// after it; Content-Length. A 204 or 304 carries neither Content-Type nor Content-Length
+// (RFC 9110 8.6, 15.3.5, 15.4.5). A CR or LF in a value (none of ours has one) is sent as
+// a space, so no value can end the head early.
+void WriteHead(const Response& r, std::string_view request_id, bool keep_alive,
+               size_t body_bytes, std::string* out) {
+  auto value = [out](std::string_view v) {
+    for (char c : v) out->push_back(c == '\r' || c == '\n' ? ' ' : c);
+  };
+  auto field = [&](std::string_view name, std::string_view v) {
+    out->append(name).append(": ");
+    value(v);
+    out->append("\r\n");
+  };
+  out->clear();
+  const unsigned status = static_cast<unsigned>(r.status);
+  BOX_ASSERT(status >= 100 && status <= 599);  // handlers answer with HTTP statuses
+  out->append("HTTP/1.1 ").append(std::to_string(status)).push_back(' ');
+  const beast::string_view reason = bhttp::obsolete_reason(bhttp::int_to_status(status));
+  out->append(reason.data(), reason.size()).append("\r\n");
+  const bool no_content = status == 204 || status == 304;
+  if (!no_content) field("Content-Type", r.content_type);
+  for (size_t i = 0; i < r.headers.size(); ++i) {
+    const std::string& name = r.headers[i].first;
+    bool later = false;  // the same name again further on: that value stands
+    for (size_t j = i + 1; j < r.headers.size() && !later; ++j) {
+      later = EqualsNoCase(r.headers[j].first, name);
+    }
+    if (!later) field(name, r.headers[i].second);
+  }
+  field("X-Request-Id", request_id);
+  out->append("X-Content-Type-Options: nosniff\r\n");
+  if (!keep_alive) out->append("Connection: close\r\n");
+  if (!no_content) out->append("Content-Length: ").append(std::to_string(body_bytes)).append("\r\n");
+  out->append("\r\n");
+}
+
 bool TargetTooLong(const bhttp::request_parser<bhttp::string_body>& parser) {
   const auto target = parser.get().target();
   return target.empty() || target.size() > kMaxTargetBytes;
@@ -326,6 +365,7 @@ asio::awaitable<void> Server::Impl::Session(beast::tcp_stream stream) {
 
 asio::awaitable<void> Server::Impl::Serve(beast::tcp_stream& stream, Progress& progress) {
   beast::flat_buffer buffer(options.header_limit_bytes + kReadBufferSlack);
+  std::string head_text;  // each answer's head, written here (WriteHead)
   beast::error_code ec;
   bool first = true;
   bool linger = false;  // closing on a request whose body may be unread
@@ -356,6 +396,7 @@ asio::awaitable<void> Server::Impl::Serve(beast::tcp_stream& stream, Progress& p
       // The head as plain values, checked before any body byte is read.
       auto& req = parser.get();
       request.method = std::string(req.method_string());
+      request.headers.Reserve(static_cast<size_t>(std::distance(req.begin(), req.end())));
       for (const auto& field : req) {
         request.headers.Add(std::string(field.name_string()), std::string(field.value()));
         ++header_fields;
@@ -463,41 +504,31 @@ asio::awaitable<void> Server::Impl::Serve(beast::tcp_stream& stream, Progress& p
       break;
     }
 
-    // The body is sent from where it lies (the response's string or shared bytes): no copy.
-    bhttp::response<bhttp::span_body<const char>> res;
-    res.version(11);
-    res.result(static_cast<unsigned>(response.status));
-    if (response.status != 204 && response.status != 304) {
-      res.set(bhttp::field::content_type, response.content_type);
-    }
-    for (auto& [name, value] : response.headers) res.set(name, value);
-    res.set("X-Request-Id", request.request_id);
-    res.set("X-Content-Type-Options", "nosniff");
+    // The body is sent from where it lies (the response's string or shared bytes): no copy;
+    // the head is written into the connection's own buffer, reused from one answer to the
+    // next.
     const std::string& body = response.shared_body ? *response.shared_body : response.body;
-    res.body() = beast::span<const char>(body.data(), body.size());
-    res.keep_alive(keep_alive && !stopping.load() && !response.stream);
-    res.prepare_payload();
+    const bool keep = keep_alive && !stopping.load() && !response.stream;
+    WriteHead(response, request.request_id, keep, body.size(), &head_text);
     // Counted before the answer leaves: a client that reads it and then asks /metrics sees
     // its request counted.
     Record(route_label, MethodLabel(request.method), response.status,
            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     stream.expires_after(options.read_timeout);
     progress.answering = true;
-    if (head) {
-      // The head a GET would send, Content-Length included, and no body.
-      bhttp::response_serializer<bhttp::span_body<const char>> serializer(res);
-      co_await bhttp::async_write_header(stream, serializer,
-                                         asio::redirect_error(asio::use_awaitable, ec));
-    } else {
-      co_await bhttp::async_write(stream, res, asio::redirect_error(asio::use_awaitable, ec));
-    }
+    // HEAD: the head a GET would send, Content-Length included, and no body; a 204 or 304
+    // has none either.
+    const bool no_body = head || response.status == 204 || response.status == 304;
+    const std::array<asio::const_buffer, 2> answer{
+        asio::buffer(head_text), no_body ? asio::const_buffer() : asio::buffer(body)};
+    co_await asio::async_write(stream, answer, asio::redirect_error(asio::use_awaitable, ec));
     in_flight.reset();
     if (response.status >= 500) {
       LogWarn(
           "request failed",
           {{"requestId", request.request_id}, {"route", route_label}, {"status", response.status}});
     }
-    if (ec || !res.keep_alive()) break;
+    if (ec || !keep) break;
   }
   beast::error_code ignored;
   stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
