@@ -64,6 +64,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
+#include <set>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -118,6 +120,10 @@ struct Options {
   // still come back (a purchase cut short by a fault: its hold expires), so they are
   // waited for rather than counted as sold.
   bool until_booked = false;
+  // premiere --live 1: each customer reads the map once and follows the showtime's seat
+  // changes on its stream (as the seat picker does), holding from that view; a lost hold
+  // is tried again from the view (its seats' change arrives), not after reading the map.
+  bool live = false;
 };
 
 // The index-th showtime on sale.
@@ -514,10 +520,172 @@ asio::awaitable<void> HoldLoop(Worker& w, const Options& o, int connection, Cloc
 // the gateway, and waits for the booking to be CONFIRMED; then the connection is the next
 // customer. A lost hold (409) means reading the map again. Until every showtime is sold
 // out (no seat AVAILABLE, every hold paid) or --seconds pass.
+// premiere --live 1: one customer's view of a showtime, kept by its seat-change stream
+// (GET /showtimes/{id}/seats/stream, chunked Server-Sent Events): the map read once, then
+// each SeatsHeld / SeatsBooked / SeatsReleased applied as it comes. The changes heard while
+// the map was being read are applied again on top of it, in order (each sets a seat's
+// state, so a change the map already shows changes nothing).
+class LiveView : public std::enable_shared_from_this<LiveView> {
+ public:
+  static constexpr size_t kMaxBuffered = 1 << 20;  // a stream's unparsed bytes, then it ends
+
+  LiveView(asio::any_io_executor executor, tcp::endpoint endpoint)
+      : socket_(executor), endpoint_(endpoint) {}
+
+  // Opens the stream and reads its head; false if it is not a 200 stream.
+  asio::awaitable<bool> Open(const Options& o, const std::string& showtime) {
+    beast::error_code ec;
+    co_await socket_.async_connect(endpoint_, asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) co_return false;
+    socket_.set_option(tcp::no_delay(true));
+    const std::string request = "GET /showtimes/" + showtime + "/seats/stream HTTP/1.1\r\nHost: " +
+                                o.host + "\r\nAccept: text/event-stream\r\n\r\n";
+    co_await asio::async_write(socket_, asio::buffer(request),
+                               asio::redirect_error(asio::use_awaitable, ec));
+    if (ec) co_return false;
+    char chunk[4096];
+    size_t head_end;
+    while ((head_end = raw_.find("\r\n\r\n")) == std::string::npos) {
+      const size_t n = co_await socket_.async_read_some(
+          asio::buffer(chunk), asio::redirect_error(asio::use_awaitable, ec));
+      if (ec || raw_.size() > kMaxBuffered) co_return false;
+      raw_.append(chunk, n);
+    }
+    if (raw_.compare(0, 12, "HTTP/1.1 200") != 0) co_return false;
+    raw_.erase(0, head_end + 4);
+    if (!Parse()) co_return false;
+    asio::co_spawn(socket_.get_executor(), Read(shared_from_this()), asio::detached);
+    co_return true;
+  }
+
+  // The map's request is going out: the changes from now on are kept for SetMap.
+  void BeginMapRead() {
+    logging_ = true;
+    log_.clear();
+  }
+  // The map's free seats (FreeSeats), with the changes heard since BeginMapRead.
+  void SetMap(const std::map<std::string, std::vector<int>>& free) {
+    free_.clear();
+    for (const auto& [row, numbers] : free) free_[row].insert(numbers.begin(), numbers.end());
+    for (const auto& [available, seats] : log_) Apply(available, seats);
+    logging_ = false;
+    log_.clear();
+  }
+  // The free seats as this view has them now, as FreeSeats gives them.
+  std::map<std::string, std::vector<int>> Free() const {
+    std::map<std::string, std::vector<int>> out;
+    for (const auto& [row, numbers] : free_) {
+      if (!numbers.empty()) out[row].assign(numbers.begin(), numbers.end());
+    }
+    return out;
+  }
+  uint64_t changes() const { return changes_; }
+  void Close() {
+    beast::error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
+  }
+
+ private:
+  static asio::awaitable<void> Read(std::shared_ptr<LiveView> self) {
+    char chunk[8192];
+    for (;;) {
+      beast::error_code ec;
+      const size_t n = co_await self->socket_.async_read_some(
+          asio::buffer(chunk), asio::redirect_error(asio::use_awaitable, ec));
+      if (ec) co_return;
+      self->raw_.append(chunk, n);
+      if (!self->Parse() || self->raw_.size() + self->events_.size() > kMaxBuffered) {
+        self->Close();
+        co_return;
+      }
+    }
+  }
+
+  // The chunks in raw_ into events_, and each whole event applied; false once the stream
+  // has ended (its last chunk) or is not chunked as it should be.
+  bool Parse() {
+    size_t at = 0;
+    for (;;) {
+      if (chunk_crlf_) {  // the CRLF after a chunk's data
+        if (raw_.size() - at < 2) break;
+        if (raw_.compare(at, 2, "\r\n") != 0) return false;
+        at += 2;
+        chunk_crlf_ = false;
+      }
+      if (chunk_left_ == 0) {
+        const size_t eol = raw_.find("\r\n", at);
+        if (eol == std::string::npos) break;
+        char* end = nullptr;
+        chunk_left_ = std::strtoul(raw_.c_str() + at, &end, 16);
+        if (end == raw_.c_str() + at) return false;
+        at = eol + 2;
+        if (chunk_left_ == 0) return false;  // the last chunk: the stream is over
+      }
+      const size_t take = std::min(chunk_left_, raw_.size() - at);
+      if (take == 0) break;
+      events_.append(raw_, at, take);
+      at += take;
+      chunk_left_ -= take;
+      if (chunk_left_ == 0) chunk_crlf_ = true;
+    }
+    raw_.erase(0, at);
+    for (size_t end; (end = events_.find("\n\n")) != std::string::npos;) {
+      const std::string_view event(events_.data(), end);
+      if (event.substr(0, 6) == "data: ") Heard(event.substr(6));
+      events_.erase(0, end + 2);
+    }
+    return true;
+  }
+
+  void Heard(std::string_view data) {
+    const auto change = nlohmann::json::parse(data, nullptr, false);
+    if (!change.is_object() || !change.contains("seats") || !change["seats"].is_array()) return;
+    const std::string type = change.value("type", "");
+    if (type != "SeatsHeld" && type != "SeatsBooked" && type != "SeatsReleased") return;
+    std::vector<std::string> seats;
+    for (const auto& s : change["seats"]) {
+      if (s.is_string()) seats.push_back(s.get<std::string>());
+    }
+    ++changes_;
+    const bool available = type == "SeatsReleased";
+    if (logging_) log_.emplace_back(available, seats);
+    Apply(available, seats);
+  }
+
+  void Apply(bool available, const std::vector<std::string>& seats) {
+    for (const std::string& code : seats) {
+      size_t digit = 0;
+      while (digit < code.size() && !std::isdigit(static_cast<unsigned char>(code[digit]))) ++digit;
+      if (digit == 0 || digit == code.size()) continue;
+      const int number = std::atoi(code.c_str() + digit);
+      auto& row = free_[code.substr(0, digit)];
+      if (available) {
+        row.insert(number);
+      } else {
+        row.erase(number);
+      }
+    }
+  }
+
+  tcp::socket socket_;
+  tcp::endpoint endpoint_;
+  std::string raw_;     // received, not yet taken out of its chunks
+  std::string events_;  // the event stream's text, not yet a whole event
+  size_t chunk_left_ = 0;
+  bool chunk_crlf_ = false;
+  std::map<std::string, std::set<int>> free_;
+  bool logging_ = false;
+  std::vector<std::pair<bool, std::vector<std::string>>> log_;  // (available, seats)
+  uint64_t changes_ = 0;
+};
+
 std::atomic<int> g_on_sale{0};  // showtimes not yet seen sold out
 std::vector<std::atomic<bool>>* g_sold_out = nullptr;
 std::vector<std::atomic<int>>* g_seats = nullptr;  // seats per showtime, from its map
 Clock::time_point g_all_sold_out{};
+
+constexpr int kLiveAttempts = 8;  // --live: holds a customer tries from the view
 
 // With an interval (open loop, --rate customers per second in all), each customer on this
 // connection is due at a fixed time: the purchase starts then, or at once if the previous
@@ -573,13 +741,36 @@ asio::awaitable<void> PremiereLoop(Worker& w, const Options& o, int connection,
     const std::string showtime = ShowtimeAt(o, index);
     const std::string map_request = get("/showtimes/" + showtime + "/seats", "");
     int map_status = 0;
-    for (int r = 0; r < o.map_reads; ++r) {
-      map_status =
-          co_await timed("seatmap", conn, map_request, r + 1 == o.map_reads ? &body : nullptr);
-      if (map_status != 200) break;
+    // --live: the stream first, then one map read; the stream ends with this customer.
+    std::shared_ptr<LiveView> live;
+    struct Leave {
+      std::shared_ptr<LiveView>* live;
+      ~Leave() {
+        if (*live) (*live)->Close();
+      }
+    } leave{&live};
+    if (o.live) {
+      live = std::make_shared<LiveView>(executor, service);
+      const auto t0 = Clock::now();
+      if (!co_await live->Open(o, showtime)) {
+        ++w.errors;
+        continue;
+      }
+      w.latency["stream"].Record(Micros(Clock::now() - t0));
+      ++w.statuses["stream"][200];
+      live->BeginMapRead();
+      map_status = co_await timed("seatmap", conn, map_request, &body);
+      if (map_status != 200) continue;
+      live->SetMap(FreeSeats(body));
+    } else {
+      for (int r = 0; r < o.map_reads; ++r) {
+        map_status =
+            co_await timed("seatmap", conn, map_request, r + 1 == o.map_reads ? &body : nullptr);
+        if (map_status != 200) break;
+      }
+      if (map_status != 200) continue;
     }
-    if (map_status != 200) continue;
-    const auto free = FreeSeats(body);
+    auto free = live ? live->Free() : FreeSeats(body);
     if ((*g_seats)[static_cast<size_t>(index)].load() == 0) {
       int seats = 0;
       for (size_t at = 0; (at = body.find("\"code\":\"", at)) != std::string::npos; ++at) ++seats;
@@ -602,14 +793,28 @@ asio::awaitable<void> PremiereLoop(Worker& w, const Options& o, int connection,
       }
       continue;
     }
-    const auto seats =
-        PickSeats(free, std::uniform_int_distribution<int>(1, o.max_seats)(w.rng), w.rng);
-    std::string json = "{\"seats\": [";
-    for (size_t i = 0; i < seats.size(); ++i) json += (i ? ", \"" : "\"") + seats[i] + "\"";
-    json += "]}";
-    const int held = co_await timed(
-        "hold", conn, Post(o, "/showtimes/" + showtime + "/holds", token, json), &body);
-    if (held != 201) continue;  // lost: read the map again
+    const int want = std::uniform_int_distribution<int>(1, o.max_seats)(w.rng);
+    std::vector<std::string> seats;
+    int held = 0;
+    // Polling: a lost hold sends the customer back to reading the map. Live: the view
+    // learns of the seats taken within moments, and the customer picks again from it.
+    for (int attempt = 0; attempt < (live ? kLiveAttempts : 1); ++attempt) {
+      if (attempt > 0) {
+        asio::steady_timer pause(executor, std::chrono::milliseconds(20));
+        beast::error_code ec;
+        co_await pause.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        free = live->Free();
+        if (free.empty()) break;
+      }
+      seats = PickSeats(free, want, w.rng);
+      std::string json = "{\"seats\": [";
+      for (size_t i = 0; i < seats.size(); ++i) json += (i ? ", \"" : "\"") + seats[i] + "\"";
+      json += "]}";
+      held = co_await timed("hold", conn, Post(o, "/showtimes/" + showtime + "/holds", token, json),
+                            &body);
+      if (held != 409) break;
+    }
+    if (held != 201) continue;  // lost: read the map again (live: a new customer)
     const auto hold = nlohmann::json::parse(body, nullptr, false);
     const std::string hold_id = hold.is_object() ? hold.value("holdId", "") : "";
     std::string checkout = Post(o, "/holds/" + hold_id + "/checkout", token, "");
@@ -691,6 +896,7 @@ int Usage() {
       "                           --secret JWT_SECRET [--showtimes N] [--connections N]\n"
       "                           [--map-reads N] [--max-seats N] [--seconds S]\n"
       "                           [--rate CUSTOMERS_PER_S] [--name NAME] [--until-booked 1]\n"
+      "                           [--live 1]\n"
       "       boxoffice-bench report --in RUN.txt --out REPORT.md --plots DIR\n");
   return 2;
 }
@@ -769,6 +975,8 @@ int main(int argc, char** argv) {
       o.showtimes = std::clamp(std::atoi(value.c_str()), 1, 1024);
     } else if (flag == "--until-booked") {
       o.until_booked = value == "1";
+    } else if (flag == "--live") {
+      o.live = value == "1";
     } else if (flag == "--showtime-ids") {
       for (size_t at = 0; at < value.size();) {
         size_t comma = value.find(',', at);
@@ -801,6 +1009,7 @@ int main(int argc, char** argv) {
   }
   if (mode != "get" && (o.showtime <= 0 || o.secret.empty())) return Usage();
   if (mode == "premiere" && o.gateway_port == 0) return Usage();
+  if (o.live && (mode != "premiere" || o.until_booked)) return Usage();
   std::vector<std::atomic<bool>> sold_out_flags(static_cast<size_t>(o.showtimes));
   g_sold_out = &sold_out_flags;
   std::vector<std::atomic<int>> seats_per_showtime(static_cast<size_t>(o.showtimes));

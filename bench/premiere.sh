@@ -4,7 +4,8 @@
 # reads the seat map MAP_READS times, holds 1–8 adjacent seats, checks out, pays, and waits
 # for the booking to be confirmed; then the next customer. Until everything is sold out.
 # `boxoffice audit` checks the invariants afterwards. The reference is nginx serving the
-# seat map's bytes, read at the same concurrency by the same client.
+# seat map's bytes (and its gzip and br files), read at the same concurrency by the same
+# client. Then premiere_live: customers who read the map once and follow its stream.
 # With STORE=sqlite, the embedded profile instead (SQLite, no Redis): the closed loop only,
 # named premiere_sqlite.
 #   bench/premiere.sh [CONNECTIONS] [SHOWTIMES] [MAP_READS] [STORE]
@@ -76,6 +77,19 @@ open=$(build/boxoffice-bench premiere --port "${api##*:}" --gateway-port "$gatew
   --max-seats 8 --rate "$open_rate" --name premiere_open) || true
 echo "$open"
 echo "# premiere_open: worst p99 of any route $(grep '^result premiere_open_' <<<"$open" | sed -E 's/.* p99_ms=([0-9.]+).*/\1/' | sort -g | tail -1) ms at $open_rate customers/s"
+# premiere_live: the closed loop again on fresh showtimes, each customer reading the map
+# once and then following its seat-change stream, as the seat picker does (--live 1), and
+# trying a lost hold again from that view; against the polling customers above.
+runs=3
+live_first=$(make_showtimes "$showtimes")
+live=$(build/boxoffice-bench premiere --port "${api##*:}" --gateway-port "$gateway_port" \
+  --showtime "$live_first" --showtimes "$showtimes" --connections "$connections" \
+  --threads "$threads" --secret "$bench_secret" --seconds 240 --max-seats 8 --live 1 \
+  --name premiere_live) || true
+echo "$live"
+grep -q "sold_out=yes" <<<"$live" || open="premiere_live not sold out"
+awk -v a="$(field purchases_per_s "$live")" -v b="$(field purchases_per_s "$ours")" \
+  'BEGIN { printf "ratio premiere_live_vs_polling %.2f\n", (b > 0 ? a / b : 0) }'
 fi
 path="/showtimes/$first/seats"
 save_map_for_nginx "$path"

@@ -1,7 +1,7 @@
 // Fuzz target: a raw HTTP/1.1 request head as the server reads it (Beast's parser with the
 // server's limits), then our checks on it: the conformance rules of API.md
-// (NonconformingHead), query text and parameters, If-None-Match, and routing over the
-// service's route patterns. Nothing may crash, and the checks must agree with each other.
+// (NonconformingHead), query text and parameters, If-None-Match, Accept-Encoding's choice,
+// and routing over the service's route patterns. Nothing may crash, and the checks must agree with each other.
 // clang-format off
 #include <utility>
 #include <boost/beast/http.hpp>
@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/text.h"
+#include "http/encoding.h"
 #include "http/router.h"
 
 namespace {
@@ -71,6 +72,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         inm->find("\"0123456789abcdef\"") == std::string::npos &&
         inm->find('*') == std::string::npos) {
       std::abort();
+    }
+  }
+  {
+    // A coding is chosen only if the header names it (any case) or names *.
+    const std::string* accept = request.headers.Find("Accept-Encoding");
+    const http::Encoding coding = http::PreferredEncoding(accept);
+    if (coding != http::Encoding::kIdentity) {
+      std::string lower = *accept;
+      for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (lower.find(http::EncodingName(coding)) == std::string::npos &&
+          lower.find('*') == std::string::npos) {
+        std::abort();
+      }
     }
   }
   http::Match match = Routes().Find(request);
