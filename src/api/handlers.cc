@@ -279,10 +279,17 @@ class Api {
   }
 
   // The map in the coding the client prefers (gzip or br, compressed once per version),
-  // else as it is; its tag names the coding. A tag of the same version in any coding is a
-  // hit: the seats are the same.
+  // else as it is; its tag names the coding, and If-None-Match hits only the tag of the
+  // coding chosen (RFC 9110 13.1.2), so a cache never takes a 304 for bytes it lacks.
   static Response SeatMapResponse(const Request& req, const SeatMapCache::Entry& map) {
     http::Encoding coding = http::PreferredEncoding(req.headers.Find("Accept-Encoding"));
+    if (req.headers.Count("Accept-Encoding") > 1) {  // one list (RFC 9110 5.3)
+      std::string all;
+      for (const auto& [name, value] : req.headers.items()) {
+        if (EqualsNoCase(name, "Accept-Encoding")) all.append(all.empty() ? "" : ", ").append(value);
+      }
+      coding = http::PreferredEncoding(&all);
+    }
     std::shared_ptr<const std::string> body = map.body;
     if (coding != http::Encoding::kIdentity) {
       if (auto coded = map.Coded(coding)) {
@@ -291,15 +298,15 @@ class Api {
         coding = http::Encoding::kIdentity;
       }
     }
+    std::string tag = map.CodedTag(coding);
+    const std::string* inm = req.headers.Find("If-None-Match");
+    const bool not_modified = inm && http::IfNoneMatchHits(*inm, tag);
     Response r;
     r.headers.reserve(4);
-    r.Header("ETag", map.CodedTag(coding))
+    r.Header("ETag", std::move(tag))
         .Header("Cache-Control", "public, max-age=1")
         .Header("Vary", "Accept-Encoding");
-    if (const std::string* inm = req.headers.Find("If-None-Match");
-        inm && (http::IfNoneMatchHits(*inm, map.etag) ||
-                http::IfNoneMatchHits(*inm, map.CodedTag(http::Encoding::kGzip)) ||
-                http::IfNoneMatchHits(*inm, map.CodedTag(http::Encoding::kBrotli)))) {
+    if (not_modified) {
       r.status = 304;
       return r;
     }

@@ -185,15 +185,13 @@ class RequestInFlight {
   std::atomic<size_t>* count_;
 };
 
-// Whether a head the parser refused as too large was too large in its request line: 414
-// rather than 431 when its target alone passes kMaxTargetBytes. The parser takes the
-// request line first: a head refused before it was taken is a line longer than the limit.
 // An answer's head into *out (cleared; its capacity kept for the connection's next answer):
 // the status line; Content-Type; the response's headers (a name given twice: its last
-// value); X-Request-Id; X-Content-Type-Options; Connection: close when the connection ends
-// after it; Content-Length. A 204 or 304 carries neither Content-Type nor Content-Length
-// (RFC 9110 8.6, 15.3.5, 15.4.5). A CR or LF in a value (none of ours has one) is sent as
-// a space, so no value can end the head early.
+// value; the names written here are written here only); X-Request-Id;
+// X-Content-Type-Options; Connection: close when the connection ends after it;
+// Content-Length. A 204 or 304 carries neither Content-Type nor Content-Length (RFC 9110
+// 8.6, 15.3.5, 15.4.5). A CR or LF in a value (none of ours has one) is sent as a space,
+// so no value can end the head early.
 void WriteHead(const Response& r, std::string_view request_id, bool keep_alive,
                size_t body_bytes, std::string* out) {
   auto value = [out](std::string_view v) {
@@ -218,7 +216,10 @@ void WriteHead(const Response& r, std::string_view request_id, bool keep_alive,
     for (size_t j = i + 1; j < r.headers.size() && !later; ++j) {
       later = EqualsNoCase(r.headers[j].first, name);
     }
-    if (!later) field(name, r.headers[i].second);
+    const bool ours = EqualsNoCase(name, "Content-Type") || EqualsNoCase(name, "Content-Length") ||
+                      EqualsNoCase(name, "Connection") || EqualsNoCase(name, "X-Request-Id") ||
+                      EqualsNoCase(name, "X-Content-Type-Options");
+    if (!later && !ours) field(name, r.headers[i].second);
   }
   field("X-Request-Id", request_id);
   out->append("X-Content-Type-Options: nosniff\r\n");
@@ -227,6 +228,9 @@ void WriteHead(const Response& r, std::string_view request_id, bool keep_alive,
   out->append("\r\n");
 }
 
+// Whether a head the parser refused as too large was too large in its request line: 414
+// rather than 431 when its target alone passes kMaxTargetBytes. The parser takes the
+// request line first: a head refused before it was taken is a line longer than the limit.
 bool TargetTooLong(const bhttp::request_parser<bhttp::string_body>& parser) {
   const auto target = parser.get().target();
   return target.empty() || target.size() > kMaxTargetBytes;

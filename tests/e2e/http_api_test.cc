@@ -80,6 +80,36 @@ TEST_P(HttpApi, RequestIdIsEchoedOrMade) {
   EXPECT_TRUE(IsUuid(Call("GET", "/nowhere").Header("x-request-id")));
 }
 
+// On the wire: a 304 and a 204 carry no Content-Length, no Content-Type and no body (the
+// next answer on the connection follows the head at once); a header the service writes
+// itself appears once even where a handler names it too (the web page's nosniff).
+TEST_P(HttpApi, HeadsOnTheWireFrameEveryAnswerOnce) {
+  const std::string etag = Call("GET", Seats()).Header("etag");
+  const std::string three =
+      "GET " + Seats() + " HTTP/1.1\r\nHost: x\r\nIf-None-Match: " + etag + "\r\n\r\n" +
+      "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n";
+  const std::string answers = testing::RawExchange(service_->port(), three);
+  const size_t second = answers.find("HTTP/1.1 204");
+  ASSERT_EQ(answers.rfind("HTTP/1.1 304 Not Modified\r\n", 0), 0u) << answers;
+  ASSERT_NE(second, std::string::npos) << answers;
+  const std::string not_modified = answers.substr(0, second);
+  EXPECT_TRUE(not_modified.ends_with("\r\n\r\n")) << "no body after the head: " << answers;
+  EXPECT_EQ(not_modified.find("Content-Length"), std::string::npos) << not_modified;
+  EXPECT_EQ(not_modified.find("\r\nContent-Type:"), std::string::npos) << not_modified;
+  EXPECT_NE(not_modified.find("ETag: " + etag + "\r\n"), std::string::npos) << not_modified;
+  const std::string no_content = answers.substr(second);
+  EXPECT_EQ(no_content.find("Content-Length"), std::string::npos) << no_content;
+  EXPECT_TRUE(no_content.ends_with("\r\n\r\n")) << no_content;
+  const std::string page = testing::RawExchange(
+      service_->port(), "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  size_t nosniff = 0;
+  for (size_t at = 0; (at = page.find("X-Content-Type-Options", at)) != std::string::npos; ++at) {
+    ++nosniff;
+  }
+  EXPECT_EQ(nosniff, 1u) << page.substr(0, page.find("\r\n\r\n"));
+  EXPECT_EQ(page.find("Content-Length: ", page.find("Content-Length: ") + 1), std::string::npos);
+}
+
 TEST_P(HttpApi, KeepAlivePipeliningAndMalformedRequests) {
   const std::string two =
       "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: one\r\n\r\n"
@@ -412,12 +442,22 @@ TEST_P(HttpApi, SeatMapsGoOutCompressedInTheCodingAsked) {
   const std::string gz_tag = gz.Header("etag");
   EXPECT_EQ(gz_tag, tag.substr(0, tag.size() - 1) + "-gz\"");
   EXPECT_EQ(br.Header("etag"), tag.substr(0, tag.size() - 1) + "-br\"");
-  // Any coding's tag of this version is a hit, and says the tag of the coding asked.
-  for (const std::string& inm : {tag, gz_tag, br.Header("etag")}) {
-    auto again = Call("GET", path, "", {{"Accept-Encoding", "gzip"}, {"If-None-Match", inm}});
-    EXPECT_EQ(again.status, 304) << inm;
-    EXPECT_EQ(again.Header("etag"), gz_tag) << inm;
+  // A tag is a hit only for its own coding (RFC 9110 13.1.2: the representation chosen),
+  // so a cache never takes a 304 for bytes it does not hold.
+  auto again = Call("GET", path, "", {{"Accept-Encoding", "gzip"}, {"If-None-Match", gz_tag}});
+  EXPECT_EQ(again.status, 304);
+  EXPECT_EQ(again.Header("etag"), gz_tag);
+  EXPECT_EQ(again.Header("vary"), "Accept-Encoding");
+  for (const std::string& other : {tag, br.Header("etag")}) {
+    EXPECT_EQ(Call("GET", path, "", {{"Accept-Encoding", "gzip"}, {"If-None-Match", other}}).status,
+              200)
+        << other;
   }
+  EXPECT_EQ(Call("GET", path, "", {{"If-None-Match", gz_tag}}).status, 200);
+  EXPECT_EQ(Call("GET", path, "", {{"If-None-Match", tag}}).status, 304);
+  // Accept-Encoding sent twice is one list: a coding refused in either is not chosen.
+  auto twice = Call("GET", path, "", {{"Accept-Encoding", "br"}, {"Accept-Encoding", "br;q=0, gzip"}});
+  EXPECT_EQ(twice.Header("content-encoding"), "gzip");
   auto head = Call("HEAD", path, "", {{"Accept-Encoding", "br"}});
   EXPECT_EQ(head.Header("content-encoding"), "br");
   EXPECT_EQ(head.Header("content-length"), br.Header("content-length"));

@@ -44,6 +44,14 @@ TEST(Encoding, EachCodingRoundTripsAndRefusesWhatIsNotItsOwn) {
     EXPECT_EQ(Decompress(e, *Compress(e, "")), "");
   }
   EXPECT_EQ(Decompress(Encoding::kGzip, *Compress(Encoding::kBrotli, text)), std::nullopt);
+  // A bomb: 64 MiB of zeros in a few kilobytes is refused at the bound.
+  const std::string zeros(size_t{64} << 20, '\0');
+  for (Encoding e : {Encoding::kGzip, Encoding::kBrotli}) {
+    auto bomb = Compress(e, zeros);
+    ASSERT_TRUE(bomb.has_value());
+    EXPECT_LT(bomb->size(), size_t{128} << 10);
+    EXPECT_FALSE(Decompress(e, *bomb, size_t{1} << 20)) << EncodingName(e);
+  }
 }
 
 }  // namespace
