@@ -290,28 +290,18 @@ class Api {
       }
       coding = http::PreferredEncoding(&all);
     }
-    std::shared_ptr<const std::string> body = map.body;
-    if (coding != http::Encoding::kIdentity) {
-      if (auto coded = map.Coded(coding)) {
-        body = std::move(coded);
-      } else {
-        coding = http::Encoding::kIdentity;
-      }
-    }
-    std::string tag = map.CodedTag(coding);
-    const std::string* inm = req.headers.Find("If-None-Match");
-    const bool not_modified = inm && http::IfNoneMatchHits(*inm, tag);
+    const SeatMapCache::Entry::Representation* form = map.In(coding);
+    if (!form) form = map.In(http::Encoding::kIdentity);  // the coding does not pay
+    BOX_ASSERT(form != nullptr);  // identity is always made
     Response r;
-    r.headers.reserve(4);
-    r.Header("ETag", std::move(tag))
-        .Header("Cache-Control", "public, max-age=1")
-        .Header("Vary", "Accept-Encoding");
-    if (not_modified) {
+    if (const std::string* inm = req.headers.Find("If-None-Match");
+        inm && http::IfNoneMatchHits(*inm, form->tag)) {
       r.status = 304;
+      r.fields = form->fields_304;
       return r;
     }
-    if (coding != http::Encoding::kIdentity) r.Header("Content-Encoding", http::EncodingName(coding));
-    r.shared_body = std::move(body);
+    r.fields = form->fields_200;
+    r.shared_body = form->body;
     return r;
   }
 

@@ -142,11 +142,14 @@ size_t SeatMapCache::EntryBytes(const std::string& body, const std::string& etag
   // Three shared allocations (the entry with its tag, the body, the map) and what they
   // point to: the body's text, the tag's, the seats and their strings. The allocator's own
   // overhead (a few allocations per map) is not counted.
-  // The coded bodies (Entry::Coded) are counted in advance, each at its bound.
+  // The coded bodies (Entry::In) are counted in advance, each at its bound, and each
+  // coding's header lines and tag at theirs.
   size_t bytes = kSharedBlockBytes + sizeof(Entry) + StringHeapBytes(etag) + kSharedBlockBytes +
                  sizeof(std::string) + StringHeapBytes(body) + kSharedBlockBytes + sizeof(SeatMap) +
                  map.seats.capacity() * sizeof(SeatView) +
-                 2 * (kSharedBlockBytes + sizeof(std::string) + body.size() / kMaxCodedShare);
+                 2 * (kSharedBlockBytes + sizeof(std::string) + body.size() / kMaxCodedShare) +
+                 http::kEncodings * (2 * (kSharedBlockBytes + sizeof(std::string) + kFieldsBytes) +
+                                     kFieldsBytes);
   for (const SeatView& seat : map.seats) {
     bytes +=
         StringHeapBytes(seat.code) + StringHeapBytes(seat.row) + StringHeapBytes(seat.category);
@@ -357,24 +360,34 @@ std::shared_ptr<const SeatMapCache::Entry> SeatMapCache::MakeEntry(SeatMap map, 
   return entry;
 }
 
-std::shared_ptr<const std::string> SeatMapCache::Entry::Coded(http::Encoding e) const {
-  BOX_ASSERT(e != http::Encoding::kIdentity);
-  CodedBody& coded = coded_[static_cast<size_t>(e)];
-  std::call_once(coded.once, [&] {
-    auto out = http::Compress(e, *body);
-    // What the coding pays for is counted in advance at most (EntryBytes).
-    if (out && out->size() <= body->size() / kMaxCodedShare) {
+const SeatMapCache::Entry::Representation* SeatMapCache::Entry::In(http::Encoding e) const {
+  Form& form = forms_[static_cast<size_t>(e)];
+  std::call_once(form.once, [&] {
+    Representation r;
+    if (e == http::Encoding::kIdentity) {
+      r.body = body;
+      r.tag = etag;
+    } else {
+      auto out = http::Compress(e, *body);
+      // What a coding may keep is counted in advance (EntryBytes), so it keeps no more.
+      if (!out || out->size() > body->size() / kMaxCodedShare) return;
       out->shrink_to_fit();
-      coded.body = std::make_shared<const std::string>(std::move(*out));
+      r.body = std::make_shared<const std::string>(std::move(*out));
+      BOX_ASSERT(etag.size() >= 2 && etag.back() == '"');  // SeatMapEtag's quoted hex
+      r.tag = etag.substr(0, etag.size() - 1) + (e == http::Encoding::kGzip ? "-gz\"" : "-br\"");
     }
+    // API.md's seat map: a second in shared caches, one entry per coding.
+    const std::string fields =
+        "ETag: " + r.tag + "\r\nCache-Control: public, max-age=1\r\nVary: Accept-Encoding\r\n";
+    BOX_ASSERT(fields.size() <= kFieldsBytes);  // as counted (EntryBytes)
+    r.fields_304 = std::make_shared<const std::string>(fields);
+    r.fields_200 = e == http::Encoding::kIdentity
+                       ? r.fields_304
+                       : std::make_shared<const std::string>(
+                             fields + "Content-Encoding: " + http::EncodingName(e) + "\r\n");
+    form.made = std::move(r);
   });
-  return coded.body;
-}
-
-std::string SeatMapCache::Entry::CodedTag(http::Encoding e) const {
-  BOX_ASSERT(etag.size() >= 2 && etag.back() == '"');
-  if (e == http::Encoding::kIdentity) return etag;
-  return etag.substr(0, etag.size() - 1) + (e == http::Encoding::kGzip ? "-gz\"" : "-br\"");
+  return form.made ? &*form.made : nullptr;
 }
 
 void SeatMapCache::Hear(const SeatChange& change) {

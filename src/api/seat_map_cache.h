@@ -41,6 +41,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -73,6 +74,8 @@ class SeatMapCache {
   // 8.5 %, brotli 7 %), so the two together never pass the quarter counted for them in
   // advance (EntryBytes); a map that compresses worse is sent as it is.
   static constexpr size_t kMaxCodedShare = 8;  // 1/8 of the body each
+  // A coding's header lines (its tag, Cache-Control, Vary, Content-Encoding), at most.
+  static constexpr size_t kFieldsBytes = 160;
 
   struct Entry {
     std::shared_ptr<const std::string> body;
@@ -83,21 +86,34 @@ class SeatMapCache {
     // forms), as the cache counts it
     size_t bytes = 0;
 
-    // The body in a content coding (gzip or br), compressed by the first reader that asks
-    // for it, once per version and coding whatever the number of readers (the others wait
-    // for it, a tenth of a millisecond); null when the coding does not pay (kMaxCodedShare)
-    // or the compressor failed: then the body is sent as it is.
-    std::shared_ptr<const std::string> Coded(http::Encoding e) const;
-    // The entity tag of the body in coding e: etag with "-gz" or "-br" inside its quotes,
-    // so a cache never takes one coding's bytes for another's (RFC 9110 8.8.3.3).
-    std::string CodedTag(http::Encoding e) const;
+    // The map ready to send in one coding: the bytes, their tag, and the header lines of
+    // the answer, written once per version and coding ("ETag: …\r\nCache-Control: …\r\n
+    // Vary: Accept-Encoding\r\n", with Content-Encoding for a 200), so a read builds no
+    // header of its own.
+    struct Representation {
+      std::shared_ptr<const std::string> body;
+      std::string tag;  // etag, with "-gz" or "-br" inside its quotes for a coding
+      std::shared_ptr<const std::string> fields_200;
+      std::shared_ptr<const std::string> fields_304;
+    };
+    // The map in coding e (identity: as it is), made by the first reader that asks for it,
+    // once per version and coding whatever the number of readers (the others wait for it,
+    // a tenth of a millisecond); null when a coding does not pay (kMaxCodedShare) or the
+    // compressor failed: then the body is sent as it is. Tags differ by coding, so a cache
+    // never takes one coding's bytes for another's (RFC 9110 8.8.3.3).
+    const Representation* In(http::Encoding e) const;
+    // In(e)'s bytes, or null.
+    std::shared_ptr<const std::string> Coded(http::Encoding e) const {
+      const Representation* r = In(e);
+      return r ? r->body : nullptr;
+    }
 
    private:
-    struct CodedBody {
+    struct Form {
       std::once_flag once;
-      std::shared_ptr<const std::string> body;
+      std::optional<Representation> made;
     };
-    mutable std::array<CodedBody, http::kEncodings> coded_;
+    mutable std::array<Form, http::kEncodings> forms_;
   };
 
   // async_loader: the same load, awaited on a loop; by default loader on the loop's

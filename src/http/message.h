@@ -86,6 +86,9 @@ struct Response {
   std::shared_ptr<BodyStream> stream;  // set: the body is this stream, not `body`
   // set: the body is these bytes, not `body` (shared, e.g. a cached seat map, so no copy)
   std::shared_ptr<const std::string> shared_body;
+  // set: header lines written beforehand ("Name: value\r\n" each, names the server does not
+  // write itself), sent after `headers` (e.g. a cached seat map's, per version)
+  std::shared_ptr<const std::string> fields;
 
   Response& Header(std::string name, std::string value) {
     headers.emplace_back(std::move(name), std::move(value));

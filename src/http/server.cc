@@ -187,7 +187,8 @@ class RequestInFlight {
 
 // An answer's head into *out (cleared; its capacity kept for the connection's next answer):
 // the status line; Content-Type; the response's headers (a name given twice: its last
-// value; the names written here are written here only); X-Request-Id;
+// value; the names written here are written here only), then its prebuilt lines (fields);
+// X-Request-Id;
 // X-Content-Type-Options; Connection: close when the connection ends after it;
 // Content-Length. A 204 or 304 carries neither Content-Type nor Content-Length (RFC 9110
 // 8.6, 15.3.5, 15.4.5). A CR or LF in a value (none of ours has one) is sent as a space,
@@ -221,6 +222,7 @@ void WriteHead(const Response& r, std::string_view request_id, bool keep_alive,
                       EqualsNoCase(name, "X-Content-Type-Options");
     if (!later && !ours) field(name, r.headers[i].second);
   }
+  if (r.fields) out->append(*r.fields);
   field("X-Request-Id", request_id);
   out->append("X-Content-Type-Options: nosniff\r\n");
   if (!keep_alive) out->append("Connection: close\r\n");
