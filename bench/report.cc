@@ -319,16 +319,16 @@ std::vector<Target> CheckTargets(const BenchRun& run) {
   // (aim 2×), the allocations per seat-map read, the embedded profile.
   if (auto r = run.Ratio("premiere_live_vs_polling")) {
     targets.push_back(Target{"`ratio premiere_live_vs_polling` purchases/s (reported; aim 2×)",
-                             Format("%.2f", *r) + "×", Target::State::kMet, ""});
+                             Format("%.2f", *r) + "×", Target::State::kReported, ""});
   }
   if (auto n = number("allocations_seatmap", "per_request")) {
     targets.push_back(Target{"heap allocations per seat-map read (reported)", Format("%.1f", *n),
-                             Target::State::kMet, ""});
+                             Target::State::kReported, ""});
   }
   // The embedded profile is reported, not held to a target.
   if (auto r = run.Ratio("premiere_sqlite_vs_nginx")) {
     targets.push_back(Target{"`ratio premiere_sqlite_vs_nginx` (the embedded profile, reported)",
-                             Format("%.2f", *r), Target::State::kMet, ""});
+                             Format("%.2f", *r), Target::State::kReported, ""});
   }
   return targets;
 }
@@ -475,6 +475,7 @@ std::string ReportMarkdown(const BenchRun& run, const std::string& source,
   for (const auto& t : CheckTargets(run)) {
     const char* state = t.state == Target::State::kMet      ? "**met**"
                         : t.state == Target::State::kMissed ? "**missed**"
+                        : t.state == Target::State::kReported ? "reported"
                                                             : "not run";
     md << "| " << t.what << " | " << t.measured << " | " << state
        << (t.detail.empty() ? "" : ": " + t.detail) << " |\n";

@@ -58,7 +58,7 @@ std::string LatencyPlotSvg(const std::string& title, const std::vector<Series>& 
 struct Target {
   std::string what;
   std::string measured;
-  enum class State { kMet, kMissed, kNotRun } state;
+  enum class State { kMet, kMissed, kNotRun, kReported } state;  // kReported: no bound
   std::string detail;  // by how much it was missed
 };
 std::vector<Target> CheckTargets(const BenchRun& run);

@@ -136,6 +136,27 @@ TEST(Report, TargetsOfScenariosNotRunAreSaidSo) {
   }
 }
 
+// Lines without a bound are reported as such, never counted as met.
+TEST(Report, ReportedLinesAreNeitherMetNorMissed) {
+  std::istringstream in(
+      "scenario premiere bench/premiere.sh\nratio premiere_live_vs_polling 1.18\n"
+      "scenario allocations bench/allocations.sh\nresult allocations_seatmap per_request=15.9\n");
+  const BenchRun run = ParseRun(in);
+  int reported = 0;
+  for (const auto& t : CheckTargets(run)) {
+    if (t.what.find("premiere_live_vs_polling") != std::string::npos ||
+        t.what.find("allocations") != std::string::npos) {
+      EXPECT_EQ(t.state, Target::State::kReported) << t.what;
+      ++reported;
+    }
+  }
+  EXPECT_EQ(reported, 2);
+  const std::string md = ReportMarkdown(run, "run.txt", "bench");
+  EXPECT_NE(md.find("| heap allocations per seat-map read (reported) | 15.9 | reported |"),
+            std::string::npos)
+      << md;
+}
+
 TEST(Report, MarkdownHasTheTablesRatiosAndPlots) {
   const std::string md = ReportMarkdown(Parsed(), "var/bench/run.txt", "bench");
   EXPECT_NE(md.find("var/bench/run.txt"), std::string::npos);
