@@ -474,10 +474,8 @@ constexpr Sql kReleaseHoldFn{"release_hold_fn",
                              "SELECT * FROM boxoffice_release_hold($1::bigint, $2::uuid, $3)"};
 constexpr Sql kExtendHoldFn{
     "extend_hold_fn", "SELECT * FROM boxoffice_extend_hold($1::bigint, $2::uuid, $3, $4, $5)"};
-// A purchase's phases in one statement each (migration 0013).
-constexpr Sql kCheckoutBegin{
-    "checkout_begin",
-    "SELECT * FROM boxoffice_checkout_begin($1, $2, $3, $4, $5::uuid, $6::uuid, $7, $8, $9)"};
+// Checkout's last phase in one statement off the loops (migrations 0013, 0029; on the
+// loops, batched: pg_checkout_batch.h).
 constexpr Sql kCheckoutFinish{
     "checkout_finish",
     "SELECT boxoffice_checkout_finish($1, $2, $3, $4::uuid, $5, $6, $7, $8, $9, $10)"};

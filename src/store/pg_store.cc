@@ -126,6 +126,18 @@ uint64_t PgStore::confirm_statements() const {
 uint64_t PgStore::batched_confirms() const {
   return impl_->confirm_counts.requests.load(std::memory_order_relaxed);
 }
+uint64_t PgStore::checkout_statements() const {
+  return impl_->checkout_counts.statements.load(std::memory_order_relaxed);
+}
+uint64_t PgStore::batched_checkouts() const {
+  return impl_->checkout_counts.requests.load(std::memory_order_relaxed);
+}
+uint64_t PgStore::finish_statements() const {
+  return impl_->finish_counts.statements.load(std::memory_order_relaxed);
+}
+uint64_t PgStore::batched_finishes() const {
+  return impl_->finish_counts.requests.load(std::memory_order_relaxed);
+}
 
 Result<std::vector<OutboxEvent>> PgStore::PendingEvents(int64_t after_id, int limit) {
   return impl_->Run<std::vector<OutboxEvent>>(

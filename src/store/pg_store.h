@@ -174,6 +174,12 @@ class PgStore final : public Store, public OutboxStore {
   // Confirmation statements the loops sent, and the reports they decided.
   uint64_t confirm_statements() const;
   uint64_t batched_confirms() const;
+  // Checkout statements the loops sent (new-key checkouts; last phases), and the requests
+  // they decided.
+  uint64_t checkout_statements() const;
+  uint64_t batched_checkouts() const;
+  uint64_t finish_statements() const;
+  uint64_t batched_finishes() const;
   // This database's shard number as it last read or took it (0 for an unnumbered one).
   int own_shard() const { return own_shard_.load(); }
 

@@ -68,7 +68,7 @@ std::vector<Param> FinishParams(Param now, const KeyLock& lock, const std::strin
 }
 
 // kCheckoutFinish's answer, as FinishCheckout's.
-Result<bool> FinishOutcome(const PGresult* r) {
+Result<bool> FinishAnswer(const PGresult* r) {
   if (PQntuples(r) != 1) return BOX_BROKEN_AFTER_COMMIT(PQntuples(r) == 1);
   const std::string outcome = Text(r, 0, 0);
   if (outcome == "finished") return true;
@@ -89,10 +89,12 @@ Result<bool> PgStore::FinishCheckout(const KeyLock& lock, const std::string& ses
     auto res = c.Exec(kCheckoutFinish, FinishParams(impl_->Now(), lock, session_id, url, expires_at,
                                                     response_status, response_body, email));
     if (!res.ok()) return res.status();
-    return FinishOutcome(res.value().get());
+    return FinishAnswer(res.value().get());
   });
 }
 
+// On a loop, the last phases that arrive together are decided by one statement (migration
+// 0033), each as FinishCheckout would decide it.
 io::asio::awaitable<Result<bool>> PgStore::FinishCheckoutAsync(KeyLock lock, std::string session_id,
                                                                std::string url, Instant expires_at,
                                                                int response_status,
@@ -103,16 +105,26 @@ io::asio::awaitable<Result<bool>> PgStore::FinishCheckoutAsync(KeyLock lock, std
     co_return FinishCheckout(lock, session_id, url, expires_at, response_status, response_body,
                              email);
   }
-  std::vector<Param> params = FinishParams(impl_->Now(), lock, session_id, url, expires_at,
-                                           response_status, response_body, email);
-  auto res = co_await loop->pipelines.Exec(kCheckoutFinish, std::move(params));
-  if (res.ok()) co_return FinishOutcome(res->get());
-  if (res.status().code() != Code::kUnavailable) co_return res.status();
-  // The session exists: a full or lost connection does not leave the checkout half-done
-  // until its key's lease runs out; the pool's connection finishes it, if the blocking pool
-  // has room (else 503, and the client's retry carries on once the lease ends). (Had the
-  // statement run before the connection was lost, the claim is finished and this answers
-  // kInProgress: the client's retry replays the response.)
+  const auto queue = static_cast<int64_t>(static_cast<uint64_t>(lock.customer_id) %
+                                           Impl::kCheckoutQueues);
+  FinishRequest request{lock, session_id, url, expires_at, response_status, response_body, email};
+  auto row = co_await loop->finishes.Submit(queue, std::move(request));
+  if (row.ok()) {
+    switch (row.value()) {
+      case FinishOutcome::kFinished:
+        co_return true;
+      case FinishOutcome::kAbandoned:
+        co_return false;
+      case FinishOutcome::kLost:
+        co_return Status(Code::kInProgress, "another request took over this idempotency key");
+    }
+  }
+  if (row.status().code() != Code::kUnavailable) co_return row.status();
+  // The session exists: a full queue or a lost connection does not leave the checkout
+  // half-done until its key's lease runs out; the pool's connection finishes it, if the
+  // blocking pool has room (else 503, and the client's retry carries on once the lease
+  // ends). (Had the statement run before the connection was lost, the claim is finished and
+  // this answers kInProgress: the client's retry replays the response.)
   auto finish = [this, lock = std::move(lock), session_id = std::move(session_id),
                  url = std::move(url), expires_at, response_status,
                  response_body = std::move(response_body), email = std::move(email)] {
@@ -121,6 +133,8 @@ io::asio::awaitable<Result<bool>> PgStore::FinishCheckoutAsync(KeyLock lock, std
   co_return co_await io::Offload(std::move(finish));
 }
 
+// On a loop, the new-key checkouts that arrive together are decided by one statement
+// (migration 0033), each as ClaimCheckoutKey then StartCheckout(lock, …) would decide it.
 io::asio::awaitable<Result<bool>> PgStore::TryBeginCheckoutAsync(IdempotencyKey key,
                                                                  std::string hold_id, Millis lease,
                                                                  Millis ttl, Millis max_lifetime,
@@ -129,25 +143,23 @@ io::asio::awaitable<Result<bool>> PgStore::TryBeginCheckoutAsync(IdempotencyKey 
   Impl::LoopState* loop = impl_->Loop();
   if (!loop || !IsUuid(hold_id)) co_return false;  // the general path explains a bad id
   const std::string token = ClaimToken(key);
-  std::vector<Param> params = {
-      impl_->Now(), P(key.customer_id), key.key,        key.fingerprint,        hold_id,
-      token,        P(lease.count()),   P(ttl.count()), P(max_lifetime.count())};
-  auto res = co_await loop->pipelines.Exec(kCheckoutBegin, std::move(params));
-  if (!res.ok()) co_return res.status();
-  const PGresult* r = res->get();
-  if (PQntuples(r) != 1) co_return BOX_BROKEN_AFTER_COMMIT(PQntuples(r) == 1);
-  if (Text(r, 0, 0) != "booked") co_return false;
+  const auto queue = static_cast<int64_t>(std::hash<std::string>{}(hold_id) % Impl::kCheckoutQueues);
+  BeginRequest request{key, hold_id, token, lease, ttl, max_lifetime};
+  auto found = co_await loop->checkouts.Submit(queue, std::move(request));
+  if (!found.ok()) co_return found.status();
+  BeginRow& row = found.value();
+  if (!row.booked) co_return false;
   Booking& b = begun->booking;
   b = Booking{};
-  b.id = Int(r, 0, 1);
+  b.id = row.booking_id;
   b.hold_id = hold_id;
-  b.showtime_id = Int(r, 0, 2);
+  b.showtime_id = row.showtime_id;
   b.customer_id = key.customer_id;
-  b.seats = ParseArray(Text(r, 0, 3));
+  b.seats = std::move(row.seats);
   b.status = BookingStatus::kPending;
-  b.amount = Price{Int(r, 0, 4), Text(r, 0, 5)};
-  b.created_at = FromEpochMs(Int(r, 0, 6));
-  b.hold_expires_at = FromEpochMs(Int(r, 0, 8));
+  b.amount = std::move(row.amount);
+  b.created_at = row.created_at;
+  b.hold_expires_at = row.expiry_after;
   IdempotencyRecord& record = begun->record;
   record = IdempotencyRecord{};
   record.key = std::move(key);
@@ -155,9 +167,9 @@ io::asio::awaitable<Result<bool>> PgStore::TryBeginCheckoutAsync(IdempotencyKey 
   record.token = token;
   record.locked_until = b.created_at + lease;
   record.booking_id = b.id;
-  record.hold_expiry_before = FromEpochMs(Int(r, 0, 7));
-  record.hold_expiry_after = b.hold_expires_at;
-  if (!(b.id > 0 && !b.seats.empty() && *record.hold_expiry_after >= *record.hold_expiry_before)) {
+  record.hold_expiry_before = row.expiry_before;
+  record.hold_expiry_after = row.expiry_after;
+  if (!(b.id > 0 && !b.seats.empty() && row.expiry_after >= row.expiry_before)) {
     co_return BOX_BROKEN_AFTER_COMMIT(b.id > 0 && !b.seats.empty() && expiry_after >= before);
   }
   co_return true;

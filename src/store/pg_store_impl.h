@@ -17,6 +17,7 @@
 #include "store/money.h"
 #include "store/pg_booking_reads.h"
 #include "store/pg_common.h"
+#include "store/pg_checkout_batch.h"
 #include "store/pg_confirm_batch.h"
 #include "store/pg_connection.h"
 #include "store/pg_hold_batch.h"
@@ -47,23 +48,40 @@ struct PgStore::Impl {
           confirmations(
               &pipelines, [impl] { return impl->Now(); }, impl->options.statement_timeout,
               {kMaxConfirmBatch, kMaxConfirmsWaiting}, &impl->confirm_counts,
-              "too many confirmations waiting") {}
+              "too many confirmations waiting"),
+          checkouts(
+              &pipelines, [impl] { return impl->Now(); }, impl->options.statement_timeout,
+              {kMaxCheckoutBatch, kMaxCheckoutsWaiting}, &impl->checkout_counts,
+              "too many checkouts waiting"),
+          finishes(
+              &pipelines, [impl] { return impl->Now(); }, impl->options.statement_timeout,
+              {kMaxCheckoutBatch, kMaxCheckoutsWaiting}, &impl->finish_counts,
+              "too many checkouts waiting") {}
     PgPipelineSet pipelines;
     PgHoldBatcher batcher;
     PgBookingReads booking_reads;
     // A report names its booking, not its showtime: a loop's confirmations go to
     // kConfirmQueues queues by booking id, so that many statements may be in flight.
     PgBatcher<ConfirmBatchTraits> confirmations;
+    // A checkout names its hold, whose row alone tells its showtime: a loop's new-key
+    // checkouts go to kCheckoutQueues queues by hold id, their last phases by customer.
+    PgBatcher<BeginBatchTraits> checkouts;
+    PgBatcher<FinishBatchTraits> finishes;
   };
   static constexpr size_t kMaxConfirmBatch = 32;
   static constexpr size_t kMaxConfirmsWaiting = 8 * kMaxConfirmBatch;  // per queue
   static constexpr int64_t kConfirmQueues = 4;
+  static constexpr size_t kMaxCheckoutBatch = 32;
+  static constexpr size_t kMaxCheckoutsWaiting = 8 * kMaxCheckoutBatch;  // per queue
+  static constexpr int64_t kCheckoutQueues = 4;
 
   PgOptions options;
   Pool<PgConnection> pool;
   PgBatchCounts hold_counts;
   PgBatchCounts read_counts;  // booking reads
   PgBatchCounts confirm_counts;
+  PgBatchCounts checkout_counts;  // checkouts begun (new keys)
+  PgBatchCounts finish_counts;    // checkouts' last phases
   PgBatchCounts showtime_reads;  // statements only: GetShowtimeAsync, ListShowtimesAsync,
                                  // GetSeatMapAsync
   io::PerLoop<LoopState> loops;

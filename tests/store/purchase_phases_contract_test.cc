@@ -468,6 +468,156 @@ TEST_P(PurchasePhases, EveryOtherPaymentGoesTheGeneralWay) {
   EXPECT_EQ(store_->PendingRefunds(10)->size(), 2u);
 }
 
+// Checkouts that arrive together on a loop are decided by one statement on PostgreSQL
+// (migration 0033), each as it would be alone, one after the other: fifty customers each
+// get their booking; a key sent twice is the first request's, a hold checked out twice is
+// the first key's, and another customer's hold, a released or expired hold and a key used
+// before change nothing and go the general way. Their last phases, together again: each
+// finishes once, a claim taken over is refused, an abandoned booking's key is dropped.
+TEST_P(PurchasePhases, CheckoutsThatArriveTogetherAreDecidedOneAfterTheOther) {
+  st_ = MakeShowtime({{"A", 25}, {"B", 25}, {"C", 25}});
+  auto seat = [](int i) {
+    return std::string(1, static_cast<char>('A' + i / 25)) + std::to_string(i % 25 + 1);
+  };
+  constexpr int kCustomers = 50;
+  struct Ask {
+    int64_t customer;
+    std::string key;
+    std::string hold_id;
+  };
+  std::vector<Ask> asks;
+  for (int i = 0; i < kCustomers; ++i) {
+    auto hold = TryHold(st_, 100 + i, {seat(i)});
+    ASSERT_TRUE(hold.ok()) << hold.status().message();
+    asks.push_back({100 + i, "k" + std::to_string(i), hold->hold_id});
+  }
+  auto released = TryHold(st_, 200, {seat(60)});
+  ASSERT_TRUE(released.ok());
+  ASSERT_TRUE(store_->ReleaseHold(released->hold_id, 200).ok());
+  auto expiring = TryHold(st_, 201, {seat(61)}, Millis(1'000));
+  ASSERT_TRUE(expiring.ok());
+  auto used = TryHold(st_, 202, {seat(62)});
+  ASSERT_TRUE(used.ok());
+  ASSERT_TRUE(store_->ClaimCheckoutKey(IdempotencyKey{202, "used", used->hold_id}, kLease).ok());
+  clock_.Advance(Millis(2'000));
+  asks.push_back({100, "k0", asks[0].hold_id});          // 50: a key sent twice
+  asks.push_back({101, "again", asks[1].hold_id});       // 51: a hold checked out twice
+  asks.push_back({102, "theirs", asks[3].hold_id});      // 52: another customer's hold
+  asks.push_back({200, "released", released->hold_id});  // 53
+  asks.push_back({201, "expired", expiring->hold_id});   // 54
+  asks.push_back({202, "used", used->hold_id});          // 55: a key recorded before
+  std::vector<Store::CheckoutBegun> begun(asks.size());
+  std::vector<io::asio::awaitable<Result<bool>>> works;
+  for (size_t i = 0; i < asks.size(); ++i) {
+    const Ask& a = asks[i];
+    works.push_back(store_->TryBeginCheckoutAsync(IdempotencyKey{a.customer, a.key, a.hold_id},
+                                                  a.hold_id, kLease, kTtl, kMaxLifetime,
+                                                  &begun[i]));
+  }
+  auto outcomes = loop_->RunAll(std::move(works));
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    ASSERT_TRUE(outcomes[i].ok()) << i << ": " << outcomes[i].status().message();
+    if (!OneStep() || i >= kCustomers) {
+      EXPECT_FALSE(outcomes[i].value()) << i;
+    }
+  }
+  if (!OneStep()) return;
+  for (int i = 0; i < kCustomers; ++i) {
+    SCOPED_TRACE(i);
+    ASSERT_TRUE(outcomes[i].value());
+    const Booking& b = begun[i].booking;
+    EXPECT_EQ(b.customer_id, 100 + i);
+    EXPECT_EQ(b.hold_id, asks[i].hold_id);
+    EXPECT_EQ(b.seats, std::vector<std::string>{seat(i)});
+    EXPECT_EQ(b.amount.amount, 1250);
+    EXPECT_EQ(b.hold_expires_at, clock_.Now() + kTtl);
+    EXPECT_EQ(begun[i].record.hold_expiry_before, kStart + kTtl);
+    EXPECT_EQ(store_->GetBooking(b.id, 100 + i)->status, BookingStatus::kPending);
+    EXPECT_EQ(store_->GetHold(asks[i].hold_id, 100 + i)->expires_at, clock_.Now() + kTtl);
+    EXPECT_EQ(store_->ClaimCheckoutKey(IdempotencyKey{100 + i, asks[i].key, asks[i].hold_id},
+                                       kLease)
+                  .status()
+                  .code(),
+              Code::kInProgress)
+        << "the key is at its second recovery point, the claim the batch's";
+  }
+  for (size_t i = 51; i <= 54; ++i) ExpectNoKey(asks[i].customer, asks[i].key, asks[i].hold_id);
+  EXPECT_EQ(store_->ClaimCheckoutKey(IdempotencyKey{202, "used", used->hold_id}, kLease)
+                .status()
+                .code(),
+            Code::kInProgress);
+  // One after the other, the general path now gives each the answer it would have had.
+  EXPECT_EQ(store_->StartCheckout(asks[51].hold_id, 101, kTtl, kMaxLifetime).status().code(),
+            Code::kCheckoutExists);
+  EXPECT_EQ(store_->GetBooking(begun[51].booking.id, 101).status().code(), Code::kNotFound);
+  if (auto* pg = dynamic_cast<PgStore*>(store_.get())) {  // (shards count each their own)
+    EXPECT_EQ(pg->batched_checkouts(), asks.size());
+    EXPECT_LT(pg->checkout_statements(), asks.size()) << "checkouts that arrived together shared";
+  }
+
+  // The last phases, together: a claim taken over and a second copy of a finish are
+  // refused; the booking the reconciler abandoned drops its key.
+  ASSERT_TRUE(store_->AbandonCheckout(begun[7].booking.id).value());
+  std::vector<KeyLock> locks;
+  for (int i = 0; i < kCustomers; ++i) locks.push_back(begun[i].record.lock());
+  KeyLock stolen = locks[3];
+  stolen.token = NewUuidOnShard(ShardOfUuid(locks[3].token));
+  locks.push_back(stolen);    // 50
+  locks.push_back(locks[4]);  // 51: the same finish twice
+  std::vector<io::asio::awaitable<Result<bool>>> finishes;
+  for (size_t i = 0; i < locks.size(); ++i) {
+    const std::string session = "ses_" + std::to_string(i);
+    finishes.push_back(store_->FinishCheckoutAsync(locks[i], session, "https://pay/" + session,
+                                                   clock_.Now() + Millis(5 * 60'000), 201,
+                                                   "{\"n\":\"" + std::to_string(i) + "\"}",
+                                                   "c" + std::to_string(i) + "@example.org"));
+  }
+  auto finished = loop_->RunAll(std::move(finishes));
+  for (int i = 0; i < kCustomers; ++i) {
+    SCOPED_TRACE(i);
+    const Booking b = store_->GetBooking(begun[i].booking.id, 100 + i).value();
+    if (i == 7) {
+      ASSERT_TRUE(finished[i].ok());
+      EXPECT_FALSE(finished[i].value());
+      EXPECT_EQ(b.status, BookingStatus::kFailed);
+      EXPECT_EQ(b.session_id, "");
+      ExpectNoKey(100 + i, asks[i].key, asks[i].hold_id);
+      continue;
+    }
+    ASSERT_TRUE(finished[i].ok()) << finished[i].status().message();
+    EXPECT_TRUE(finished[i].value());
+    EXPECT_EQ(b.session_id, "ses_" + std::to_string(i));
+    EXPECT_EQ(b.payment_url, "https://pay/ses_" + std::to_string(i));
+    auto mail = store_->BookingForMail(b.id);
+    ASSERT_TRUE(mail.ok() && mail->has_value());
+    EXPECT_EQ(mail->value().email, "c" + std::to_string(i) + "@example.org");
+    auto replay = store_->ClaimCheckoutKey(
+        IdempotencyKey{100 + i, asks[i].key, asks[i].hold_id}, kLease);
+    ASSERT_TRUE(replay.ok());
+    EXPECT_EQ(replay->phase, KeyPhase::kFinished);
+    EXPECT_EQ(replay->response_status, 201);
+    EXPECT_EQ(replay->response_body, "{\"n\":\"" + std::to_string(i) + "\"}");
+  }
+  EXPECT_EQ(finished[50].status().code(), Code::kInProgress);
+  EXPECT_EQ(finished[51].status().code(), Code::kInProgress);
+  if (auto* pg = dynamic_cast<PgStore*>(store_.get())) {
+    EXPECT_EQ(pg->batched_finishes(), locks.size());
+    EXPECT_LT(pg->finish_statements(), locks.size()) << "last phases that arrived together shared";
+  }
+  // Each booking pays as it would have.
+  for (int i = 10; i < 12; ++i) {
+    const Booking b = begun[i].booking;
+    EXPECT_EQ(store_->SettlePayment(PaymentReport{"pay_" + std::to_string(i),
+                                                  "ses_" + std::to_string(i), std::to_string(b.id),
+                                                  true, b.amount.amount, b.amount.currency})
+                  .value(),
+              Settlement::kConfirmed);
+  }
+  auto audit = store_->Audit();
+  ASSERT_TRUE(audit.ok());
+  EXPECT_EQ(audit->violations(), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, PurchasePhases, AllEngines(), EngineName);
 
 }  // namespace
