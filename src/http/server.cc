@@ -226,7 +226,10 @@ void WriteHead(const Response& r, std::string_view request_id, bool keep_alive,
   field("X-Request-Id", request_id);
   out->append("X-Content-Type-Options: nosniff\r\n");
   if (!keep_alive) out->append("Connection: close\r\n");
-  if (!no_content) out->append("Content-Length: ").append(std::to_string(body_bytes)).append("\r\n");
+  // A stream (only HEAD writes its head here) has no length: it ends with the connection.
+  if (!no_content && !r.stream) {
+    out->append("Content-Length: ").append(std::to_string(body_bytes)).append("\r\n");
+  }
   out->append("\r\n");
 }
 
@@ -522,8 +525,8 @@ asio::awaitable<void> Server::Impl::Serve(beast::tcp_stream& stream, Progress& p
            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     stream.expires_after(options.read_timeout);
     progress.answering = true;
-    // HEAD: the head a GET would send, Content-Length included, and no body; a 204 or 304
-    // has none either.
+    // HEAD: the head a GET would send, Content-Length included (but a stream's, which has
+    // none), and no body; a 204 or 304 has none either.
     const bool no_body = head || response.status == 204 || response.status == 304;
     const std::array<asio::const_buffer, 2> answer{
         asio::buffer(head_text), no_body ? asio::const_buffer() : asio::buffer(body)};

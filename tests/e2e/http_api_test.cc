@@ -108,6 +108,16 @@ TEST_P(HttpApi, HeadsOnTheWireFrameEveryAnswerOnce) {
   }
   EXPECT_EQ(nosniff, 1u) << page.substr(0, page.find("\r\n\r\n"));
   EXPECT_EQ(page.find("Content-Length: ", page.find("Content-Length: ") + 1), std::string::npos);
+  // HEAD on the seat-change stream: a GET's head, which has no length (the stream ends
+  // when the connection does), and nothing after it.
+  const std::string stream_head = testing::RawExchange(
+      service_->port(), "HEAD " + Seats() + "/stream HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_EQ(stream_head.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << stream_head;
+  EXPECT_NE(stream_head.find("Content-Type: text/event-stream\r\n"), std::string::npos)
+      << stream_head;
+  EXPECT_EQ(stream_head.find("Content-Length"), std::string::npos) << stream_head;
+  EXPECT_NE(stream_head.find("Connection: close\r\n"), std::string::npos) << stream_head;
+  EXPECT_TRUE(stream_head.ends_with("\r\n\r\n")) << stream_head;
 }
 
 TEST_P(HttpApi, KeepAlivePipeliningAndMalformedRequests) {
