@@ -1,7 +1,8 @@
 // The live seat map of a showtime's page: the seat-change stream (SSE) applied to the map
-// as it comes, and polling with the map's ETag, often while the stream is down and rarely
-// while it is up (others' holds expire without an event). Says on the page whether the map
-// is live, and tells the customer when a seat of their choice was just taken.
+// as it comes, with one map read (with its ETag) each time the stream opens, for what
+// happened before; polling only while the stream is down. Others' holds that expire come
+// as events too (the sweeper's SeatsReleased). Says on the page whether the map is live,
+// and tells the customer when a seat of their choice was just taken.
 
 import { api } from './api.js';
 import { seatList } from './format.js';
@@ -9,7 +10,6 @@ import { t } from './i18n.js';
 import { every, later, left, onLeave, say } from './page.js';
 
 const POLL_MS = 2000;             // seat map polling while the live stream is down
-const BACKGROUND_POLL_MS = 15000; // and while it is up (expiries of others' holds)
 const STREAM_RETRY_MS = 30000;    // a stream the service refused is tried again after this
 
 // Starts the feed of the page (showtime.js); returns its refresh (one poll now).
@@ -65,12 +65,6 @@ export function liveFeed(page) {
 
   openStream();
   onLeave(() => { if (source) source.close(); });
-  let lastPoll = Date.now();
-  every(POLL_MS, () => {
-    const due = streamUp ? BACKGROUND_POLL_MS : POLL_MS;
-    if (Date.now() - lastPoll < due) return;
-    lastPoll = Date.now();
-    refresh();
-  });
+  every(POLL_MS, () => { if (!streamUp) refresh(); });
   return { refresh };
 }

@@ -522,6 +522,26 @@ describe('the seat picker with a short hold', () => {
     await done(page);
   });
 
+  test('4c. live: another customer\'s hold expires and the map shows it free from the stream, with no map read after the first', async () => {
+    const id = await svc.createShowtime(smallHall, prices);
+    const page = await customerPage(browser, svc, 403, `/showtimes/${id}`);
+    await page.locator('.live[data-live="up"]').waitFor({ timeout: STEP_MS });
+    await page.waitForTimeout(500);  // the map read the stream's opening asks for
+    const mapPath = `/showtimes/${id}/seats`;
+    let mapReads = 0;
+    page.on('request', (r) => { if (new URL(r.url()).pathname === mapPath) mapReads++; });
+    const since = Date.now();
+    await svc.holdAs(404, id, ['C1', 'C2']);
+    await waitStatus(page, 'C1', 'HELD', LIVE_MS);
+    // 6 s of hold, then the sweeper's next run (every 1 s) frees them with an event.
+    await waitStatus(page, 'C1', 'AVAILABLE', 6000 + 1000 + LIVE_MS + 2000);
+    assert.equal(await statusOf(page, 'C2'), 'AVAILABLE');
+    // Longer than the 15 s the page once polled at while its stream was up.
+    await page.waitForTimeout(Math.max(0, 16000 - (Date.now() - since)));
+    assert.equal(mapReads, 0, 'the stream alone kept the map');
+    await done(page);
+  });
+
   test('4b. More time: offered once it adds some, the countdown starts again; at the 10 s cap the page says so and offers no more', async () => {
     const id = await svc.createShowtime(smallHall, prices);
     const page = await customerPage(browser, svc, 402, `/showtimes/${id}`);
