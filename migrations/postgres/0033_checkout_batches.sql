@@ -7,7 +7,8 @@
 -- Each request is decided exactly as the one-request functions decide it, one after the
 -- other in the order given: a batch changes how many statements run, never what they
 -- decide. What those functions leave to the general path ('slow') these leave to it too,
--- having changed nothing for that request.
+-- having changed nothing for that request; and one case more: a key the batch names twice
+-- (after its first request, below).
 --
 -- Lock order, the one of every path that meets these rows (docs/payments.md): the keys in
 -- (customer, key) order, then the holds in hold-id order, then the seats in (showtime,
@@ -47,7 +48,8 @@ DECLARE
   all_seats TEXT[] := '{}';    -- request i's seats: all_seats[r_from[i] .. + r_count[i] - 1]
   firsts INT[];                -- the first request naming each key
   claimed_requests INT[];      -- those whose key this batch recorded
-  wanted_holds UUID[] := '{}';
+  wanted_holds UUID[] := '{}';  -- the claimed requests' holds and customers
+  wanted_customers BIGINT[] := '{}';
   h RECORD;
   p RECORD;
   i INT;
@@ -69,8 +71,10 @@ BEGIN
                            AND cardinality(ttls_ms) = n AND cardinality(max_lifetimes_ms) = n,
                            'checkout begin batch: arrays of one length');
   -- 1. The keys, inserted in (customer, key) order. A key the batch names twice is the
-  -- first request's to claim; the later ones find it taken, as they would one after the
-  -- other, and go the general way. A key recorded before: the general way replays it.
+  -- first request's to claim; the later ones go the general way, having changed nothing,
+  -- even when the first is refused (one after the other, the second would claim the key
+  -- again: a key sent for two holds at once is the client's mistake, which the general
+  -- way answers). A key recorded before: the general way replays it.
   SELECT array_agg(f.i) INTO firsts
     FROM (SELECT DISTINCT ON (customers[r.i], key_texts[r.i]) r.i
             FROM generate_subscripts(customers, 1) AS r(i)
@@ -90,17 +94,20 @@ BEGIN
   FOREACH i IN ARRAY claimed_requests LOOP
     claimed[i] := true;
     wanted_holds := wanted_holds || holds[i];
+    wanted_customers := wanted_customers || customers[i];
   END LOOP;
-  -- 2. The holds, locked in hold-id order. A hold the batch names twice is the first
-  -- request's; the later ones find a checkout pending on it and go the general way.
+  -- 2. The holds of the requests' customers, locked in hold-id order (another customer's
+  -- hold is not the request's: it goes the general way, as alone). A hold its customer
+  -- names twice is the first request's; the later ones find a checkout pending on it and
+  -- go the general way.
   FOR h IN SELECT sh.hold_id, sh.customer_id, sh.showtime_id, sh.seats, sh.status,
                   sh.created_at, sh.expires_at
-             FROM seat_hold sh WHERE sh.hold_id = ANY(wanted_holds)
+             FROM seat_hold sh
+            WHERE sh.hold_id = ANY(wanted_holds) AND sh.customer_id = ANY(wanted_customers)
             ORDER BY sh.hold_id FOR UPDATE LOOP
     i := (SELECT min(r.i) FROM generate_subscripts(customers, 1) AS r(i)
-           WHERE claimed[r.i] AND holds[r.i] = h.hold_id);
-    CONTINUE WHEN i IS NULL OR h.customer_id <> customers[i] OR h.status <> 'HELD'
-                  OR h.expires_at < now_ts
+           WHERE claimed[r.i] AND holds[r.i] = h.hold_id AND customers[r.i] = h.customer_id);
+    CONTINUE WHEN i IS NULL OR h.status <> 'HELD' OR h.expires_at < now_ts
                   OR cardinality(h.seats) = 0
                   OR cardinality(h.seats) <> (SELECT count(DISTINCT c) FROM unnest(h.seats) AS c);
     going[i] := true;
@@ -200,7 +207,7 @@ BEGIN
     )
     SELECT array_agg(ins.booking_id ORDER BY w.o) INTO went_bookings
       FROM unnest(went) WITH ORDINALITY AS w(i, o) JOIN ins ON ins.hold_id = holds[w.i];
-    PERFORM boxoffice_assert(cardinality(went_bookings) = cardinality(went),
+    PERFORM boxoffice_assert(COALESCE(cardinality(went_bookings), 0) = cardinality(went),
                              'checkout batch: a booking not inserted');
     UPDATE idempotency_key ik
        SET state = 'BOOKING_CREATED', booking_id = went_bookings[w.o], hold_expiry_before = r_before[w.i],
@@ -280,8 +287,8 @@ BEGIN
     candidates := candidates || i;
   END LOOP;
   PERFORM boxoffice_assert(
-      (SELECT count(DISTINCT r_booking[c.i]) FROM unnest(candidates) AS c(i))
-        = cardinality(candidates), 'checkout finish batch: two keys of one booking');
+      (SELECT count(DISTINCT r_booking[c.i]) = count(r_booking[c.i])
+         FROM unnest(candidates) AS c(i)), 'checkout finish batch: two keys of one booking');
   -- 2. Their bookings, locked in booking-id order; a PENDING one without another session
   -- gets the gateway's, and where its tickets go.
   PERFORM 1 FROM booking bk

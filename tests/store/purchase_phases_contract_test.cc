@@ -618,6 +618,37 @@ TEST_P(PurchasePhases, CheckoutsThatArriveTogetherAreDecidedOneAfterTheOther) {
   EXPECT_EQ(audit->violations(), 0);
 }
 
+// Another customer naming a hold before its owner in one batch changes nothing for the
+// owner: the owner's checkout is booked as it would be alone, and the other customer's
+// request leaves no key behind.
+TEST_P(PurchasePhases, AnotherCustomerNamingAHoldFirstInABatchLeavesTheOwnersCheckoutBooked) {
+  st_ = MakePricedShowtime();
+  auto hold = TryHold(st_, 1, {"E1"});
+  ASSERT_TRUE(hold.ok());
+  std::vector<Store::CheckoutBegun> begun(3);
+  std::vector<io::asio::awaitable<Result<bool>>> works;
+  works.push_back(store_->TryBeginCheckoutAsync(IdempotencyKey{2, "theirs", hold->hold_id},
+                                                hold->hold_id, kLease, kTtl, kMaxLifetime,
+                                                &begun[0]));
+  works.push_back(store_->TryBeginCheckoutAsync(IdempotencyKey{3, "also", hold->hold_id},
+                                                hold->hold_id, kLease, kTtl, kMaxLifetime,
+                                                &begun[1]));
+  works.push_back(store_->TryBeginCheckoutAsync(IdempotencyKey{1, "mine", hold->hold_id},
+                                                hold->hold_id, kLease, kTtl, kMaxLifetime,
+                                                &begun[2]));
+  auto outcomes = loop_->RunAll(std::move(works));
+  for (const auto& o : outcomes) ASSERT_TRUE(o.ok()) << o.status().message();
+  EXPECT_FALSE(outcomes[0].value());
+  EXPECT_FALSE(outcomes[1].value());
+  EXPECT_EQ(outcomes[2].value(), OneStep());
+  ExpectNoKey(2, "theirs", hold->hold_id);
+  ExpectNoKey(3, "also", hold->hold_id);
+  if (OneStep()) {
+    EXPECT_EQ(begun[2].booking.hold_id, hold->hold_id);
+    EXPECT_EQ(store_->GetBooking(begun[2].booking.id, 1)->status, BookingStatus::kPending);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, PurchasePhases, AllEngines(), EngineName);
 
 }  // namespace
