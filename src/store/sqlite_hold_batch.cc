@@ -133,33 +133,14 @@ Result<Hold> DecideHold(SqliteConnection& c, const HoldRequest& req, Instant now
 }  // namespace
 
 std::vector<Result<Hold>> SqliteStore::HoldBatch(const std::vector<HoldRequest>& requests) {
-  auto fail_all = [&](const Status& why) {
-    return std::vector<Result<Hold>>(requests.size(), Result<Hold>(why));
-  };
-  auto conn = pools_->writer.Acquire();
-  if (!conn.ok()) return fail_all(conn.status());
-  SqliteConnection& c = *conn.value();
   const Instant now = clock_->Now();
   hold_transactions_.fetch_add(1, std::memory_order_relaxed);
   batched_holds_.fetch_add(requests.size(), std::memory_order_relaxed);
-  WriteTx tx(c);
-  if (!tx.status().ok()) return fail_all(tx.status());
-  std::vector<Result<Hold>> out;
-  out.reserve(requests.size());
-  for (const HoldRequest& req : requests) {
-    // Each request all or nothing: a refusal rolls back to its savepoint.
-    if (Status s = c.ExecScript("SAVEPOINT hold"); !s.ok()) return fail_all(s);
-    Result<Hold> r = DecideHold(c, req, now);
-    Status undone = r.ok() ? Status::Ok() : c.ExecScript("ROLLBACK TO hold");
-    Status released = c.ExecScript("RELEASE hold");
-    if (!undone.ok()) return fail_all(undone);
-    if (!released.ok()) return fail_all(released);
-    out.push_back(std::move(r));
-  }
-  BOX_ASSERT(out.size() == requests.size());  // an answer for each request, in order
-  // One commit for the batch (group commit).
-  if (Status s = tx.Commit(); !s.ok()) return fail_all(s);
-  return out;
+  // Each request all or nothing: a refusal rolls back to its savepoint.
+  return WriteBatch<Result<Hold>>(
+      requests.size(),
+      [&](SqliteConnection& c, size_t i) { return DecideHold(c, requests[i], now); },
+      [](const Result<Hold>& r) { return r.ok(); });
 }
 
 Result<Hold> SqliteStore::HoldSeats(const HoldRequest& req) {
@@ -167,32 +148,9 @@ Result<Hold> SqliteStore::HoldSeats(const HoldRequest& req) {
 }
 
 io::asio::awaitable<Result<Hold>> SqliteStore::HoldSeatsAsync(HoldRequest request) {
-  io::Loop* loop = io::Loop::Current();
-  if (!loop) co_return HoldSeats(request);  // off the loops
-  auto pending = std::make_shared<HoldQueue::Pending>();
-  io::Completion<Result<Hold>> done;
-  pending->waiter = &done;
-  struct Forget {  // the answer of a request nobody waits for any more goes nowhere
-    HoldQueue::Pending* p;
-    ~Forget() { p->waiter = nullptr; }
-  } forget{pending.get()};
-  if (!holds_->Push(std::move(request), pending, loop->handle())) {
-    co_return Status(Code::kUnavailable, "too many holds waiting for the database");
-  }
-  auto result = co_await done.Wait(kHoldWaitBound);
-  if (!result) {
-    int waiting = HoldQueue::Pending::kWaiting;
-    if (pending->state.compare_exchange_strong(waiting, HoldQueue::Pending::kAbandoned)) {
-      co_return Status(Code::kUnavailable, "too many holds waiting for the database");
-    }
-    // Taken: its transaction runs and answers (bounded by the writer's own timeouts).
-    result = co_await done.Wait(kHoldWaitBound);
-    if (!result) {
-      co_return Status(Code::kUnavailable, "the hold's transaction did not come back")
-          .MaybeApplied();
-    }
-  }
-  co_return std::move(*result);
+  if (!io::Loop::Current()) co_return HoldSeats(request);  // off the loops
+  auto held = co_await holds_->Submit(std::move(request));
+  co_return held;
 }
 
 }  // namespace boxoffice
