@@ -31,19 +31,19 @@ Result<size_t> RowsOf(const PGresult* r, size_t expected, const char* what) {
 }  // namespace
 
 std::vector<Param> BeginBatchTraits::Params(const Param& now,
-                                            const std::vector<const BeginRequest*>& batch) {
+                                            const std::vector<const CheckoutBeginRequest*>& batch) {
   BOX_ASSERT(!batch.empty());
   std::vector<int64_t> customers, leases, ttls, lifetimes;
   std::vector<std::string> keys, fingerprints, holds, tokens;
-  for (const BeginRequest* r : batch) {
+  for (const CheckoutBeginRequest* r : batch) {
     // The store's own: a UUID hold id (others go the general way), a token, positive times.
-    BOX_ASSERT(IsUuid(r->hold_id) && IsUuid(r->token));
+    BOX_ASSERT(IsUuid(r->hold_id) && IsUuid(r->key.token));
     BOX_ASSERT(r->lease.count() > 0 && r->ttl.count() > 0 && r->max_lifetime.count() > 0);
     customers.push_back(r->key.customer_id);
     keys.push_back(r->key.key);
     fingerprints.push_back(r->key.fingerprint);
     holds.push_back(r->hold_id);
-    tokens.push_back(r->token);
+    tokens.push_back(r->key.token);
     leases.push_back(r->lease.count());
     ttls.push_back(r->ttl.count());
     lifetimes.push_back(r->max_lifetime.count());
@@ -81,11 +81,11 @@ Result<std::vector<BeginRow>> BeginBatchTraits::ReadRows(const PGresult* r, size
 }
 
 std::vector<Param> FinishBatchTraits::Params(const Param& now,
-                                             const std::vector<const FinishRequest*>& batch) {
+                                             const std::vector<const CheckoutFinishRequest*>& batch) {
   BOX_ASSERT(!batch.empty());
   std::vector<int64_t> customers, expiries, statuses;
   std::vector<std::string> keys, tokens, sessions, urls, bodies, emails;
-  for (const FinishRequest* r : batch) {
+  for (const CheckoutFinishRequest* r : batch) {
     BOX_ASSERT(IsUuid(r->lock.token));  // a claim's token: never a finished key's empty one
     customers.push_back(r->lock.customer_id);
     keys.push_back(r->lock.key);

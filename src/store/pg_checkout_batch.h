@@ -17,16 +17,6 @@ namespace boxoffice {
 extern const Sql kCheckoutBeginBatch;
 extern const Sql kCheckoutFinishBatch;
 
-// A new key's checkout: ClaimCheckoutKey then StartCheckout(lock, …) in one step.
-struct BeginRequest {
-  IdempotencyKey key;
-  std::string hold_id;  // a UUID
-  std::string token;    // the claim's
-  Millis lease{0};
-  Millis ttl{0};
-  Millis max_lifetime{0};
-};
-
 // 'booked' with the checkout begun (its key's record and PENDING booking), or for the
 // general path to decide (nothing changed).
 struct BeginRow {
@@ -41,32 +31,21 @@ struct BeginRow {
 };
 
 struct BeginBatchTraits {
-  using Request = BeginRequest;
+  using Request = CheckoutBeginRequest;  // key.token set
   using Row = BeginRow;
   static const Sql& Statement() { return kCheckoutBeginBatch; }
-  static std::vector<Param> Params(const Param& now, const std::vector<const BeginRequest*>& batch);
+  static std::vector<Param> Params(const Param& now, const std::vector<const CheckoutBeginRequest*>& batch);
   static Result<std::vector<BeginRow>> ReadRows(const PGresult* result, size_t expected);
-};
-
-// Checkout's last phase (FinishCheckout).
-struct FinishRequest {
-  KeyLock lock;
-  std::string session_id;
-  std::string url;
-  Instant expires_at;
-  int response_status = 0;
-  std::string response_body;
-  std::string email;  // empty: none
 };
 
 enum class FinishOutcome { kFinished, kAbandoned, kLost };
 
 struct FinishBatchTraits {
-  using Request = FinishRequest;
+  using Request = CheckoutFinishRequest;
   using Row = FinishOutcome;
   static const Sql& Statement() { return kCheckoutFinishBatch; }
   static std::vector<Param> Params(const Param& now,
-                                   const std::vector<const FinishRequest*>& batch);
+                                   const std::vector<const CheckoutFinishRequest*>& batch);
   static Result<std::vector<FinishOutcome>> ReadRows(const PGresult* result, size_t expected);
 };
 

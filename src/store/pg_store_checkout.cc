@@ -107,7 +107,8 @@ io::asio::awaitable<Result<bool>> PgStore::FinishCheckoutAsync(KeyLock lock, std
   }
   const auto queue = static_cast<int64_t>(static_cast<uint64_t>(lock.customer_id) %
                                            Impl::kCheckoutQueues);
-  FinishRequest request{lock, session_id, url, expires_at, response_status, response_body, email};
+  CheckoutFinishRequest request{lock,          session_id,    url,  expires_at,
+                                response_status, response_body, email};
   auto row = co_await loop->finishes.Submit(queue, std::move(request));
   if (row.ok()) {
     switch (row.value()) {
@@ -144,7 +145,8 @@ io::asio::awaitable<Result<bool>> PgStore::TryBeginCheckoutAsync(IdempotencyKey 
   if (!loop || !IsUuid(hold_id)) co_return false;  // the general path explains a bad id
   const std::string token = ClaimToken(key);
   const auto queue = static_cast<int64_t>(std::hash<std::string>{}(hold_id) % Impl::kCheckoutQueues);
-  BeginRequest request{key, hold_id, token, lease, ttl, max_lifetime};
+  CheckoutBeginRequest request{key, hold_id, lease, ttl, max_lifetime};
+  request.key.token = token;
   auto found = co_await loop->checkouts.Submit(queue, std::move(request));
   if (!found.ok()) co_return found.status();
   BeginRow& row = found.value();

@@ -3,6 +3,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 #include "core/pool.h"
@@ -133,14 +134,17 @@ Result<Hold> DecideHold(SqliteConnection& c, const HoldRequest& req, Instant now
 }  // namespace
 
 std::vector<Result<Hold>> SqliteStore::HoldBatch(const std::vector<HoldRequest>& requests) {
-  const Instant now = clock_->Now();
   hold_transactions_.fetch_add(1, std::memory_order_relaxed);
   batched_holds_.fetch_add(requests.size(), std::memory_order_relaxed);
+  // One time for the batch, read once the writer is ours (it may have waited for it).
+  std::optional<Instant> now;
+  auto decide = [&](SqliteConnection& c, size_t i) {
+    if (!now) now = clock_->Now();
+    return DecideHold(c, requests[i], *now);
+  };
   // Each request all or nothing: a refusal rolls back to its savepoint.
-  return WriteBatch<Result<Hold>>(
-      requests.size(),
-      [&](SqliteConnection& c, size_t i) { return DecideHold(c, requests[i], now); },
-      [](const Result<Hold>& r) { return r.ok(); });
+  return WriteBatch<Result<Hold>>(requests.size(), decide,
+                                  [](const Result<Hold>& r) { return r.ok(); });
 }
 
 Result<Hold> SqliteStore::HoldSeats(const HoldRequest& req) {

@@ -388,12 +388,12 @@ Result<bool> SqliteStore::FinishCheckout(const KeyLock& lock, const std::string&
 // claimed and the booking made, or (a key seen before, any refusal, any error) nothing
 // kept and nullopt, for the general path to decide and explain.
 std::vector<Result<std::optional<Store::CheckoutBegun>>> SqliteStore::BeginCheckoutBatch(
-    const std::vector<BeginJob>& requests) {
+    const std::vector<CheckoutBeginRequest>& requests) {
   using Answer = Result<std::optional<CheckoutBegun>>;
   checkout_transactions_.fetch_add(1, std::memory_order_relaxed);
   batched_checkouts_.fetch_add(requests.size(), std::memory_order_relaxed);
   auto decide = [&](SqliteConnection& c, size_t i) -> Answer {
-    const BeginJob& job = requests[i];
+    const CheckoutBeginRequest& job = requests[i];
     SqliteMoneyTx tx(c, clock_);
     auto seen = tx.LockKey(job.key.customer_id, job.key.key);
     if (!seen.ok() || seen.value()) return std::optional<CheckoutBegun>();
@@ -419,11 +419,12 @@ std::vector<Result<std::optional<Store::CheckoutBegun>>> SqliteStore::BeginCheck
 
 // Checkouts' last phases decided by FinishCheckoutIn inside the writer's batch; an error
 // (a claim taken over: kInProgress) keeps nothing.
-std::vector<Result<bool>> SqliteStore::FinishCheckoutBatch(const std::vector<FinishJob>& requests) {
+std::vector<Result<bool>> SqliteStore::FinishCheckoutBatch(
+    const std::vector<CheckoutFinishRequest>& requests) {
   checkout_transactions_.fetch_add(1, std::memory_order_relaxed);
   batched_checkouts_.fetch_add(requests.size(), std::memory_order_relaxed);
   auto decide = [&](SqliteConnection& c, size_t i) -> Result<bool> {
-    const FinishJob& job = requests[i];
+    const CheckoutFinishRequest& job = requests[i];
     SqliteMoneyTx tx(c, clock_);
     return FinishCheckoutIn(tx, job.lock, job.session_id, job.url, job.expires_at,
                             job.response_status, job.response_body, job.email);
@@ -439,7 +440,7 @@ io::asio::awaitable<Result<bool>> SqliteStore::TryBeginCheckoutAsync(Idempotency
                                                                      CheckoutBegun* begun) {
   BOX_ASSERT(begun != nullptr);
   if (!io::Loop::Current()) co_return false;  // off the loops: the general path
-  BeginJob job{std::move(key), std::move(hold_id), lease, ttl, max_lifetime};
+  CheckoutBeginRequest job{std::move(key), std::move(hold_id), lease, ttl, max_lifetime};
   auto decided = co_await checkouts_->Submit(std::move(job));
   if (!decided.ok()) co_return decided.status();
   if (!decided->has_value()) co_return false;
@@ -454,18 +455,26 @@ io::asio::awaitable<Result<bool>> SqliteStore::FinishCheckoutAsync(
     co_return FinishCheckout(lock, session_id, url, expires_at, response_status, response_body,
                              email);
   }
-  FinishJob job{lock, session_id, url, expires_at, response_status, response_body, email};
+  CheckoutFinishRequest job{lock,          session_id,    url,  expires_at,
+                            response_status, response_body, email};
   auto finished = co_await finishes_->Submit(std::move(job));
   if (finished.ok() || finished.status().code() != Code::kUnavailable) co_return finished;
   // The queue full, or the batch not back: the gateway session exists, so the checkout is
   // finished on the blocking pool rather than left to its lease (had the batch finished
-  // it, this answers kInProgress and the client's retry replays the response).
+  // it, this answers kInProgress and the client's retry replays the response). A batch
+  // not back may still commit: a failure here says so too.
+  const bool maybe_applied = finished.status().maybe_applied();
   auto finish = [this, lock = std::move(lock), session_id = std::move(session_id),
                  url = std::move(url), expires_at, response_status,
                  response_body = std::move(response_body), email = std::move(email)] {
     return FinishCheckout(lock, session_id, url, expires_at, response_status, response_body, email);
   };
-  co_return co_await io::Offload(std::move(finish), /*may_refuse=*/false);
+  Result<bool> fallback = co_await io::Offload(std::move(finish), /*may_refuse=*/false);
+  if (!fallback.ok() && maybe_applied) {
+    Status why = fallback.status();
+    co_return why.MaybeApplied();
+  }
+  co_return fallback;
 }
 
 Status SqliteStore::EndCheckoutLease(const KeyLock& lock) {

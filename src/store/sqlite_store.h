@@ -160,27 +160,11 @@ class SqliteStore final : public Store, public OutboxStore {
   struct HoldJobs;
   struct BeginJobs;
   struct FinishJobs;
-  struct BeginJob {
-    IdempotencyKey key;
-    std::string hold_id;
-    Millis lease{0};
-    Millis ttl{0};
-    Millis max_lifetime{0};
-  };
-  struct FinishJob {
-    KeyLock lock;
-    std::string session_id;
-    std::string url;
-    Instant expires_at;
-    int response_status = 0;
-    std::string response_body;
-    std::string email;
-  };
   template <class Answer, class Decide, class Keep>
   std::vector<Answer> WriteBatch(size_t n, Decide decide, Keep keep);
   std::vector<Result<std::optional<CheckoutBegun>>> BeginCheckoutBatch(
-      const std::vector<BeginJob>& requests);
-  std::vector<Result<bool>> FinishCheckoutBatch(const std::vector<FinishJob>& requests);
+      const std::vector<CheckoutBeginRequest>& requests);
+  std::vector<Result<bool>> FinishCheckoutBatch(const std::vector<CheckoutFinishRequest>& requests);
 
   SqliteOptions options_;
   const Clock* clock_;

@@ -61,9 +61,13 @@ class SqliteStore::WriterQueue {
     auto pending = std::make_shared<Pending>();
     io::Completion<Answer> done;
     pending->waiter = &done;
-    struct Forget {  // the answer of a request nobody waits for any more goes nowhere
-      Pending* p;
-      ~Forget() { p->waiter = nullptr; }
+    struct Forget {  // a request nobody waits for any more is never run, or its answer
+      Pending* p;    // goes nowhere (the coroutine ended: its loop stopped)
+      ~Forget() {
+        int waiting = Pending::kWaiting;
+        p->state.compare_exchange_strong(waiting, Pending::kAbandoned);
+        p->waiter = nullptr;
+      }
     } forget{pending.get()};
     if (!Push(std::move(request), pending, loop->handle())) {
       co_return Answer(Status(Code::kUnavailable, Traits::kBusy));
@@ -179,7 +183,7 @@ struct SqliteStore::HoldJobs {
   static constexpr const char* kBusy = "too many holds waiting for the database";
 };
 struct SqliteStore::BeginJobs {
-  using Request = BeginJob;
+  using Request = CheckoutBeginRequest;
   using Answer = Result<std::optional<CheckoutBegun>>;  // nullopt: the general path decides
   static std::vector<Answer> Run(SqliteStore* store, const std::vector<Request>& requests) {
     return store->BeginCheckoutBatch(requests);
@@ -190,7 +194,7 @@ struct SqliteStore::BeginJobs {
   static constexpr const char* kBusy = "too many checkouts waiting for the database";
 };
 struct SqliteStore::FinishJobs {
-  using Request = FinishJob;
+  using Request = CheckoutFinishRequest;
   using Answer = Result<bool>;
   static std::vector<Answer> Run(SqliteStore* store, const std::vector<Request>& requests) {
     return store->FinishCheckoutBatch(requests);

@@ -9,6 +9,7 @@
 #include <future>
 #include <map>
 #include <random>
+#include <thread>
 
 #include "holds/hold_service.h"
 #include "store_fixture.h"
@@ -479,6 +480,28 @@ TEST_P(HoldBatches, AHoldThatNeverReachedTheDatabaseOwesNoRepair) {
   EXPECT_EQ(answer.status().code(), Code::kUnavailable) << answer.status().message();
   EXPECT_FALSE(answer.status().maybe_applied()) << answer.status().message();
   EXPECT_EQ(holds.follow_ups().pending(), 0u);
+}
+
+// A hold batch that waited for the database's write lock (here another connection's write
+// transaction) is decided on the clock of when it has it: sales that closed meanwhile are
+// closed for it.
+TEST_P(HoldBatches, AHoldThatWaitedForTheWriterIsDecidedOnTheClockOfThen) {
+  if (GetParam() != Engine::kSqlite) GTEST_SKIP() << "SQLite's one writer";
+  const int64_t showtime = MakeShowtime({{"A", 10}});
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(sqlite_path_.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr), SQLITE_OK);
+  LoopThread loop;
+  const HoldRequest request{NewHoldId(showtime), showtime, 1, {"A1"}, kTtl};
+  auto held = std::async(std::launch::async,
+                         [&] { return loop.Run(store_->HoldSeatsAsync(request)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // taken, waiting for the lock
+  clock_.Advance(Millis(2 * 86'400'000));                       // past the start: closed
+  ASSERT_EQ(sqlite3_exec(other, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(other);
+  const Result<Hold> outcome = held.get();
+  EXPECT_EQ(outcome.status().code(), Code::kSalesClosed) << outcome.status().message();
+  EXPECT_EQ(Owners(showtime)["A1"].status, SeatStatus::kAvailable);
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, HoldBatches, AllEngines(), EngineName);
