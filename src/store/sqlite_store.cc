@@ -63,8 +63,6 @@ SqliteStore::SqliteStore(SqliteOptions options, const Clock* clock)
   };
   pools_ = std::make_unique<Pools>(options_.reader_pool_size, options_.acquire_timeout, open);
   holds_ = std::make_unique<WriterQueue<HoldJobs>>(this);
-  checkouts_ = std::make_unique<WriterQueue<BeginJobs>>(this);
-  finishes_ = std::make_unique<WriterQueue<FinishJobs>>(this);
 }
 
 SqliteStore::~SqliteStore() = default;
@@ -382,99 +380,6 @@ Result<bool> SqliteStore::FinishCheckout(const KeyLock& lock, const std::string&
     return FinishCheckoutIn(tx, lock, session_id, url, expires_at, response_status, response_body,
                             email);
   });
-}
-
-// A new key's checkout decided by the general methods inside the writer's batch: the key
-// claimed and the booking made, or (a key seen before, any refusal, any error) nothing
-// kept and nullopt, for the general path to decide and explain.
-std::vector<Result<std::optional<Store::CheckoutBegun>>> SqliteStore::BeginCheckoutBatch(
-    const std::vector<CheckoutBeginRequest>& requests) {
-  using Answer = Result<std::optional<CheckoutBegun>>;
-  checkout_transactions_.fetch_add(1, std::memory_order_relaxed);
-  batched_checkouts_.fetch_add(requests.size(), std::memory_order_relaxed);
-  auto decide = [&](SqliteConnection& c, size_t i) -> Answer {
-    const CheckoutBeginRequest& job = requests[i];
-    SqliteMoneyTx tx(c, clock_);
-    auto seen = tx.LockKey(job.key.customer_id, job.key.key);
-    if (!seen.ok() || seen.value()) return std::optional<CheckoutBegun>();
-    auto claimed = ClaimCheckoutKeyIn(tx, job.key, job.lease);
-    if (!claimed.ok() || claimed->phase != KeyPhase::kStarted) {
-      return std::optional<CheckoutBegun>();
-    }
-    const KeyLock lock = claimed->lock();
-    auto booking = StartCheckoutIn(tx, &lock, job.hold_id, job.key.customer_id, job.ttl,
-                                   job.max_lifetime);
-    if (!booking.ok()) return std::optional<CheckoutBegun>();
-    auto record = tx.LockKey(job.key.customer_id, job.key.key);
-    if (!record.ok() || !record.value()) return std::optional<CheckoutBegun>();
-    CheckoutBegun begun{std::move(*record.value()), std::move(booking.value())};
-    // StartCheckoutIn's own postcondition: the key at its second recovery point, ours.
-    BOX_ASSERT(begun.record.phase == KeyPhase::kBookingCreated &&
-               begun.record.token == lock.token && begun.record.booking_id == begun.booking.id);
-    return std::optional<CheckoutBegun>(std::move(begun));
-  };
-  return WriteBatch<Answer>(requests.size(), decide,
-                            [](const Answer& r) { return r.ok() && r->has_value(); });
-}
-
-// Checkouts' last phases decided by FinishCheckoutIn inside the writer's batch; an error
-// (a claim taken over: kInProgress) keeps nothing.
-std::vector<Result<bool>> SqliteStore::FinishCheckoutBatch(
-    const std::vector<CheckoutFinishRequest>& requests) {
-  checkout_transactions_.fetch_add(1, std::memory_order_relaxed);
-  batched_checkouts_.fetch_add(requests.size(), std::memory_order_relaxed);
-  auto decide = [&](SqliteConnection& c, size_t i) -> Result<bool> {
-    const CheckoutFinishRequest& job = requests[i];
-    SqliteMoneyTx tx(c, clock_);
-    return FinishCheckoutIn(tx, job.lock, job.session_id, job.url, job.expires_at,
-                            job.response_status, job.response_body, job.email);
-  };
-  return WriteBatch<Result<bool>>(requests.size(), decide,
-                                  [](const Result<bool>& r) { return r.ok(); });
-}
-
-io::asio::awaitable<Result<bool>> SqliteStore::TryBeginCheckoutAsync(IdempotencyKey key,
-                                                                     std::string hold_id,
-                                                                     Millis lease, Millis ttl,
-                                                                     Millis max_lifetime,
-                                                                     CheckoutBegun* begun) {
-  BOX_ASSERT(begun != nullptr);
-  if (!io::Loop::Current()) co_return false;  // off the loops: the general path
-  CheckoutBeginRequest job{std::move(key), std::move(hold_id), lease, ttl, max_lifetime};
-  auto decided = co_await checkouts_->Submit(std::move(job));
-  if (!decided.ok()) co_return decided.status();
-  if (!decided->has_value()) co_return false;
-  *begun = std::move(**decided);
-  co_return true;
-}
-
-io::asio::awaitable<Result<bool>> SqliteStore::FinishCheckoutAsync(
-    KeyLock lock, std::string session_id, std::string url, Instant expires_at, int response_status,
-    std::string response_body, std::string email) {
-  if (!io::Loop::Current()) {
-    co_return FinishCheckout(lock, session_id, url, expires_at, response_status, response_body,
-                             email);
-  }
-  CheckoutFinishRequest job{lock,          session_id,    url,  expires_at,
-                            response_status, response_body, email};
-  auto finished = co_await finishes_->Submit(std::move(job));
-  if (finished.ok() || finished.status().code() != Code::kUnavailable) co_return finished;
-  // The queue full, or the batch not back: the gateway session exists, so the checkout is
-  // finished on the blocking pool rather than left to its lease (had the batch finished
-  // it, this answers kInProgress and the client's retry replays the response). A batch
-  // not back may still commit: a failure here says so too.
-  const bool maybe_applied = finished.status().maybe_applied();
-  auto finish = [this, lock = std::move(lock), session_id = std::move(session_id),
-                 url = std::move(url), expires_at, response_status,
-                 response_body = std::move(response_body), email = std::move(email)] {
-    return FinishCheckout(lock, session_id, url, expires_at, response_status, response_body, email);
-  };
-  Result<bool> fallback = co_await io::Offload(std::move(finish), /*may_refuse=*/false);
-  if (!fallback.ok() && maybe_applied) {
-    Status why = fallback.status();
-    co_return why.MaybeApplied();
-  }
-  co_return fallback;
 }
 
 Status SqliteStore::EndCheckoutLease(const KeyLock& lock) {

@@ -73,24 +73,6 @@ class SqliteStore final : public Store, public OutboxStore {
   static constexpr size_t kMaxHoldsWaiting = 4'096;
   // A hold not taken by the queue's thread within this is abandoned (503, never run).
   static constexpr Millis kHoldWaitBound{10'000};
-  // On an I/O loop, checkout's first phases for a new key and its last phase go through
-  // writer queues the same way (a batch per write transaction, each request behind its
-  // savepoint, decided by the general methods): one commit for the batch.
-  io::asio::awaitable<Result<bool>> TryBeginCheckoutAsync(IdempotencyKey key, std::string hold_id,
-                                                          Millis lease, Millis ttl,
-                                                          Millis max_lifetime,
-                                                          CheckoutBegun* begun) override;
-  io::asio::awaitable<Result<bool>> FinishCheckoutAsync(KeyLock lock, std::string session_id,
-                                                        std::string url, Instant expires_at,
-                                                        int response_status,
-                                                        std::string response_body,
-                                                        std::string email) override;
-  // Checkout transactions committed or tried (new keys; last phases), and the requests
-  // they decided.
-  uint64_t checkout_transactions() const { return checkout_transactions_.load(); }
-  uint64_t batched_checkouts() const { return batched_checkouts_.load(); }
-  static constexpr size_t kMaxCheckoutBatch = 64;
-  static constexpr size_t kMaxCheckoutsWaiting = 4'096;
   Result<Hold> GetHold(const std::string& hold_id, int64_t customer_id) override;
   Result<Hold> ReleaseHold(const std::string& hold_id, int64_t customer_id) override;
   Result<Hold> ExtendHold(const std::string& hold_id, int64_t customer_id, Millis ttl,
@@ -158,25 +140,15 @@ class SqliteStore final : public Store, public OutboxStore {
   template <class Traits>
   class WriterQueue;
   struct HoldJobs;
-  struct BeginJobs;
-  struct FinishJobs;
   template <class Answer, class Decide, class Keep>
   std::vector<Answer> WriteBatch(size_t n, Decide decide, Keep keep);
-  std::vector<Result<std::optional<CheckoutBegun>>> BeginCheckoutBatch(
-      const std::vector<CheckoutBeginRequest>& requests);
-  std::vector<Result<bool>> FinishCheckoutBatch(const std::vector<CheckoutFinishRequest>& requests);
 
   SqliteOptions options_;
   const Clock* clock_;
   std::unique_ptr<Pools> pools_;
   std::atomic<uint64_t> hold_transactions_{0};
   std::atomic<uint64_t> batched_holds_{0};
-  std::atomic<uint64_t> checkout_transactions_{0};
-  std::atomic<uint64_t> batched_checkouts_{0};
-  // After pools_: stopped before they close.
-  std::unique_ptr<WriterQueue<HoldJobs>> holds_;
-  std::unique_ptr<WriterQueue<BeginJobs>> checkouts_;
-  std::unique_ptr<WriterQueue<FinishJobs>> finishes_;
+  std::unique_ptr<WriterQueue<HoldJobs>> holds_;  // after pools_: stopped before they close
 };
 
 }  // namespace boxoffice

@@ -1,6 +1,6 @@
-// SqliteStore's private parts that its files share: its connection pools, and the writer
-// queues, the threads that feed the one writer with holds and checkouts, a batch per write
-// transaction (group commit; see SqliteStore::HoldSeatsAsync).
+// SqliteStore's private parts that its files share: its connection pools, and the hold
+// queue, the thread that feeds the one writer with holds, a batch per write transaction
+// (group commit; see SqliteStore::HoldSeatsAsync).
 #pragma once
 
 #include <atomic>
@@ -27,8 +27,7 @@ struct SqliteStore::Pools {
   Pool<SqliteConnection> readers;
 };
 
-// A thread that feeds the one writer with requests of one kind (holds; new-key checkouts;
-// checkouts' last phases): what waits, at most Traits::kMaxBatch, is decided by
+// A thread that feeds the one writer with requests of one kind (holds): what waits, at most Traits::kMaxBatch, is decided by
 // Traits::Run(store, requests) in one write transaction, one commit for the batch (group
 // commit), and each answer is posted to the loop of its coroutine (Submit).
 //
@@ -170,7 +169,7 @@ class SqliteStore::WriterQueue {
   std::thread thread_;  // last: starts once the rest exists
 };
 
-// The writer queues' kinds of request.
+// The hold queue's requests.
 struct SqliteStore::HoldJobs {
   using Request = HoldRequest;
   using Answer = Result<Hold>;
@@ -182,29 +181,6 @@ struct SqliteStore::HoldJobs {
   static constexpr Millis kWaitBound = kHoldWaitBound;
   static constexpr const char* kBusy = "too many holds waiting for the database";
 };
-struct SqliteStore::BeginJobs {
-  using Request = CheckoutBeginRequest;
-  using Answer = Result<std::optional<CheckoutBegun>>;  // nullopt: the general path decides
-  static std::vector<Answer> Run(SqliteStore* store, const std::vector<Request>& requests) {
-    return store->BeginCheckoutBatch(requests);
-  }
-  static constexpr size_t kMaxBatch = kMaxCheckoutBatch;
-  static constexpr size_t kMaxWaiting = kMaxCheckoutsWaiting;
-  static constexpr Millis kWaitBound = kHoldWaitBound;
-  static constexpr const char* kBusy = "too many checkouts waiting for the database";
-};
-struct SqliteStore::FinishJobs {
-  using Request = CheckoutFinishRequest;
-  using Answer = Result<bool>;
-  static std::vector<Answer> Run(SqliteStore* store, const std::vector<Request>& requests) {
-    return store->FinishCheckoutBatch(requests);
-  }
-  static constexpr size_t kMaxBatch = kMaxCheckoutBatch;
-  static constexpr size_t kMaxWaiting = kMaxCheckoutsWaiting;
-  static constexpr Millis kWaitBound = kHoldWaitBound;
-  static constexpr const char* kBusy = "too many checkouts waiting for the database";
-};
-
 // Runs decide(connection, i) for requests 0 … n-1 in one write transaction, each behind a
 // savepoint that is rolled back unless keep(answer): one commit for all. Every answer is
 // the transaction's failure if it cannot begin, a savepoint fails, or the commit fails.

@@ -389,8 +389,7 @@ TEST_P(CancelContract, ACancelAgainstFiftyConfirmationsLeavesNoMoneyAndNoSale) {
   EXPECT_EQ(audit->refunds_pending, 0);
 }
 
-// Forty new-key checkouts decided together on a loop (one statement on PostgreSQL, one
-// transaction on SQLite) against a
+// Forty new-key checkouts decided together on a loop (one statement on PostgreSQL) against a
 // cancel: each is booked before the cancel (then refused and refunded when it is paid) or
 // refused; nothing stays held, nothing is sold, every payment is refunded once.
 TEST_P(CancelContract, ACancelAgainstABatchOfCheckoutsLeavesNothingHeldOrSold) {
