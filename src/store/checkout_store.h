@@ -16,26 +16,6 @@
 
 namespace boxoffice {
 
-// The one-step forms' requests, as the stores batch them (CheckoutStore::
-// TryBeginCheckoutAsync and FinishCheckoutAsync): a new key's checkout (key.token is its
-// claim's token, chosen before it is sent) and a checkout's last phase.
-struct CheckoutBeginRequest {
-  IdempotencyKey key;
-  std::string hold_id;
-  Millis lease{0};
-  Millis ttl{0};
-  Millis max_lifetime{0};
-};
-struct CheckoutFinishRequest {
-  KeyLock lock;
-  std::string session_id;
-  std::string url;
-  Instant expires_at;
-  int response_status = 0;
-  std::string response_body;
-  std::string email;  // empty: none
-};
-
 class CheckoutStore {
  public:
   virtual ~CheckoutStore() = default;

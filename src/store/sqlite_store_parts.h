@@ -27,9 +27,10 @@ struct SqliteStore::Pools {
   Pool<SqliteConnection> readers;
 };
 
-// A thread that feeds the one writer with requests of one kind (holds): what waits, at most Traits::kMaxBatch, is decided by
-// Traits::Run(store, requests) in one write transaction, one commit for the batch (group
-// commit), and each answer is posted to the loop of its coroutine (Submit).
+// A thread that feeds the one writer with requests of one kind (today: holds): what waits,
+// at most Traits::kMaxBatch, is decided by Traits::Run(store, requests) in one write
+// transaction, one commit for the batch (group commit), and each answer is posted to the
+// loop of its coroutine (Submit).
 //
 // Traits: using Request = …; using Answer = …; (an Answer is made from a Status)
 //   static std::vector<Answer> Run(SqliteStore*, const std::vector<Request>&);
