@@ -23,10 +23,11 @@ Result<std::unique_ptr<PgConnection>> ConnectPg(const PgOptions& options) {
         LogInfo("postgresql notice", {{"detail", text}});
       },
       nullptr);
+  // (No JIT, as on the loops' connections: kSessionLimits in store/pg_pipeline.cc.)
   const std::string setup =
       "SET statement_timeout = " + std::to_string(options.statement_timeout.count()) +
       "; SET lock_timeout = " + std::to_string(options.lock_timeout.count()) +
-      "; SET idle_in_transaction_session_timeout = 60000";
+      "; SET idle_in_transaction_session_timeout = 60000; SET jit = off";
   if (Status s = conn->Simple(setup.c_str()); !s.ok()) return s;
   return conn;
 }

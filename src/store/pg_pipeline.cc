@@ -17,13 +17,15 @@ using Descriptor = asio::posix::stream_descriptor;
 // every call once it is large: seen in the premiere as booking reads scanning every
 // booking. A handful of keys (`seat_code = ANY(…)`) was read through a bitmap, which costs
 // more than walking the index for each: without it PostgreSQL spent about a fifth less CPU
-// per attempt in the hold storm (three alternating runs each).
+// per attempt in the hold storm (three alternating runs each). And no JIT: a disabled scan
+// costs more than jit_above_cost, so a statement left with no other path would be compiled
+// afresh on every call (140 ms for a one-row showtime read, seen with index scans off).
 constexpr Sql kSessionLimits{
     "session_limits",
     "SELECT set_config('statement_timeout', $1, false), set_config('lock_timeout', $2, false),"
     "       set_config('idle_in_transaction_session_timeout', '60000', false),"
     "       set_config('enable_seqscan', 'off', false),"
-    "       set_config('enable_bitmapscan', 'off', false)"};
+    "       set_config('enable_bitmapscan', 'off', false), set_config('jit', 'off', false)"};
 
 // Resolves host on the blocking pool into *answer (a coroutine of its own, so that its
 // caller may stop waiting). Parameters, not captures: they live in the coroutine's frame.
