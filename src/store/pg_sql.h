@@ -3,6 +3,13 @@
 //
 // $1 of every statement that needs the time is `now`: NULL for the database's clock, or
 // epoch ms from a test's clock (see store/pg_store.h).
+//
+// A statement that names its row by key states the row's status, where a partial index has
+// that status as its predicate, as `status IS NOT DISTINCT FROM '…'` (the same test on a NOT
+// NULL column): PostgreSQL proves no index predicate from it, so no plan can read the
+// partial index whole instead of the key (docs/store.md, "A job's partial index serves its
+// job only"). The jobs' own partial indexes are named by a CASE form only their statements
+// state.
 #pragma once
 
 #include "store/pg_common.h"
@@ -228,7 +235,8 @@ constexpr Sql kShowtimeSales{
     "       count(*) FILTER (WHERE s.status = 'HELD' AND s.hold_expires_at >= " BOX_NOW
     "),"
     "       count(*) FILTER (WHERE s.status = 'BOOKED'),"
-    "       (SELECT count(*) FROM booking b WHERE b.showtime_id = $2 AND b.status = 'PENDING'),"
+    "       (SELECT count(*) FROM booking b"
+    "         WHERE b.showtime_id = $2 AND b.status IS NOT DISTINCT FROM 'PENDING'),"
     "       (SELECT count(*) FROM booking b WHERE b.showtime_id = $2 AND b.status = 'CONFIRMED'),"
     "       (SELECT count(*) FROM booking b WHERE b.showtime_id = $2 AND b.status = 'FAILED'),"
     "       (SELECT count(*) FROM booking b WHERE b.showtime_id = $2 AND b.status = 'REFUNDED'),"
@@ -298,7 +306,8 @@ constexpr Sql kAttachSession{
     "attach_session",
     "UPDATE booking SET session_id = $1, payment_url = $2, payment_expires_at = " BOX_TS("$3") ","
     "       email = COALESCE($5, email), updated_at = statement_timestamp()"
-    " WHERE booking_id = $4 AND status = 'PENDING' AND (session_id IS NULL OR session_id = $1)"};
+    " WHERE booking_id = $4 AND status IS NOT DISTINCT FROM 'PENDING'"
+    "   AND (session_id IS NULL OR session_id = $1)"};
 #define BOX_BOOKING_SELECT                                                                       \
   "SELECT booking_id, hold_id::text, showtime_id, customer_id, seats, status, amount, currency," \
   " session_id, payment_url, " BOX_MS("payment_expires_at") ", payment_id, " BOX_MS(             \
@@ -421,12 +430,13 @@ constexpr Sql kRefundBooking{"refund_booking",
 constexpr Sql kMarkRefundIssued{
     "mark_refund_issued",
     "UPDATE refund SET status = 'ISSUED', gateway_refund_id = $1, issued_at = " BOX_TS(
-        "$2") " WHERE refund_id = $3::uuid AND status = 'PENDING' RETURNING 1"};
+        "$2") " WHERE refund_id = $3::uuid AND status IS NOT DISTINCT FROM 'PENDING' RETURNING 1"};
 // SKIP LOCKED: instances claiming at once take disjoint rows and never wait on each other.
+// `(CASE WHEN status = 'PENDING' THEN true END)` names idx_booking_reconcile (migration 0034).
 constexpr Sql kClaimStale{
     "claim_stale",
     "WITH stale AS MATERIALIZED (SELECT booking_id FROM booking"
-    "  WHERE status = 'PENDING' AND (payment_expires_at <= " BOX_NOW
+    "  WHERE (CASE WHEN status = 'PENDING' THEN true END) AND (payment_expires_at <= " BOX_NOW
     "        OR created_at < " BOX_NOW
     " - $2::bigint * interval '1 ms')"
     "    AND (claimed_until IS NULL OR claimed_until < " BOX_NOW
@@ -441,7 +451,7 @@ constexpr Sql kReleaseClaims{
     "WITH locked AS MATERIALIZED (SELECT booking_id FROM booking"
     "  WHERE booking_id = ANY($1::bigint[]) ORDER BY booking_id FOR UPDATE) "
     "UPDATE booking b SET claimed_until = NULL FROM locked"
-    " WHERE b.booking_id = locked.booking_id AND b.status = 'PENDING'"};
+    " WHERE b.booking_id = locked.booking_id AND b.status IS NOT DISTINCT FROM 'PENDING'"};
 constexpr Sql kLockKey{
     "lock_key",
     "SELECT fingerprint, state, lock_token::text, " BOX_MS("locked_until") ", booking_id, "
@@ -508,13 +518,14 @@ constexpr Sql kRefundAttemptFailed{
     "UPDATE refund SET attempts = attempts + 1, refused = $2, last_error = $3,"
     "       next_attempt_at = " BOX_NOW
     " + $4::bigint * interval '1 ms'"
-    " WHERE refund_id = $5::uuid AND status = 'PENDING'"};
+    " WHERE refund_id = $5::uuid AND status IS NOT DISTINCT FROM 'PENDING'"};
 constexpr Sql kRefundBacklog{
     "refund_backlog",
     "SELECT count(*) FILTER (WHERE NOT refused), count(*) FILTER (WHERE refused)"
     "  FROM refund WHERE status = 'PENDING'"};
 // The showtimes cancelled in the last $2 ms, the latest $3, with their refunds by state
-// (RefundBacklog::cancelled; idx_showtime_cancelled, idx_booking_showtime, idx_refund_booking).
+// (RefundBacklog::cancelled; idx_showtime_cancelled_at, named by its predicate's CASE form,
+// migration 0034; idx_booking_showtime, idx_refund_booking).
 constexpr Sql kCancelledRefunds{
     "cancelled_refunds",
     "SELECT st.showtime_id,"
@@ -522,7 +533,7 @@ constexpr Sql kCancelledRefunds{
     "       count(r.refund_id) FILTER (WHERE r.status = 'PENDING' AND NOT r.refused),"
     "       count(r.refund_id) FILTER (WHERE r.status = 'PENDING' AND r.refused)"
     "  FROM (SELECT showtime_id FROM showtime"
-    "         WHERE status = 'CANCELLED'"
+    "         WHERE (CASE WHEN status = 'CANCELLED' THEN true END)"
     "           AND cancelled_at >= " BOX_NOW
     " - $2::bigint * interval '1 ms'"
     "         ORDER BY cancelled_at DESC LIMIT $3) st"
@@ -532,10 +543,12 @@ constexpr Sql kCancelledRefunds{
 constexpr Sql kSetHoldExpiry{"set_hold_expiry", "UPDATE seat_hold SET expires_at = " BOX_TS(
                                                     "$1") " WHERE hold_id = $2::uuid"};
 // The seeds' sweeper, batched; SKIP LOCKED means it never waits, on any number of instances.
+// Its `(CASE WHEN status = 'HELD' THEN true END)` is idx_show_seat_sweep's predicate word for
+// word: only a statement that states it can use that index (migration 0034).
 constexpr Sql kSweepExpired{
     "sweep_expired",
     "WITH expired AS MATERIALIZED (SELECT showtime_id, seat_code FROM show_seat"
-    "  WHERE status = 'HELD' AND hold_expires_at < " BOX_NOW
+    "  WHERE (CASE WHEN status = 'HELD' THEN true END) AND hold_expires_at < " BOX_NOW
     " LIMIT $2 FOR UPDATE SKIP LOCKED) "
     "UPDATE show_seat s SET status = 'AVAILABLE', hold_id = NULL, customer_id = NULL,"
     "       hold_expires_at = NULL"
