@@ -12,12 +12,12 @@
 -- A plan made once is kept until the table's statistics change, and at a premiere they lag
 -- by minutes: the planner saw a handful of PENDING bookings and HELD seats when it planned,
 -- while a chain's premiere has tens of thousands of each. So no statement of a purchase may
--- have a plan whose cost grows with them, and before this migration four did (found by
+-- have a plan whose cost grows with them, and before this migration six did (found by
 -- tests/store/generic_plans_test.cc on a schema the size of a chain, with plans made as the
--- service makes them): the jobs' partial indexes (the sweeper's HELD seats by expiry, the
--- reconciler's PENDING bookings by age, the cancelled showtimes) were read whole, filtered
--- by key, by statements that name a seat, a booking or a showtime, because their predicate
--- (`status = 'HELD'`) is implied by those statements' own `status = 'HELD'`. They are made
+-- service makes them). Three read a job's partial index (the sweeper's HELD seats by
+-- expiry, the reconciler's PENDING bookings by age, the cancelled showtimes) whole,
+-- filtered by key, in statements that name a seat, a booking or a showtime, because its
+-- predicate (`status = 'HELD'`) is implied by their own `status = 'HELD'`. They are made
 -- again below with a predicate that only their jobs' statements state, word for word
 -- (`(CASE WHEN status = 'HELD' THEN true END)`: true for the same rows, but the planner
 -- proves an index's predicate from a statement only through an equal clause or operator
